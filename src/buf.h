@@ -1,0 +1,30 @@
+/* Growable byte buffer: the one container for wire bytes (read side and write side). */
+#ifndef MCP_BUF_H
+#define MCP_BUF_H
+
+#include <stddef.h>
+#include <string.h>
+
+typedef struct mcp_buf {
+    char *data;
+    size_t len;  /* bytes in use, from data[off] */
+    size_t off;  /* consumed prefix (read side), compacted lazily */
+    size_t cap;
+} mcp_buf;
+
+void mcp_buf_init(mcp_buf *b);
+void mcp_buf_free(mcp_buf *b);
+/* Ensure room for n more bytes after the used region. Returns 0, or -1 when out of memory. */
+int mcp_buf_reserve(mcp_buf *b, size_t n);
+int mcp_buf_append(mcp_buf *b, const void *p, size_t n);
+/* Drop n bytes from the front (read side). */
+void mcp_buf_consume(mcp_buf *b, size_t n);
+/* Start of unconsumed bytes. */
+static inline char *mcp_buf_head(mcp_buf *b) { return b->data + b->off; }
+/* Pointer to free space after the used region (call reserve first). */
+static inline char *mcp_buf_tail(mcp_buf *b) { return b->data + b->off + b->len; }
+static inline void mcp_buf_reset(mcp_buf *b) { b->len = 0; b->off = 0; }
+/* Fast append of one byte / small literal; the caller reserved room (unchecked). */
+static inline void mcp_buf_put_unchecked(mcp_buf *b, char c) { b->data[b->off + b->len++] = c; }
+
+#endif
