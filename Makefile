@@ -1,0 +1,300 @@
+# lua-mcp build, test and CI entry points (GNU make).
+#
+#   make [build]            build build/$(ABI)/mcp/core.so for $(LUA) (no dependency set-up)
+#   make test               deps + build + busted with the matching interpreter
+#   make test LUA=luajit    same for LuaJIT (LUA = 5.4 5.3 5.2 5.1 luajit)
+#   make help               every target and variable
+#
+# Each Lua ABI has its own build directory (build/5.4, build/luajit, ...), and the
+# tests put only that directory on package.cpath, so a module built for one
+# interpreter is never loaded by another.
+
+LUA ?= 5.4
+
+ifeq ($(LUA),5.4)
+  LUAI := lua5.4
+  LUA_PC := lua5.4
+  LUA_INC_FALLBACK := /usr/include/lua5.4
+  ABI := 5.4
+else ifeq ($(LUA),5.3)
+  LUAI := lua5.3
+  LUA_PC := lua5.3
+  LUA_INC_FALLBACK := /usr/include/lua5.3
+  ABI := 5.3
+else ifeq ($(LUA),5.2)
+  LUAI := lua5.2
+  LUA_PC := lua5.2
+  LUA_INC_FALLBACK := /usr/include/lua5.2
+  ABI := 5.2
+else ifeq ($(LUA),5.1)
+  LUAI := lua5.1
+  LUA_PC := lua5.1
+  LUA_INC_FALLBACK := /usr/include/lua5.1
+  ABI := 5.1
+else ifeq ($(LUA),luajit)
+  LUAI := luajit
+  LUA_PC := luajit
+  LUA_INC_FALLBACK := /usr/include/luajit-2.1
+  ABI := luajit
+else
+  $(error LUA=$(LUA) is not supported; use one of: 5.4 5.3 5.2 5.1 luajit)
+endif
+
+PKG_CONFIG ?= pkg-config
+
+# Lua headers: pkg-config first, the Debian path as fallback. Override with LUA_INCDIR=...
+LUA_INCDIR ?= $(or $(patsubst -I%,%,$(firstword $(filter -I%,$(shell $(PKG_CONFIG) --cflags-only-I $(LUA_PC) 2>/dev/null)))),$(LUA_INC_FALLBACK))
+
+# libcurl: linked now (--no-as-needed, so it is loaded even before any code uses
+# it) so the later HTTP transport just works and the sanitizer/valgrind runs
+# already see it. Not liblua: the interpreter provides the Lua API symbols.
+CURL_CFLAGS ?= $(shell $(PKG_CONFIG) --cflags libcurl 2>/dev/null)
+CURL_LIBS ?= $(or $(shell $(PKG_CONFIG) --libs libcurl 2>/dev/null),-lcurl)
+
+BUILDDIR ?= build/$(ABI)
+OBJDIR := $(BUILDDIR)/obj
+MODULE := $(BUILDDIR)/mcp/core.so
+
+SRCS := $(sort $(wildcard src/*.c src/transports/*.c))
+OBJS := $(SRCS:%.c=$(OBJDIR)/%.o)
+DEPS := $(OBJS:.o=.d)
+
+CSTD := -std=c99 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE
+WARNFLAGS ?= -Wall -Wextra -Werror
+OPTFLAGS ?= -O2 -g
+# Extra flags for sanitizer builds (set by `make asan`); CFLAGS/LDFLAGS are for the user.
+SANFLAGS ?=
+CFLAGS ?=
+LDFLAGS ?=
+
+ALL_CFLAGS = $(CSTD) $(WARNFLAGS) $(OPTFLAGS) $(SANFLAGS) -fPIC -fvisibility=hidden \
+             -Isrc -I$(LUA_INCDIR) $(CURL_CFLAGS) $(CFLAGS)
+ALL_LDFLAGS = -shared $(SANFLAGS) $(LDFLAGS)
+
+# Test runner. Test servers started by the specs use $(MCP_TEST_LUA).
+BUSTED ?= /usr/bin/busted
+BUSTED_LPATH := ./lua/?.lua;./lua/?/init.lua;./spec/?.lua
+BUSTED_FLAGS ?=
+SPEC ?= spec
+MCP_TEST_LUA ?= $(LUAI)
+
+# The official reference server, installed by `make deps` (scripts/deps.sh).
+EVERYTHING_VERSION ?= 2026.8.31
+NPM_PREFIX := .deps/npm
+EVERYTHING_BIN := $(CURDIR)/$(NPM_PREFIX)/node_modules/.bin/mcp-server-everything
+
+export MCP_TEST_LUA
+export MCP_EVERYTHING_VERSION := $(EVERYTHING_VERSION)
+export MCP_EVERYTHING_SERVER := $(EVERYTHING_BIN)
+
+# Sanitizers (gcc's runtimes, preloaded into the unsanitized interpreter).
+ASAN_BUILDDIR := build/asan-$(ABI)
+ASAN_SANFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+ASAN_LIBS = $(shell $(CC) -print-file-name=libasan.so) $(shell $(CC) -print-file-name=libubsan.so)
+# These variables reach every child the specs start (node, lua5.4 test servers, sh)
+# unless the spawner cleans the environment; they are harmless there, but avoid
+# fast_unwind_on_malloc=0 in ASAN_OPTS: it makes an inheriting node ~5x slower.
+ASAN_OPTS ?= detect_leaks=1:abort_on_error=1:detect_stack_use_after_return=1
+ASAN_ENV = LD_PRELOAD="$(ASAN_LIBS)" \
+           ASAN_OPTIONS=$(ASAN_OPTS) \
+           LSAN_OPTIONS=suppressions=$(CURDIR)/.ci/lsan.supp:print_suppressions=0 \
+           UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+           MCP_TEST_SANITIZER=asan
+
+VALGRIND ?= valgrind
+VALGRIND_FLAGS ?= --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite,indirect \
+                  --child-silent-after-fork=yes --trace-children=no --suppressions=.ci/valgrind.supp \
+                  --num-callers=30
+
+ROCKSPEC := lua-mcp-0.1.0-1.rockspec
+ROCKS_TREE ?= build/rocks
+ROCK_FLAGS ?= --tree=$(ROCKS_TREE)
+
+LUA_FILES = $(shell find lua spec examples bench -name '*.lua' 2>/dev/null | sort) $(ROCKSPEC)
+
+.PHONY: all build deps test test-all demo asan asan-build memcheck clean distclean lint \
+        format-check check-rockspec rockspec rock clean-rock-artifacts help lint-lua lint-c
+
+all: build
+
+build: $(MODULE)
+
+$(MODULE): $(OBJS)
+	@if [ -z "$(OBJS)" ]; then echo "error: no C sources under src/ (src/*.c, src/transports/*.c)" >&2; exit 1; fi
+	@mkdir -p $(@D)
+	$(CC) $(ALL_LDFLAGS) -o $@ $(OBJS) -Wl,--push-state,--no-as-needed $(CURL_LIBS) -Wl,--pop-state
+
+$(OBJDIR)/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
+
+# Flag changes in this file rebuild everything (cheap: the core is small).
+$(OBJS): Makefile
+
+-include $(DEPS)
+
+deps:
+	@bash scripts/deps.sh
+
+test: deps
+	@$(MAKE) --no-print-directory build
+	$(LUAI) $(BUSTED) --lpath='$(BUSTED_LPATH)' --cpath='./$(BUILDDIR)/?.so' $(BUSTED_FLAGS) $(SPEC)
+
+test-all: deps
+	@$(MAKE) --no-print-directory test LUA=5.4
+	@$(MAKE) --no-print-directory test LUA=luajit
+	@if command -v lua5.1 >/dev/null 2>&1 && [ -f /usr/include/lua5.1/lua.h ]; then \
+	  $(MAKE) --no-print-directory test LUA=5.1; \
+	else echo "test-all: lua5.1 or its headers missing, skipping LUA=5.1"; fi
+
+demo: deps
+	@$(MAKE) --no-print-directory build
+	env -u LUA_PATH_5_2 -u LUA_PATH_5_3 -u LUA_PATH_5_4 -u LUA_CPATH_5_2 -u LUA_CPATH_5_3 -u LUA_CPATH_5_4 \
+	  LUA_PATH='./lua/?.lua;./lua/?/init.lua;;' LUA_CPATH='./$(BUILDDIR)/?.so;;' \
+	  $(LUAI) examples/quickstart.lua
+
+asan-build:
+	@$(MAKE) --no-print-directory build BUILDDIR=$(ASAN_BUILDDIR) OPTFLAGS='-O1 -g' SANFLAGS='$(ASAN_SANFLAGS)'
+
+# Children started by the specs inherit LD_PRELOAD unless the spawner cleans the
+# environment (the C core does); specs that use io.popen/os.execute can check
+# MCP_TEST_SANITIZER and prefix `env -u LD_PRELOAD`.
+asan: deps
+	@$(MAKE) --no-print-directory asan-build
+	@for f in $(ASAN_LIBS); do [ -f "$$f" ] || { echo "asan: $$f not found ($(CC) -print-file-name)" >&2; exit 1; }; done
+	$(ASAN_ENV) $(LUAI) $(BUSTED) --lpath='$(BUSTED_LPATH)' --cpath='./$(ASAN_BUILDDIR)/?.so' $(BUSTED_FLAGS) $(SPEC)
+
+# PUC Lua 5.4 only (LuaJIT is not valgrind-clean).
+memcheck: deps
+	@$(MAKE) --no-print-directory build LUA=5.4
+	MCP_TEST_SANITIZER=valgrind $(VALGRIND) $(VALGRIND_FLAGS) \
+	  lua5.4 $(BUSTED) --lpath='$(BUSTED_LPATH)' --cpath='./build/5.4/?.so' $(BUSTED_FLAGS) $(SPEC)
+
+clean: clean-rock-artifacts
+	rm -rf build
+
+distclean: clean
+	rm -rf .deps
+
+lint: lint-lua lint-c check-rockspec
+
+lint-lua:
+	@set -e; for f in $(LUA_FILES); do luac5.4 -p "$$f" || exit 1; done; \
+	  echo "lint: luac5.4 -p ok ($(words $(LUA_FILES)) files)"
+	@if command -v luajit >/dev/null 2>&1; then \
+	  set -e; for f in $(LUA_FILES); do luajit -b "$$f" /dev/null || exit 1; done; \
+	  echo "lint: luajit parse ok"; fi
+
+# cppcheck sees no system headers: luaconf.h needs LLONG_MAX to pick 64-bit integers.
+lint-c:
+	@if command -v cppcheck >/dev/null 2>&1; then \
+	  cppcheck --quiet --error-exitcode=1 --std=c99 --enable=warning,portability,performance \
+	    --inline-suppr -Isrc -I$(LUA_INCDIR) -DLLONG_MAX=9223372036854775807LL \
+	    --suppress=missingIncludeSystem $(SRCS) && echo "lint: cppcheck ok"; \
+	else echo "lint: cppcheck not installed, skipped"; fi
+
+format-check:
+	@if [ ! -f .clang-format ]; then echo "format-check: no .clang-format, skipped"; \
+	elif ! command -v clang-format >/dev/null 2>&1; then echo "format-check: clang-format not installed, skipped"; \
+	else clang-format --dry-run -Werror $(SRCS) $(wildcard src/*.h src/transports/*.h) && echo "format-check: ok"; fi
+
+# The rockspec's builtin build cannot glob. `make rockspec` rewrites the part of
+# build.modules between "-- BEGIN modules" and "-- END modules" from the tree
+# (C sources of mcp.core; lua/mcp/**/*.lua); `make check-rockspec` fails on drift.
+define ROCKSPEC_LUA
+local mode, path = arg[1], arg[2]
+local function list(cmd)
+  local t = {}
+  for l in io.popen(cmd):lines() do t[#t + 1] = l end
+  table.sort(t)
+  return t
+end
+local csrc = list("ls src/*.c src/transports/*.c 2>/dev/null")
+local lmods = {}
+for _, f in ipairs(list("find lua/mcp -name '*.lua' 2>/dev/null")) do
+  local name = f:gsub("^lua/", ""):gsub("%.lua$$", ""):gsub("/", "."):gsub("%.init$$", "")
+  lmods[#lmods + 1] = { name = name, file = f }
+end
+if mode == "check" then
+  local env = {}
+  assert(loadfile(path, "t", env))()
+  local listed, want, bad = {}, {}, false
+  for name, m in pairs(env.build.modules) do
+    if type(m) == "string" then listed[m] = name
+    else for _, s in ipairs(m.sources or {}) do listed[s] = name end end
+  end
+  for _, f in ipairs(csrc) do want[f] = "mcp.core" end
+  for _, m in ipairs(lmods) do want[m.file] = m.name end
+  for f, n in pairs(want) do
+    if listed[f] ~= n then print("check-rockspec: " .. f .. " not listed as " .. n); bad = true end
+  end
+  for f in pairs(listed) do if not want[f] then print("check-rockspec: listed but absent: " .. f); bad = true end end
+  if bad then print("check-rockspec: run `make rockspec` and commit " .. path); os.exit(1) end
+  print("check-rockspec: ok")
+else
+  local out = {}
+  local function add(s) out[#out + 1] = s end
+  add("      -- BEGIN modules (generated by `make rockspec`)")
+  add('      ["mcp.core"] = {')
+  add("         sources = {")
+  for _, f in ipairs(csrc) do add('            "' .. f .. '",') end
+  add("         },")
+  add('         defines = { "_POSIX_C_SOURCE=200809L", "_DEFAULT_SOURCE" },')
+  add('         incdirs = { "src", "$$(CURL_INCDIR)" },')
+  add('         libdirs = { "$$(CURL_LIBDIR)" },')
+  add('         libraries = { "curl" },')
+  add("      },")
+  for _, m in ipairs(lmods) do add('      ["' .. m.name .. '"] = "' .. m.file .. '",') end
+  add("      -- END modules")
+  local fh = assert(io.open(path, "rb")); local text = fh:read("*a"); fh:close()
+  local a = text:find("      -- BEGIN modules", 1, true)
+  local b1, b2 = text:find("      -- END modules\n", 1, true)
+  assert(a and b2, path .. ": BEGIN/END modules markers not found")
+  local new = text:sub(1, a - 1) .. table.concat(out, "\n") .. "\n" .. text:sub(b2 + 1)
+  if new ~= text then
+    fh = assert(io.open(path, "wb")); fh:write(new); fh:close()
+    print("rockspec: updated " .. path)
+  else print("rockspec: " .. path .. " up to date") end
+end
+endef
+
+check-rockspec rockspec: export ROCKSPEC_SCRIPT = $(ROCKSPEC_LUA)
+check-rockspec:
+	@lua5.4 -e "$$ROCKSPEC_SCRIPT" - check $(ROCKSPEC) </dev/null
+rockspec:
+	@lua5.4 -e "$$ROCKSPEC_SCRIPT" - update $(ROCKSPEC) </dev/null
+
+# luarocks searches include/ only, but Debian keeps curl/curl.h under the
+# multiarch include dir: pass libcurl's dirs from pkg-config.
+rock:
+	@if ! $(PKG_CONFIG) --exists libcurl; then \
+	  echo "rock: libcurl development files not found; install them: apt-get install libcurl4-openssl-dev (or run 'make deps')" >&2; exit 1; fi
+	luarocks --lua-version=$(if $(filter luajit,$(LUA)),5.1,$(LUA)) make $(ROCK_FLAGS) $(ROCKSPEC) \
+	  CURL_INCDIR=$$($(PKG_CONFIG) --variable=includedir libcurl) \
+	  CURL_LIBDIR=$$($(PKG_CONFIG) --variable=libdir libcurl); \
+	  rc=$$?; $(MAKE) --no-print-directory clean-rock-artifacts; exit $$rc
+
+# luarocks' builtin build leaves src/**/*.o and ./mcp/core.so in the checkout.
+clean-rock-artifacts:
+	rm -f src/*.o src/transports/*.o mcp/core.so
+	@if [ -d mcp ]; then rmdir mcp 2>/dev/null || true; fi
+
+help:
+	@echo "lua-mcp make targets (LUA=$(LUA): interpreter $(LUAI), headers $(LUA_INCDIR), ABI $(ABI))"
+	@echo "  build (default)  build $(MODULE)"
+	@echo "  deps             install missing Debian packages and the npm test peer (scripts/deps.sh)"
+	@echo "  test             deps, build, run busted ($(SPEC)) under $(LUAI)"
+	@echo "  test-all         test for LUA=5.4, LUA=luajit and LUA=5.1"
+	@echo "  demo             deps, build, run examples/quickstart.lua"
+	@echo "  asan             ASan+UBSan build in $(ASAN_BUILDDIR), busted with gcc's runtimes preloaded"
+	@echo "  memcheck         busted under valgrind (lua5.4)"
+	@echo "  lint             luac5.4 -p / luajit parse of Lua files, cppcheck, check-rockspec"
+	@echo "  format-check     clang-format --dry-run when .clang-format exists"
+	@echo "  rockspec         regenerate $(ROCKSPEC) build.modules from src/*.c, src/transports/*.c, lua/mcp/**/*.lua"
+	@echo "  check-rockspec   fail when $(ROCKSPEC) build.modules differ from the tree"
+	@echo "  rock             luarocks make $(ROCKSPEC) $(ROCK_FLAGS) with libcurl dirs from pkg-config"
+	@echo "  clean            remove build/;  distclean: also .deps/"
+	@echo "variables: LUA=5.4|5.3|5.2|5.1|luajit  SPEC=spec  BUSTED_FLAGS=  CC=  CFLAGS=  LDFLAGS="
+	@echo "           LUA_INCDIR=  ROCK_FLAGS=--tree=build/rocks (or --local)  MCP_TEST_LUA=$(MCP_TEST_LUA)"
+	@echo "exported to specs: MCP_TEST_LUA (interpreter for Lua test servers), MCP_EVERYTHING_SERVER"
+	@echo "  (executable; run it with the argument 'stdio'), MCP_EVERYTHING_VERSION, MCP_TEST_SANITIZER=asan|valgrind"

@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# Idempotent set-up of everything lua-mcp's build and tests need on Debian 12.
+#
+#   bash scripts/deps.sh        (or: make deps)
+#
+# 1. Debian packages: installs only the missing ones (apt-get update first). Instant
+#    when all are present. Not root and something missing: prints the command to run.
+# 2. When node and npm exist: the official MCP test peer
+#    @modelcontextprotocol/server-everything@$MCP_EVERYTHING_VERSION into .deps/npm
+#    (skipped when that version is already there). MCP_SKIP_NPM=1 skips this step.
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+EVERYTHING_PKG=@modelcontextprotocol/server-everything
+EVERYTHING_VERSION=${MCP_EVERYTHING_VERSION:-2026.8.31}
+NPM_PREFIX=.deps/npm
+
+# Debian packages the build, the tests and the sanitizer/valgrind runs use.
+PACKAGES=(
+  lua5.4 liblua5.4-dev lua-cjson libcurl4-openssl-dev lua-busted luarocks
+  luajit libluajit-5.1-dev lua5.1 liblua5.1-0-dev lua-compat53-dev
+  valgrind pkg-config
+)
+# Tools that usually come with the image; installed from Debian only if the command is absent.
+declare -A TOOL_PACKAGES=([gcc]=gcc [make]=make [node]=nodejs [npm]=npm)
+
+log() { printf 'deps: %s\n' "$*"; }
+
+missing=()
+installed=$(dpkg-query -W -f='${Package} ${Status}\n' "${PACKAGES[@]}" 2>/dev/null | awk '/ install ok installed$/ {print $1}' || true)
+for p in "${PACKAGES[@]}"; do
+  if ! grep -qxF "$p" <<<"$installed"; then
+    missing+=("$p")
+  fi
+done
+for cmd in gcc make node npm; do
+  if ! command -v "$cmd" >/dev/null 2>&1; then
+    missing+=("${TOOL_PACKAGES[$cmd]}")
+  fi
+done
+
+if ((${#missing[@]} > 0)); then
+  if [[ $(id -u) -ne 0 ]]; then
+    echo "deps: missing Debian packages: ${missing[*]}" >&2
+    echo "deps: run as root:  apt-get update && apt-get install -y --no-install-recommends ${missing[*]}" >&2
+    echo "deps: (or: sudo make deps)" >&2
+    exit 1
+  fi
+  log "installing: ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -q
+  apt-get install -y -q --no-install-recommends "${missing[@]}"
+else
+  log "Debian packages: all present"
+fi
+
+# --- npm test peer ---------------------------------------------------------
+if [[ ${MCP_SKIP_NPM:-0} == 1 ]]; then
+  log "MCP_SKIP_NPM=1: skipping $EVERYTHING_PKG"
+  exit 0
+fi
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+  log "node/npm not found: skipping $EVERYTHING_PKG (specs that need it should skip)"
+  exit 0
+fi
+
+installed_version() {
+  local pj="$NPM_PREFIX/node_modules/$EVERYTHING_PKG/package.json"
+  [[ -f $pj ]] || return 0
+  node -e 'try { process.stdout.write(require(process.argv[1]).version || "") } catch (e) {}' "$PWD/$pj"
+}
+
+mkdir -p "$NPM_PREFIX"
+# Serialize concurrent `make deps` runs sharing this checkout.
+exec 9>"$NPM_PREFIX/.lock"
+if command -v flock >/dev/null 2>&1; then flock 9; fi
+
+if [[ $(installed_version) == "$EVERYTHING_VERSION" && -e $NPM_PREFIX/node_modules/.bin/mcp-server-everything ]]; then
+  log "$EVERYTHING_PKG@$EVERYTHING_VERSION: present"
+  exit 0
+fi
+
+log "installing $EVERYTHING_PKG@$EVERYTHING_VERSION into $NPM_PREFIX (node $(node --version))"
+npm install --prefix "$NPM_PREFIX" --no-audit --no-fund --no-update-notifier --save-exact \
+  --loglevel=error "$EVERYTHING_PKG@$EVERYTHING_VERSION"
+
+got=$(installed_version)
+if [[ $got != "$EVERYTHING_VERSION" ]]; then
+  echo "deps: expected $EVERYTHING_PKG@$EVERYTHING_VERSION in $NPM_PREFIX, found '${got:-nothing}'" >&2
+  exit 1
+fi
+log "$EVERYTHING_PKG@$EVERYTHING_VERSION: installed"
