@@ -1,0 +1,180 @@
+/* luaopen_mcp_core: the loop of this Lua state and the functions that drive it. */
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <lauxlib.h>
+
+#include "compat.h"
+#include "core_loop.h"
+#include "json.h"
+#include "session.h"
+#include "transports/child.h"
+
+#define LOOP_MT "mcp.loop"
+#define LOOP_KEY "mcp.loop.instance"
+
+typedef struct loop_box {
+    mcp_loop *loop;
+    int stepping; /* guards against a step inside a callback of a step */
+} loop_box;
+
+static loop_box *get_box(lua_State *L)
+{
+    loop_box *box;
+    lua_getfield(L, LUA_REGISTRYINDEX, LOOP_KEY);
+    box = lua_touserdata(L, -1);
+    lua_pop(L, 1);
+    if (box == NULL || box->loop == NULL)
+        luaL_error(L, "mcp: the event loop is gone (the Lua state is closing)");
+    return box;
+}
+
+mcp_loop *mcp_core_loop(lua_State *L) { return get_box(L)->loop; }
+
+static int loop_gc(lua_State *L)
+{
+    loop_box *box = luaL_checkudata(L, 1, LOOP_MT);
+    if (box->loop != NULL) {
+        mcp_loop_shutdown(box->loop);
+        mcp_loop_unref(box->loop);
+        box->loop = NULL;
+    }
+    return 0;
+}
+
+/* step(timeout_ms) -> callbacks run, alive. timeout_ms < 0 (or nil) waits until something
+ * happens; the wait is cut short by the nearest timer. */
+static int l_step(lua_State *L)
+{
+    loop_box *box = get_box(L);
+    lua_Number t = luaL_optnumber(L, 1, -1);
+    lua_State *prev;
+    int n;
+    if (box->stepping)
+        return luaL_error(L, "mcp: the loop is already running (a blocking call from inside a "
+                             "loop callback? run it in mcp.spawn instead)");
+    box->stepping = 1;
+    prev = mcp_loop_lua(box->loop);
+    mcp_loop_set_lua(box->loop, L);
+    n = mcp_loop_run_once(box->loop, t < 0 ? -1 : (int64_t)t);
+    mcp_loop_set_lua(box->loop, prev);
+    box->stepping = 0;
+    if (n < 0)
+        return luaL_error(L, "mcp: waiting for events failed");
+    lua_pushinteger(L, n);
+    lua_pushboolean(L, mcp_loop_alive(box->loop));
+    return 2;
+}
+
+static int l_fd(lua_State *L)
+{
+    int fd = mcp_loop_fd(get_box(L)->loop);
+    if (fd < 0)
+        lua_pushnil(L);
+    else
+        lua_pushinteger(L, fd);
+    return 1;
+}
+
+/* timeout() -> ms until the next timer, or -1 when none is armed */
+static int l_timeout(lua_State *L)
+{
+    lua_pushnumber(L, (lua_Number)mcp_loop_next_timeout(get_box(L)->loop));
+    return 1;
+}
+
+static int l_alive(lua_State *L)
+{
+    lua_pushboolean(L, mcp_loop_alive(get_box(L)->loop));
+    return 1;
+}
+
+static int l_now_ms(lua_State *L)
+{
+    lua_pushnumber(L, (lua_Number)mcp_now_ms());
+    return 1;
+}
+
+/* children() -> server processes not yet reaped */
+static int l_children(lua_State *L)
+{
+    lua_pushinteger(L, mcp_child_count(get_box(L)->loop));
+    return 1;
+}
+
+static void check_abi(lua_State *L)
+{
+#if LUA_VERSION_NUM >= 504
+    if ((int)lua_version(L) != LUA_VERSION_NUM)
+        luaL_error(L, "mcp.core was built for Lua %d.%d but loaded into another Lua version",
+                   LUA_VERSION_NUM / 100, LUA_VERSION_NUM % 100);
+#elif LUA_VERSION_NUM >= 502
+    if ((int)*lua_version(L) != LUA_VERSION_NUM)
+        luaL_error(L, "mcp.core was built for Lua %d.%d but loaded into another Lua version",
+                   LUA_VERSION_NUM / 100, LUA_VERSION_NUM % 100);
+#else
+    (void)L;
+#endif
+}
+
+#if defined(__GNUC__)
+__attribute__((visibility("default")))
+#endif
+int luaopen_mcp_core(lua_State *L)
+{
+    static const luaL_Reg funcs[] = {
+        {"step", l_step},       {"fd", l_fd},           {"timeout", l_timeout},
+        {"alive", l_alive},     {"now_ms", l_now_ms},   {"children", l_children},
+        {"session", mcp_session_new},
+        {"json_encode", mcp_json_lua_encode},
+        {"json_decode", mcp_json_lua_decode},
+        {NULL, NULL},
+    };
+    struct sigaction sa;
+    check_abi(L);
+    /* A write to a server that died must fail with EPIPE, not kill the host. Only when nobody
+     * chose a disposition: Neovim (libuv) and most hosts ignore SIGPIPE already. */
+    if (sigaction(SIGPIPE, NULL, &sa) == 0 && sa.sa_handler == SIG_DFL) {
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = SIG_IGN;
+        sigaction(SIGPIPE, &sa, NULL);
+    }
+    mcp_json_init(L);
+    mcp_session_open(L);
+
+    lua_getfield(L, LUA_REGISTRYINDEX, LOOP_KEY);
+    if (lua_isnil(L, -1)) {
+        loop_box *box = mcp_newuserdata(L, sizeof *box);
+        box->loop = NULL;
+        box->stepping = 0;
+        if (luaL_newmetatable(L, LOOP_MT)) {
+            lua_pushcfunction(L, loop_gc);
+            lua_setfield(L, -2, "__gc");
+        }
+        lua_setmetatable(L, -2);
+        box->loop = mcp_loop_new();
+        if (box->loop == NULL)
+            return luaL_error(L, "mcp: cannot create the event loop");
+        lua_setfield(L, LUA_REGISTRYINDEX, LOOP_KEY);
+    }
+    lua_pop(L, 1);
+
+    lua_newtable(L);
+    mcp_setfuncs(L, funcs, 0);
+    mcp_stdio_lua_open(L);
+    mcp_timer_lua_open(L);
+    lua_pushlightuserdata(L, NULL);
+    lua_setfield(L, -2, "null");
+    luaL_getmetatable(L, MCP_JSON_ARRAY_MT);
+    lua_setfield(L, -2, "array_mt");
+    luaL_getmetatable(L, MCP_JSON_OBJECT_MT);
+    lua_setfield(L, -2, "object_mt");
+#if defined(MCP_LUAJIT)
+    lua_pushliteral(L, "LuaJIT");
+#else
+    lua_pushliteral(L, LUA_VERSION);
+#endif
+    lua_setfield(L, -2, "built_for");
+    return 1;
+}

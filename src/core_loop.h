@@ -1,0 +1,13 @@
+/* The loop of this Lua state (created by luaopen_mcp_core, kept in the registry). */
+#ifndef MCP_CORE_LOOP_H
+#define MCP_CORE_LOOP_H
+
+#include <lua.h>
+
+#include "loop.h"
+
+mcp_loop *mcp_core_loop(lua_State *L);
+void mcp_stdio_lua_open(lua_State *L);  /* adds stdio_transport to the table on top */
+void mcp_timer_lua_open(lua_State *L);  /* adds timer to the table on top */
+
+#endif

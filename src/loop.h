@@ -1,0 +1,79 @@
+/* The event loop: one per Lua state. It owns the readiness of every fd and every timer of every
+ * client and transport; epoll on Linux (its fd is the one pollable fd a host waits on), poll(2)
+ * elsewhere. Callbacks run inside mcp_loop_run_once, i.e. inside the Lua call `core.step`. */
+#ifndef MCP_LOOP_H
+#define MCP_LOOP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <lua.h>
+
+#define MCP_EV_READ 1u
+#define MCP_EV_WRITE 2u
+#define MCP_EV_HUP 4u /* hang-up or error: reported with READ so readers see EOF */
+
+typedef struct mcp_loop mcp_loop;
+typedef struct mcp_watch mcp_watch;
+typedef struct mcp_timer mcp_timer;
+typedef void (*mcp_io_cb)(mcp_loop *loop, mcp_watch *w, unsigned events);
+typedef void (*mcp_timer_cb)(mcp_loop *loop, mcp_timer *t);
+
+struct mcp_watch {
+    int fd;
+    unsigned events; /* MCP_EV_READ | MCP_EV_WRITE wanted */
+    int active;
+    size_t slot; /* poll backend: index in the watch array */
+    mcp_io_cb cb;
+    void *data;
+};
+
+struct mcp_timer {
+    uint64_t deadline; /* monotonic ms */
+    uint64_t seq;      /* FIFO among equal deadlines */
+    size_t heap_index;
+    int active;
+    mcp_timer_cb cb;
+    void *data;
+};
+
+struct mcp_child;
+
+/* The loop is reference counted: the Lua state's loop userdata holds one reference, and so does
+ * every transport, session and child that points at it, so none of them outlives it. */
+mcp_loop *mcp_loop_new(void);
+void mcp_loop_ref(mcp_loop *loop);
+void mcp_loop_unref(mcp_loop *loop);
+/* The Lua state is closing: finish the shutdown of every child still alive (blocking, bounded). */
+void mcp_loop_shutdown(mcp_loop *loop);
+
+void mcp_watch_init(mcp_watch *w, int fd, mcp_io_cb cb, void *data);
+/* Set the wanted events (0 stops watching). Returns 0 or -1 with errno. */
+int mcp_watch_set(mcp_loop *loop, mcp_watch *w, unsigned events);
+void mcp_watch_stop(mcp_loop *loop, mcp_watch *w);
+
+void mcp_timer_init(mcp_timer *t, mcp_timer_cb cb, void *data);
+/* (Re)arm to fire once after ms milliseconds. Returns 0 or -1 (out of memory). */
+int mcp_timer_start(mcp_loop *loop, mcp_timer *t, uint64_t ms);
+void mcp_timer_stop(mcp_loop *loop, mcp_timer *t);
+
+uint64_t mcp_now_ms(void);
+
+/* Milliseconds until the next timer (0 if one is due), or -1 when no timer is armed. */
+int64_t mcp_loop_next_timeout(mcp_loop *loop);
+/* Wait up to timeout_ms (-1: until something happens) and dispatch what is ready.
+ * Returns the number of callbacks run, or -1 with errno on a poll failure. */
+int mcp_loop_run_once(mcp_loop *loop, int64_t timeout_ms);
+/* Something to wait for: an active watch or timer. */
+int mcp_loop_alive(mcp_loop *loop);
+/* The pollable fd (epoll) or -1 when the backend has none. */
+int mcp_loop_fd(mcp_loop *loop);
+
+/* The Lua state whose `core.step` is dispatching right now (NULL outside a step). */
+lua_State *mcp_loop_lua(mcp_loop *loop);
+void mcp_loop_set_lua(mcp_loop *loop, lua_State *L);
+
+/* Children handed to the loop (child.c keeps the list head here). */
+struct mcp_child **mcp_loop_children(mcp_loop *loop);
+
+#endif

@@ -1,0 +1,819 @@
+#include "session.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <lauxlib.h>
+
+#include "buf.h"
+#include "compat.h"
+#include "json.h"
+#include "pending.h"
+#include "transports/transport_lua.h"
+
+typedef struct mcp_session {
+    int refs;
+    mcp_loop *loop;
+    mcp_transport *t;
+    int64_t next_id;
+    mcp_pending_map pending;
+    int handler_ref;
+    int closed;
+    mcp_buf out; /* scratch for encoding; owned here so a raised error leaks nothing */
+} mcp_session;
+
+typedef struct session_box {
+    mcp_session *s; /* NULL once finalized */
+} session_box;
+
+/* ---- lifetime ------------------------------------------------------------------------------ */
+
+static void session_free_pending(lua_State *L, mcp_session *s)
+{
+    mcp_pending *p;
+    while ((p = mcp_pending_first(&s->pending)) != NULL) {
+        mcp_pending_take(&s->pending, p->id);
+        mcp_timer_stop(s->loop, &p->timer);
+        if (L != NULL)
+            luaL_unref(L, LUA_REGISTRYINDEX, p->cb_ref);
+        free(p);
+    }
+}
+
+static void session_unref(mcp_session *s)
+{
+    if (--s->refs > 0)
+        return;
+    mcp_pending_map_free(&s->pending);
+    mcp_buf_free(&s->out);
+    if (s->t != NULL)
+        mcp_transport_unref(s->t);
+    mcp_loop_unref(s->loop);
+    free(s);
+}
+
+static mcp_session *check_session(lua_State *L)
+{
+    session_box *box = luaL_checkudata(L, 1, MCP_SESSION_MT);
+    if (box->s == NULL)
+        luaL_error(L, "mcp session was finalized");
+    return box->s;
+}
+
+/* ---- calling into Lua ---------------------------------------------------------------------- */
+
+/* Call the handler as handler(kind, ...) with the nargs values on top of the stack (after the
+ * kind string pushed by the caller underneath them). A raising handler cannot take the session
+ * down: the error goes to stderr as a last resort. */
+static void call_handler(lua_State *L, mcp_session *s, int nargs)
+{
+    int base = lua_gettop(L) - nargs; /* index of the kind string */
+    lua_rawgeti(L, LUA_REGISTRYINDEX, s->handler_ref);
+    lua_insert(L, base);
+    if (lua_pcall(L, nargs, 0, 0) != 0) {
+        fprintf(stderr, "mcp: session handler failed: %s\n", lua_tostring(L, -1));
+        lua_pop(L, 1);
+    }
+}
+
+static void report_error(lua_State *L, mcp_session *s, const char *kind, const char *msg)
+{
+    lua_pushstring(L, "error");
+    lua_pushstring(L, msg);
+    lua_pushstring(L, kind);
+    call_handler(L, s, 3);
+}
+
+/* Run a completion cb(value, code, message, data, kind): the nargs values are on the stack. */
+static void complete(lua_State *L, mcp_session *s, mcp_pending *p, int nargs)
+{
+    int base = lua_gettop(L) - nargs + 1;
+    lua_rawgeti(L, LUA_REGISTRYINDEX, p->cb_ref);
+    luaL_unref(L, LUA_REGISTRYINDEX, p->cb_ref);
+    lua_insert(L, base);
+    free(p);
+    if (lua_pcall(L, nargs, 0, 0) != 0) {
+        const char *msg = lua_tostring(L, -1);
+        char text[512];
+        snprintf(text, sizeof text, "a request callback raised: %s", msg ? msg : "?");
+        lua_pop(L, 1);
+        report_error(L, s, "callback", text);
+    }
+}
+
+static void complete_local_error(lua_State *L, mcp_session *s, mcp_pending *p, const char *kind,
+                                 const char *message)
+{
+    lua_pushnil(L);
+    lua_pushnil(L);
+    lua_pushstring(L, message);
+    lua_pushnil(L);
+    lua_pushstring(L, kind);
+    complete(L, s, p, 5);
+}
+
+/* ---- encoding and sending ------------------------------------------------------------------ */
+
+#define LIT(b, s) mcp_buf_append((b), (s), sizeof(s) - 1)
+
+static void put_int(mcp_buf *b, int64_t v)
+{
+    char tmp[24];
+    int n = snprintf(tmp, sizeof tmp, "%lld", (long long)v);
+    mcp_buf_append(b, tmp, (size_t)n);
+}
+
+/* Encode the value at idx or raise (misuse: the caller passed something JSON cannot hold). */
+static void encode_or_raise(lua_State *L, mcp_session *s, int idx, const char *what)
+{
+    char err[200];
+    if (mcp_json_encode(L, idx, &s->out, err, sizeof err) != 0) {
+        mcp_buf_reset(&s->out);
+        luaL_error(L, "mcp: cannot encode %s as JSON: %s", what, err);
+    }
+}
+
+/* Send what is in s->out. Returns 1, or pushes nil, message and returns 2. */
+static int flush_out(lua_State *L, mcp_session *s)
+{
+    char err[256];
+    int rc;
+    if (s->closed || s->t == NULL) {
+        mcp_buf_reset(&s->out);
+        lua_pushnil(L);
+        lua_pushstring(L, "connection closed");
+        return 2;
+    }
+    rc = s->t->vt->send(s->t, mcp_buf_head(&s->out), s->out.len, err, sizeof err);
+    mcp_buf_reset(&s->out);
+    if (rc != 0) {
+        lua_pushnil(L);
+        lua_pushstring(L, err);
+        return 2;
+    }
+    return 1;
+}
+
+static void send_cancelled(mcp_session *s, int64_t id, const char *reason)
+{
+    char err[256];
+    if (s->closed || s->t == NULL)
+        return;
+    mcp_buf_reset(&s->out);
+    LIT(&s->out, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":");
+    put_int(&s->out, id);
+    LIT(&s->out, ",\"reason\":");
+    mcp_json_encode_string(&s->out, reason, strlen(reason));
+    LIT(&s->out, "}}");
+    s->t->vt->send(s->t, mcp_buf_head(&s->out), s->out.len, err, sizeof err);
+    mcp_buf_reset(&s->out);
+}
+
+/* ---- timeouts ------------------------------------------------------------------------------ */
+
+static void on_timeout(mcp_loop *loop, mcp_timer *timer)
+{
+    mcp_pending *p = timer->data;
+    mcp_session *s = p->session;
+    lua_State *L = mcp_loop_lua(loop);
+    char msg[128];
+    mcp_pending_take(&s->pending, p->id);
+    snprintf(msg, sizeof msg, "request timed out after %u ms", (unsigned)p->timeout_ms);
+    s->refs++;
+    send_cancelled(s, p->id, msg);
+    if (L != NULL) {
+        complete_local_error(L, s, p, "timeout", msg);
+    } else {
+        free(p); /* cannot happen: timers fire inside core.step */
+    }
+    session_unref(s);
+}
+
+/* ---- incoming messages --------------------------------------------------------------------- */
+
+enum { SLOT_ID = 1, SLOT_METHOD, SLOT_PARAMS, SLOT_RESULT, SLOT_ERROR, SLOT_JSONRPC, NSLOTS = 6 };
+
+typedef struct inbound {
+    mcp_session *s;
+    const char *msg;
+    size_t len;
+    int base; /* stack index before slot 1 */
+    int has[NSLOTS + 1];
+} inbound;
+
+/* A key without escapes compares in place; one with escapes is decoded. */
+static const char *read_key(lua_State *L, inbound *in, const char *p, const char *end,
+                            const char **key, size_t *klen, char *err, size_t errlen)
+{
+    const char *q = p + 1;
+    while (q < end && *q != '"' && *q != '\\')
+        q++;
+    if (q < end && *q == '"') {
+        *key = p + 1;
+        *klen = (size_t)(q - p - 1);
+        return q + 1;
+    }
+    q = mcp_json_decode_value(L, in->msg, p, end, 1, err, errlen);
+    if (q == NULL)
+        return NULL;
+    *key = lua_tolstring(L, -1, klen); /* stays valid: the string remains on the stack */
+    return q;
+}
+
+static int key_slot(const char *k, size_t n)
+{
+#define IS(lit) (n == sizeof(lit) - 1 && memcmp(k, lit, n) == 0)
+    if (IS("id"))
+        return SLOT_ID;
+    if (IS("method"))
+        return SLOT_METHOD;
+    if (IS("params"))
+        return SLOT_PARAMS;
+    if (IS("result"))
+        return SLOT_RESULT;
+    if (IS("error"))
+        return SLOT_ERROR;
+    if (IS("jsonrpc"))
+        return SLOT_JSONRPC;
+    return 0;
+#undef IS
+}
+
+/* Parse one top-level object into the stack slots without building a table for it. */
+static const char *parse_envelope(lua_State *L, inbound *in, const char *p, const char *end,
+                                  char *err, size_t errlen)
+{
+    int i, top = lua_gettop(L);
+    for (i = 0; i <= NSLOTS; i++)
+        in->has[i] = 0;
+    p = mcp_json_skip_ws(p + 1, end);
+    if (p < end && *p == '}')
+        return p + 1;
+    for (;;) {
+        const char *key;
+        size_t klen;
+        int slot;
+        if (p >= end || *p != '"') {
+            snprintf(err, errlen, "expected a member name at byte %ld", (long)(p - in->msg));
+            return NULL;
+        }
+        p = read_key(L, in, p, end, &key, &klen, err, errlen);
+        if (p == NULL)
+            return NULL;
+        slot = key_slot(key, klen);
+        lua_settop(L, top); /* drop a decoded key */
+        p = mcp_json_skip_ws(p, end);
+        if (p >= end || *p != ':') {
+            snprintf(err, errlen, "expected ':' at byte %ld", (long)(p - in->msg));
+            return NULL;
+        }
+        p = mcp_json_decode_value(L, in->msg, p + 1, end, 1, err, errlen);
+        if (p == NULL)
+            return NULL;
+        if (slot) {
+            lua_replace(L, in->base + slot);
+            in->has[slot] = 1;
+        } else {
+            lua_pop(L, 1);
+        }
+        p = mcp_json_skip_ws(p, end);
+        if (p < end && *p == ',') {
+            p = mcp_json_skip_ws(p + 1, end);
+            continue;
+        }
+        if (p < end && *p == '}')
+            return p + 1;
+        snprintf(err, errlen, "expected ',' or '}' at byte %ld", (long)(p - in->msg));
+        return NULL;
+    }
+}
+
+/* The numeric key of an id: 7, 7.0, 7e0 and "7" all match request 7. */
+static int id_key(lua_State *L, int idx, int64_t *out)
+{
+    if (lua_type(L, idx) == LUA_TNUMBER) {
+        lua_Number n;
+#if MCP_HAS_INTEGERS
+        if (lua_isinteger(L, idx)) {
+            *out = (int64_t)lua_tointeger(L, idx);
+            return 1;
+        }
+#endif
+        n = lua_tonumber(L, idx);
+        if (n == floor(n) && fabs(n) < 9007199254740992.0) {
+            *out = (int64_t)n;
+            return 1;
+        }
+        return 0;
+    }
+    if (lua_type(L, idx) == LUA_TSTRING) {
+        size_t len, i;
+        const char *str = lua_tolstring(L, idx, &len);
+        int64_t v = 0;
+        if (len == 0 || len > 15)
+            return 0;
+        for (i = 0; i < len; i++) {
+            if (str[i] < '0' || str[i] > '9')
+                return 0;
+            v = v * 10 + (str[i] - '0');
+        }
+        *out = v;
+        return 1;
+    }
+    return 0;
+}
+
+static void answer_ping(lua_State *L, inbound *in)
+{
+    mcp_session *s = in->s;
+    char err[200];
+    mcp_buf_reset(&s->out);
+    LIT(&s->out, "{\"jsonrpc\":\"2.0\",\"id\":");
+    if (mcp_json_encode(L, in->base + SLOT_ID, &s->out, err, sizeof err) != 0) {
+        mcp_buf_reset(&s->out);
+        return;
+    }
+    LIT(&s->out, ",\"result\":{}}");
+    if (s->t != NULL && !s->closed)
+        s->t->vt->send(s->t, mcp_buf_head(&s->out), s->out.len, err, sizeof err);
+    mcp_buf_reset(&s->out);
+}
+
+static void dispatch_response(lua_State *L, inbound *in)
+{
+    mcp_session *s = in->s;
+    int64_t key;
+    mcp_pending *p;
+    if (!id_key(L, in->base + SLOT_ID, &key) || (p = mcp_pending_take(&s->pending, key)) == NULL) {
+        char text[160];
+        /* A late answer to a request we gave up on is expected; anything else is reported. */
+        if (id_key(L, in->base + SLOT_ID, &key) && key > 0 && key < s->next_id)
+            return;
+        snprintf(text, sizeof text, "received a response for an unknown request id (%s)",
+                 luaL_typename(L, in->base + SLOT_ID));
+        report_error(L, s, "protocol", text);
+        return;
+    }
+    mcp_timer_stop(s->loop, &p->timer);
+    if (in->has[SLOT_ERROR]) {
+        int e = in->base + SLOT_ERROR;
+        lua_pushnil(L);
+        if (lua_istable(L, e)) {
+            lua_getfield(L, e, "code");
+            lua_getfield(L, e, "message");
+            if (!lua_isstring(L, -1)) {
+                lua_pop(L, 1);
+                lua_pushstring(L, "the server returned an error without a message");
+            }
+            lua_getfield(L, e, "data");
+        } else {
+            lua_pushnil(L);
+            lua_pushstring(L, "the server returned a malformed error");
+            lua_pushvalue(L, e);
+        }
+        lua_pushstring(L, "rpc");
+        complete(L, s, p, 5);
+    } else {
+        lua_pushvalue(L, in->base + SLOT_RESULT);
+        complete(L, s, p, 1);
+    }
+}
+
+static void dispatch_envelope(lua_State *L, inbound *in)
+{
+    mcp_session *s = in->s;
+    int b = in->base;
+    size_t vlen;
+    const char *v = in->has[SLOT_JSONRPC] ? lua_tolstring(L, b + SLOT_JSONRPC, &vlen) : NULL;
+    int has_id = in->has[SLOT_ID] && !lua_islightuserdata(L, b + SLOT_ID);
+    if (v == NULL || vlen != 3 || memcmp(v, "2.0", 3) != 0) {
+        report_error(L, s, "protocol", "ignored a message without \"jsonrpc\": \"2.0\"");
+        return;
+    }
+    if (in->has[SLOT_METHOD]) {
+        if (lua_type(L, b + SLOT_METHOD) != LUA_TSTRING) {
+            report_error(L, s, "protocol", "ignored a message whose method is not a string");
+            return;
+        }
+        if (has_id) {
+            size_t mlen;
+            const char *m = lua_tolstring(L, b + SLOT_METHOD, &mlen);
+            if (mlen == 4 && memcmp(m, "ping", 4) == 0) {
+                answer_ping(L, in);
+                return;
+            }
+            lua_pushstring(L, "request");
+            lua_pushvalue(L, b + SLOT_ID);
+            lua_pushvalue(L, b + SLOT_METHOD);
+            lua_pushvalue(L, b + SLOT_PARAMS);
+            call_handler(L, s, 4);
+        } else {
+            lua_pushstring(L, "notification");
+            lua_pushvalue(L, b + SLOT_METHOD);
+            lua_pushvalue(L, b + SLOT_PARAMS);
+            call_handler(L, s, 3);
+        }
+        return;
+    }
+    if (has_id && (in->has[SLOT_RESULT] || in->has[SLOT_ERROR])) {
+        dispatch_response(L, in);
+        return;
+    }
+    if (in->has[SLOT_ERROR]) {
+        const char *m = NULL;
+        char text[512];
+        if (lua_istable(L, b + SLOT_ERROR)) {
+            lua_getfield(L, b + SLOT_ERROR, "message");
+            m = lua_tostring(L, -1);
+        }
+        snprintf(text, sizeof text, "the server reported an error without a request id: %s",
+                 m ? m : "(no message)");
+        report_error(L, s, "protocol", text);
+        return;
+    }
+    report_error(L, s, "protocol", "ignored a message that is neither request, notification nor response");
+}
+
+/* Runs under lua_pcall: decoding may raise on out-of-memory. */
+static int process_message(lua_State *L)
+{
+    inbound *in = lua_touserdata(L, 1);
+    const char *p = in->msg, *end = in->msg + in->len;
+    char err[256];
+    int i, batch = 0;
+    luaL_checkstack(L, NSLOTS + 8, "mcp: stack overflow");
+    in->base = lua_gettop(L);
+    for (i = 0; i < NSLOTS; i++)
+        lua_pushnil(L);
+    p = mcp_json_skip_ws(p, end);
+    if (p < end && *p == '[') { /* a batch (2025-03-26): each member on its own */
+        batch = 1;
+        p = mcp_json_skip_ws(p + 1, end);
+        if (p < end && *p == ']')
+            p = NULL, snprintf(err, sizeof err, "an empty batch");
+    }
+    while (p != NULL) {
+        if (p >= end || *p != '{') {
+            snprintf(err, sizeof err, "a JSON-RPC message must be an object");
+            p = NULL;
+            break;
+        }
+        p = parse_envelope(L, in, p, end, err, sizeof err);
+        if (p == NULL)
+            break;
+        dispatch_envelope(L, in);
+        if (in->s->closed)
+            return 0;
+        for (i = 1; i <= NSLOTS; i++) {
+            lua_pushnil(L);
+            lua_replace(L, in->base + i);
+        }
+        lua_settop(L, in->base + NSLOTS);
+        p = mcp_json_skip_ws(p, end);
+        if (batch && p < end && *p == ',') {
+            p = mcp_json_skip_ws(p + 1, end);
+            continue;
+        }
+        if (batch && p < end && *p == ']')
+            p = mcp_json_skip_ws(p + 1, end);
+        if (p != end) {
+            snprintf(err, sizeof err, "unexpected data after the message at byte %ld",
+                     (long)(p - in->msg));
+            p = NULL;
+        }
+        break;
+    }
+    if (p == NULL) {
+        char text[400];
+        size_t show = in->len < 80 ? in->len : 80;
+        snprintf(text, sizeof text, "skipped a line that is not valid JSON-RPC (%s): %.*s%s", err,
+                 (int)show, in->msg, in->len > show ? "..." : "");
+        report_error(L, in->s, "invalid_message", text);
+    }
+    return 0;
+}
+
+static void sink_message(void *ctx, const char *msg, size_t len)
+{
+    mcp_session *s = ctx;
+    lua_State *L = mcp_loop_lua(s->loop);
+    inbound in;
+    int top;
+    if (L == NULL)
+        return;
+    memset(&in, 0, sizeof in);
+    in.s = s;
+    in.msg = msg;
+    in.len = len;
+    s->refs++;
+    top = lua_gettop(L);
+    lua_pushcfunction(L, process_message);
+    lua_pushlightuserdata(L, &in);
+    if (lua_pcall(L, 1, 0, 0) != 0) {
+        char text[300];
+        snprintf(text, sizeof text, "failed to process a message: %s", lua_tostring(L, -1));
+        lua_settop(L, top);
+        report_error(L, s, "invalid_message", text);
+    }
+    lua_settop(L, top);
+    session_unref(s);
+}
+
+static void sink_error(void *ctx, const char *kind, const char *msg)
+{
+    mcp_session *s = ctx;
+    lua_State *L = mcp_loop_lua(s->loop);
+    if (L != NULL)
+        report_error(L, s, kind, msg);
+}
+
+/* Fail every request in flight at once with the same reason. */
+static void fail_all(lua_State *L, mcp_session *s, const char *reason)
+{
+    mcp_pending *p;
+    char msg[320];
+    snprintf(msg, sizeof msg, "connection closed: %s", reason);
+    while ((p = mcp_pending_first(&s->pending)) != NULL) {
+        mcp_pending_take(&s->pending, p->id);
+        mcp_timer_stop(s->loop, &p->timer);
+        complete_local_error(L, s, p, "closed", msg);
+    }
+}
+
+static void sink_closed(void *ctx, const char *reason)
+{
+    mcp_session *s = ctx;
+    lua_State *L = mcp_loop_lua(s->loop);
+    if (s->closed || L == NULL)
+        return;
+    s->closed = 1;
+    s->refs++;
+    fail_all(L, s, reason);
+    lua_pushstring(L, "closed");
+    lua_pushstring(L, reason);
+    call_handler(L, s, 2);
+    session_unref(s);
+}
+
+static const mcp_sink session_sink = {sink_message, sink_error, sink_closed};
+
+/* ---- Lua methods ---------------------------------------------------------------------------- */
+
+static void begin_message(mcp_session *s)
+{
+    mcp_buf_reset(&s->out);
+    LIT(&s->out, "{\"jsonrpc\":\"2.0\",");
+}
+
+static void put_method(lua_State *L, mcp_session *s, int idx)
+{
+    size_t n;
+    const char *m = luaL_checklstring(L, idx, &n);
+    LIT(&s->out, "\"method\":");
+    mcp_json_encode_string(&s->out, m, n);
+}
+
+/* s:request(method, params|nil, timeout_ms, cb [, id]) -> id | nil, err */
+static int l_request(lua_State *L)
+{
+    mcp_session *s = check_session(L);
+    lua_Number timeout = luaL_checknumber(L, 4);
+    int64_t id;
+    mcp_pending *p;
+    int rc;
+    luaL_checktype(L, 5, LUA_TFUNCTION);
+    if (!lua_isnoneornil(L, 6)) {
+        id = (int64_t)luaL_checknumber(L, 6);
+        if (id <= 0 || id >= s->next_id || mcp_pending_get(&s->pending, id) != NULL)
+            return luaL_argerror(L, 6, "id must come from next_id() and be unused");
+    } else {
+        id = s->next_id++;
+    }
+    if (s->closed || s->t == NULL) {
+        lua_pushnil(L);
+        lua_pushstring(L, "connection closed");
+        return 2;
+    }
+    begin_message(s);
+    LIT(&s->out, "\"id\":");
+    put_int(&s->out, id);
+    LIT(&s->out, ",");
+    put_method(L, s, 2);
+    if (!lua_isnoneornil(L, 3)) {
+        LIT(&s->out, ",\"params\":");
+        encode_or_raise(L, s, 3, "params");
+    }
+    LIT(&s->out, "}");
+    p = calloc(1, sizeof *p);
+    if (p != NULL)
+        p->id = id;
+    if (p == NULL || mcp_pending_put(&s->pending, p) != 0) {
+        free(p);
+        mcp_buf_reset(&s->out);
+        return luaL_error(L, "mcp: out of memory");
+    }
+    p->session = s;
+    p->cb_ref = LUA_NOREF;
+    rc = flush_out(L, s);
+    if (rc != 1) {
+        mcp_pending_take(&s->pending, p->id);
+        free(p);
+        return rc;
+    }
+    lua_pop(L, 1); /* flush_out's true */
+    lua_pushvalue(L, 5);
+    p->cb_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    p->timeout_ms = timeout > 0 ? (uint32_t)(timeout < 4294967295.0 ? timeout : 4294967295.0) : 0;
+    mcp_timer_init(&p->timer, on_timeout, p);
+    if (p->timeout_ms > 0)
+        mcp_timer_start(s->loop, &p->timer, p->timeout_ms);
+    lua_pushnumber(L, (lua_Number)id);
+    return 1;
+}
+
+static int l_next_id(lua_State *L)
+{
+    mcp_session *s = check_session(L);
+    lua_pushnumber(L, (lua_Number)s->next_id++);
+    return 1;
+}
+
+/* s:notify(method, params|nil) -> true | nil, err */
+static int l_notify(lua_State *L)
+{
+    mcp_session *s = check_session(L);
+    begin_message(s);
+    put_method(L, s, 2);
+    if (!lua_isnoneornil(L, 3)) {
+        LIT(&s->out, ",\"params\":");
+        encode_or_raise(L, s, 3, "params");
+    }
+    LIT(&s->out, "}");
+    return flush_out(L, s);
+}
+
+/* s:respond(id, result) -> true | nil, err */
+static int l_respond(lua_State *L)
+{
+    mcp_session *s = check_session(L);
+    luaL_checkany(L, 2);
+    begin_message(s);
+    LIT(&s->out, "\"id\":");
+    encode_or_raise(L, s, 2, "id");
+    LIT(&s->out, ",\"result\":");
+    if (lua_isnoneornil(L, 3))
+        LIT(&s->out, "{}");
+    else
+        encode_or_raise(L, s, 3, "result");
+    LIT(&s->out, "}");
+    return flush_out(L, s);
+}
+
+/* s:respond_error(id, code, message, data|nil) -> true | nil, err */
+static int l_respond_error(lua_State *L)
+{
+    mcp_session *s = check_session(L);
+    lua_Integer code = luaL_checkinteger(L, 3);
+    size_t mlen;
+    const char *msg = luaL_checklstring(L, 4, &mlen);
+    luaL_checkany(L, 2);
+    begin_message(s);
+    LIT(&s->out, "\"id\":");
+    encode_or_raise(L, s, 2, "id");
+    LIT(&s->out, ",\"error\":{\"code\":");
+    put_int(&s->out, (int64_t)code);
+    LIT(&s->out, ",\"message\":");
+    mcp_json_encode_string(&s->out, msg, mlen);
+    if (!lua_isnoneornil(L, 5)) {
+        LIT(&s->out, ",\"data\":");
+        encode_or_raise(L, s, 5, "error data");
+    }
+    LIT(&s->out, "}}");
+    return flush_out(L, s);
+}
+
+/* s:cancel(id, reason) -> true if the request was in flight */
+static int l_cancel(lua_State *L)
+{
+    mcp_session *s = check_session(L);
+    int64_t id = (int64_t)luaL_checknumber(L, 2);
+    const char *reason = luaL_optstring(L, 3, "cancelled by the client");
+    mcp_pending *p = mcp_pending_take(&s->pending, id);
+    char msg[300];
+    if (p == NULL) {
+        lua_pushboolean(L, 0);
+        return 1;
+    }
+    mcp_timer_stop(s->loop, &p->timer);
+    send_cancelled(s, id, reason);
+    snprintf(msg, sizeof msg, "request cancelled: %s", reason);
+    s->refs++;
+    complete_local_error(L, s, p, "cancelled", msg);
+    session_unref(s);
+    lua_pushboolean(L, 1);
+    return 1;
+}
+
+/* s:close(reason) : closes the transport and fails what is in flight. Idempotent. */
+static int l_close(lua_State *L)
+{
+    mcp_session *s = check_session(L);
+    const char *reason = luaL_optstring(L, 2, "the client was closed");
+    if (s->t != NULL)
+        s->t->vt->close(s->t);
+    if (!s->closed) {
+        s->closed = 1;
+        s->refs++;
+        fail_all(L, s, reason);
+        session_unref(s);
+    }
+    return 0;
+}
+
+static int l_pending(lua_State *L)
+{
+    mcp_session *s = check_session(L);
+    lua_pushinteger(L, (lua_Integer)s->pending.count);
+    return 1;
+}
+
+static int l_is_open(lua_State *L)
+{
+    mcp_session *s = check_session(L);
+    lua_pushboolean(L, !s->closed && s->t != NULL && s->t->vt->is_open(s->t));
+    return 1;
+}
+
+static int l_gc(lua_State *L)
+{
+    session_box *box = luaL_checkudata(L, 1, MCP_SESSION_MT);
+    mcp_session *s = box->s;
+    if (s == NULL)
+        return 0;
+    box->s = NULL;
+    s->closed = 1;
+    if (s->t != NULL) {
+        s->t->sink = NULL;
+        s->t->vt->close(s->t);
+    }
+    session_free_pending(L, s);
+    luaL_unref(L, LUA_REGISTRYINDEX, s->handler_ref);
+    s->handler_ref = LUA_NOREF;
+    session_unref(s);
+    return 0;
+}
+
+/* core.session(transport, handler) */
+int mcp_session_new(lua_State *L)
+{
+    mcp_transport *t = mcp_transport_check(L, 1);
+    session_box *box;
+    mcp_session *s;
+    luaL_checktype(L, 2, LUA_TFUNCTION);
+    if (t->sink != NULL)
+        return luaL_argerror(L, 1, "transport already belongs to a session");
+    s = calloc(1, sizeof *s);
+    if (s == NULL)
+        return luaL_error(L, "mcp: out of memory");
+    box = mcp_newuserdata(L, sizeof *box);
+    box->s = s;
+    luaL_getmetatable(L, MCP_SESSION_MT);
+    lua_setmetatable(L, -2);
+    s->refs = 1;
+    s->loop = t->loop;
+    mcp_loop_ref(s->loop);
+    s->t = t;
+    mcp_transport_ref(t);
+    s->next_id = 1;
+    mcp_pending_map_init(&s->pending);
+    mcp_buf_init(&s->out);
+    lua_pushvalue(L, 2);
+    s->handler_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    /* Keep the transport's userdata alive as long as the session. */
+    lua_createtable(L, 0, 1);
+    lua_pushvalue(L, 1);
+    lua_setfield(L, -2, "transport");
+    mcp_setuservalue(L, -2);
+    mcp_transport_set_sink(t, &session_sink, s);
+    return 1;
+}
+
+void mcp_session_open(lua_State *L)
+{
+    static const luaL_Reg methods[] = {
+        {"request", l_request},   {"next_id", l_next_id}, {"notify", l_notify},
+        {"respond", l_respond},   {"respond_error", l_respond_error},
+        {"cancel", l_cancel},     {"close", l_close},     {"pending", l_pending},
+        {"is_open", l_is_open},   {NULL, NULL},
+    };
+    if (luaL_newmetatable(L, MCP_SESSION_MT)) {
+        lua_newtable(L);
+        mcp_setfuncs(L, methods, 0);
+        lua_setfield(L, -2, "__index");
+        lua_pushcfunction(L, l_gc);
+        lua_setfield(L, -2, "__gc");
+    }
+    lua_pop(L, 1);
+}

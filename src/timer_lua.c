@@ -1,0 +1,116 @@
+/* core.timer(ms, fn) -> handle with :cancel(): one-shot timers for the Lua layer (sleep,
+ * retry backoff). The callback runs inside core.step, on the stepping thread. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <lauxlib.h>
+
+#include "compat.h"
+#include "core_loop.h"
+
+#define TIMER_MT "mcp.timer"
+
+typedef struct lua_timer {
+    mcp_timer timer;
+    mcp_loop *loop;
+    int fn_ref;
+    int self_ref; /* anchors the handle while armed: a dropped handle still fires */
+} lua_timer;
+
+typedef struct timer_box {
+    lua_timer *t;
+} timer_box;
+
+static void release(lua_State *L, lua_timer *t)
+{
+    mcp_timer_stop(t->loop, &t->timer);
+    luaL_unref(L, LUA_REGISTRYINDEX, t->fn_ref);
+    luaL_unref(L, LUA_REGISTRYINDEX, t->self_ref);
+    t->fn_ref = t->self_ref = LUA_NOREF;
+}
+
+static void on_fire(mcp_loop *loop, mcp_timer *timer)
+{
+    lua_timer *t = timer->data;
+    lua_State *L = mcp_loop_lua(loop);
+    if (L == NULL || t->fn_ref == LUA_NOREF)
+        return;
+    lua_rawgeti(L, LUA_REGISTRYINDEX, t->fn_ref);
+    /* One-shot: drop the anchors before running. */
+    luaL_unref(L, LUA_REGISTRYINDEX, t->fn_ref);
+    luaL_unref(L, LUA_REGISTRYINDEX, t->self_ref);
+    t->fn_ref = t->self_ref = LUA_NOREF;
+    if (lua_pcall(L, 0, 0, 0) != 0) {
+        fprintf(stderr, "mcp: timer callback failed: %s\n", lua_tostring(L, -1));
+        lua_pop(L, 1);
+    }
+}
+
+static int l_timer(lua_State *L)
+{
+    lua_Number ms = luaL_checknumber(L, 1);
+    timer_box *box;
+    lua_timer *t;
+    luaL_checktype(L, 2, LUA_TFUNCTION);
+    box = mcp_newuserdata(L, sizeof *box);
+    box->t = NULL;
+    luaL_getmetatable(L, TIMER_MT);
+    lua_setmetatable(L, -2);
+    t = calloc(1, sizeof *t);
+    if (t == NULL)
+        return luaL_error(L, "mcp: out of memory");
+    box->t = t;
+    t->fn_ref = t->self_ref = LUA_NOREF;
+    t->loop = mcp_core_loop(L);
+    mcp_loop_ref(t->loop);
+    mcp_timer_init(&t->timer, on_fire, t);
+    lua_pushvalue(L, 2);
+    t->fn_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    lua_pushvalue(L, -1);
+    t->self_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    if (mcp_timer_start(t->loop, &t->timer, ms > 0 ? (uint64_t)ms : 0) != 0)
+        return luaL_error(L, "mcp: out of memory");
+    return 1;
+}
+
+static int l_cancel(lua_State *L)
+{
+    timer_box *box = luaL_checkudata(L, 1, TIMER_MT);
+    if (box->t != NULL)
+        release(L, box->t);
+    return 0;
+}
+
+static int l_active(lua_State *L)
+{
+    timer_box *box = luaL_checkudata(L, 1, TIMER_MT);
+    lua_pushboolean(L, box->t != NULL && box->t->timer.active);
+    return 1;
+}
+
+static int l_gc(lua_State *L)
+{
+    timer_box *box = luaL_checkudata(L, 1, TIMER_MT);
+    if (box->t != NULL) {
+        release(L, box->t);
+        mcp_loop_unref(box->t->loop);
+        free(box->t);
+        box->t = NULL;
+    }
+    return 0;
+}
+
+void mcp_timer_lua_open(lua_State *L)
+{
+    static const luaL_Reg methods[] = {{"cancel", l_cancel}, {"active", l_active}, {NULL, NULL}};
+    if (luaL_newmetatable(L, TIMER_MT)) {
+        lua_newtable(L);
+        mcp_setfuncs(L, methods, 0);
+        lua_setfield(L, -2, "__index");
+        lua_pushcfunction(L, l_gc);
+        lua_setfield(L, -2, "__gc");
+    }
+    lua_pop(L, 1);
+    lua_pushcfunction(L, l_timer);
+    lua_setfield(L, -2, "timer");
+}

@@ -1,0 +1,414 @@
+#if defined(__linux__) && !defined(_GNU_SOURCE)
+#define _GNU_SOURCE /* pipe2 */
+#endif
+#include "child.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define MCP_CHILD_POLL_MIN_MS 5
+#define MCP_CHILD_POLL_MAX_MS 200
+
+static void child_free(mcp_child *c)
+{
+    mcp_loop *loop = c->loop;
+    if (c->next)
+        c->next->pprev = c->pprev;
+    *c->pprev = c->next;
+    mcp_watch_stop(loop, &c->pidw);
+    mcp_timer_stop(loop, &c->timer);
+    if (c->pidfd >= 0)
+        close(c->pidfd);
+    free(c);
+    mcp_loop_unref(loop);
+}
+
+static int open_pidfd(pid_t pid)
+{
+#ifdef SYS_pidfd_open
+    int fd = (int)syscall(SYS_pidfd_open, pid, 0);
+    if (fd >= 0)
+        fcntl(fd, F_SETFD, FD_CLOEXEC);
+    return fd;
+#else
+    (void)pid;
+    return -1;
+#endif
+}
+
+/* Signal the child's process group (it leads one), so helpers it started go too. */
+static void child_signal(mcp_child *c, int sig)
+{
+    if (c->exited)
+        return;
+    if (kill(-c->pid, sig) != 0)
+        kill(c->pid, sig);
+}
+
+static void child_reaped(mcp_child *c, int status)
+{
+    void *owner = c->owner;
+    c->exited = 1;
+    c->status = status;
+    mcp_watch_stop(c->loop, &c->pidw);
+    mcp_timer_stop(c->loop, &c->timer);
+    /* The group may still hold helpers that ignored SIGTERM: they must not outlive a stop. */
+    if (c->stage >= 2)
+        kill(-c->pid, SIGKILL);
+    if (owner != NULL && c->on_exit != NULL)
+        c->on_exit(c, owner);
+    else if (owner == NULL)
+        child_free(c);
+}
+
+int mcp_child_poll(mcp_child *c)
+{
+    int status;
+    pid_t r;
+    if (c->exited)
+        return 1;
+    do
+        r = waitpid(c->pid, &status, WNOHANG);
+    while (r < 0 && errno == EINTR);
+    if (r == c->pid || (r < 0 && errno == ECHILD)) {
+        child_reaped(c, r == c->pid ? status : 0);
+        return 1;
+    }
+    return 0;
+}
+
+static void on_pidfd(mcp_loop *loop, mcp_watch *w, unsigned events)
+{
+    (void)loop;
+    (void)events;
+    mcp_child_poll(w->data);
+}
+
+static void arm_stage_timer(mcp_child *c)
+{
+    uint64_t now = mcp_now_ms(), wait;
+    if (c->stage == 0)
+        return;
+    wait = c->stage_deadline > now ? c->stage_deadline - now : 0;
+    /* Without a pidfd we learn of the exit only by asking: ask with a growing interval. */
+    if (c->pidfd < 0 && c->poll_ms < wait)
+        wait = c->poll_ms;
+    mcp_timer_start(c->loop, &c->timer, wait ? wait : 1);
+}
+
+static void on_stage_timer(mcp_loop *loop, mcp_timer *t)
+{
+    mcp_child *c = t->data;
+    (void)loop;
+    if (mcp_child_poll(c))
+        return;
+    if (mcp_now_ms() >= c->stage_deadline) {
+        if (c->stage == 1) {
+            child_signal(c, SIGTERM);
+            c->stage = 2;
+        } else {
+            child_signal(c, SIGKILL);
+            c->stage = 3;
+        }
+        c->stage_deadline = mcp_now_ms() + (c->stage == 3 ? 1000 : c->grace_ms);
+        c->poll_ms = MCP_CHILD_POLL_MIN_MS;
+    } else if (c->poll_ms < MCP_CHILD_POLL_MAX_MS) {
+        c->poll_ms *= 2;
+    }
+    arm_stage_timer(c);
+}
+
+void mcp_child_stop(mcp_child *c, uint64_t grace_ms)
+{
+    if (c->exited || c->stage != 0)
+        return;
+    c->stage = 1;
+    c->grace_ms = grace_ms;
+    c->poll_ms = MCP_CHILD_POLL_MIN_MS;
+    c->stage_deadline = mcp_now_ms() + grace_ms;
+    if (mcp_child_poll(c))
+        return;
+    arm_stage_timer(c);
+}
+
+void mcp_child_set_owner(mcp_child *c, void *owner, mcp_child_exit_cb on_exit)
+{
+    c->owner = owner;
+    c->on_exit = on_exit;
+}
+
+void mcp_child_detach(mcp_child *c)
+{
+    c->owner = NULL;
+    c->on_exit = NULL;
+    if (c->exited) {
+        child_free(c);
+        return;
+    }
+    mcp_child_stop(c, c->grace_ms ? c->grace_ms : 2000);
+}
+
+int mcp_child_count(mcp_loop *loop)
+{
+    int n = 0;
+    mcp_child *c;
+    for (c = *mcp_loop_children(loop); c != NULL; c = c->next)
+        n += !c->exited;
+    return n;
+}
+
+void mcp_child_describe(const mcp_child *c, char *out, size_t outlen)
+{
+    if (!c->exited)
+        snprintf(out, outlen, "is still running");
+    else if (WIFEXITED(c->status))
+        snprintf(out, outlen, "exited with status %d", WEXITSTATUS(c->status));
+    else if (WIFSIGNALED(c->status))
+        snprintf(out, outlen, "was killed by signal %d", WTERMSIG(c->status));
+    else
+        snprintf(out, outlen, "exited");
+}
+
+/* Wait for every live child to exit, up to ms; returns how many are still alive. */
+static int wait_all(mcp_loop *loop, int ms)
+{
+    uint64_t deadline = mcp_now_ms() + (uint64_t)ms;
+    for (;;) {
+        int alive = 0;
+        mcp_child *c, *next;
+        for (c = *mcp_loop_children(loop); c != NULL; c = next) {
+            next = c->next;
+            if (!c->exited && !mcp_child_poll(c))
+                alive++;
+        }
+        if (alive == 0 || mcp_now_ms() >= deadline)
+            return alive;
+        /* Teardown only: a short sleep between checks is fine here. */
+        poll(NULL, 0, 10);
+    }
+}
+
+void mcp_child_reap_all(mcp_loop *loop)
+{
+    mcp_child *c, *next;
+    if (wait_all(loop, 2000) > 0) {
+        for (c = *mcp_loop_children(loop); c != NULL; c = c->next)
+            if (!c->exited) {
+                c->stage = 2;
+                child_signal(c, SIGTERM);
+            }
+        if (wait_all(loop, 2000) > 0)
+            for (c = *mcp_loop_children(loop); c != NULL; c = next) {
+                int status = 0;
+                next = c->next;
+                if (c->exited)
+                    continue;
+                child_signal(c, SIGKILL);
+                while (waitpid(c->pid, &status, 0) < 0 && errno == EINTR)
+                    ;
+                child_reaped(c, status);
+            }
+    }
+}
+
+/* ---- spawning ----------------------------------------------------------------------------- */
+
+static const char *env_lookup(char *const *envp, const char *name)
+{
+    size_t n = strlen(name);
+    for (; envp && *envp; envp++)
+        if (strncmp(*envp, name, n) == 0 && (*envp)[n] == '=')
+            return *envp + n + 1;
+    return NULL;
+}
+
+/* Resolve the command through the child's PATH before fork: the child may only call
+ * async-signal-safe functions, and execvp is not one. */
+static int resolve_command(const mcp_spawn_opts *o, char *out, size_t outlen)
+{
+    const char *path, *p;
+    struct stat st;
+    if (strchr(o->command, '/') != NULL) {
+        if (strlen(o->command) >= outlen)
+            return ENAMETOOLONG;
+        strcpy(out, o->command);
+        return 0;
+    }
+    path = env_lookup(o->envp, "PATH");
+    if (path == NULL)
+        path = "/usr/local/bin:/usr/bin:/bin";
+    for (p = path;; p++) {
+        const char *end = strchr(p, ':');
+        size_t dlen = end ? (size_t)(end - p) : strlen(p);
+        int n = snprintf(out, outlen, "%.*s%s%s", (int)dlen, p, dlen ? "/" : "", o->command);
+        if (n > 0 && (size_t)n < outlen && stat(out, &st) == 0 && S_ISREG(st.st_mode) &&
+            access(out, X_OK) == 0)
+            return 0;
+        if (end == NULL)
+            break;
+        p = end;
+    }
+    return ENOENT;
+}
+
+static int make_pipe(int p[2])
+{
+#ifdef __linux__
+    return pipe2(p, O_CLOEXEC);
+#else
+    if (pipe(p) != 0)
+        return -1;
+    fcntl(p[0], F_SETFD, FD_CLOEXEC);
+    fcntl(p[1], F_SETFD, FD_CLOEXEC);
+    return 0;
+#endif
+}
+
+static int set_nonblock(int fd)
+{
+    int fl = fcntl(fd, F_GETFL);
+    return fl < 0 ? -1 : fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+}
+
+static void close_pair(int p[2])
+{
+    if (p[0] >= 0)
+        close(p[0]);
+    if (p[1] >= 0)
+        close(p[1]);
+    p[0] = p[1] = -1;
+}
+
+/* Between fork and exec: async-signal-safe calls only. Reports errno through report_fd. */
+static void exec_child(const mcp_spawn_opts *o, const char *file, int in[2], int out[2], int errp[2],
+                       int report_fd)
+{
+    int e, sig;
+    sigset_t none;
+    setpgid(0, 0);
+    for (sig = 1; sig < 32; sig++)
+        if (sig != SIGKILL && sig != SIGSTOP)
+            signal(sig, SIG_DFL);
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    if (dup2(in[0], 0) < 0 || dup2(out[1], 1) < 0)
+        goto fail;
+    if (o->stderr_mode == MCP_STDERR_PIPE && dup2(errp[1], 2) < 0)
+        goto fail;
+    if (o->stderr_mode == MCP_STDERR_DISCARD) {
+        int nul = open("/dev/null", O_WRONLY);
+        if (nul < 0 || dup2(nul, 2) < 0)
+            goto fail;
+    }
+    if (o->cwd != NULL && chdir(o->cwd) != 0)
+        goto fail;
+    execve(file, o->argv, o->envp);
+fail:
+    e = errno;
+    if (write(report_fd, &e, sizeof e) < 0) {
+        /* nothing more to do */
+    }
+    _exit(127);
+}
+
+int mcp_child_spawn(mcp_loop *loop, const mcp_spawn_opts *o, mcp_child **outc, int fds[3],
+                    char *err, size_t errlen)
+{
+    int in[2] = {-1, -1}, out[2] = {-1, -1}, errp[2] = {-1, -1}, rep[2] = {-1, -1};
+    char file[4096];
+    int e, child_errno = 0;
+    ssize_t n;
+    pid_t pid;
+    mcp_child *c;
+
+    e = resolve_command(o, file, sizeof file);
+    if (e != 0) {
+        snprintf(err, errlen, "cannot start '%s': %s (searched PATH)", o->command, strerror(e));
+        return -1;
+    }
+    if (o->cwd != NULL) {
+        struct stat st;
+        if (stat(o->cwd, &st) != 0 || !S_ISDIR(st.st_mode)) {
+            snprintf(err, errlen, "cannot start '%s': working directory '%s' is not a directory",
+                     o->command, o->cwd);
+            return -1;
+        }
+    }
+    c = calloc(1, sizeof *c);
+    if (c == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    if (make_pipe(in) != 0 || make_pipe(out) != 0 || make_pipe(rep) != 0 ||
+        (o->stderr_mode == MCP_STDERR_PIPE && make_pipe(errp) != 0)) {
+        snprintf(err, errlen, "cannot start '%s': pipe: %s", o->command, strerror(errno));
+        goto fail;
+    }
+    pid = fork();
+    if (pid < 0) {
+        snprintf(err, errlen, "cannot start '%s': fork: %s", o->command, strerror(errno));
+        goto fail;
+    }
+    if (pid == 0)
+        exec_child(o, file, in, out, errp, rep[1]);
+    close(rep[1]);
+    rep[1] = -1;
+    /* Closes on a successful exec (CLOEXEC); carries errno when exec failed. */
+    do
+        n = read(rep[0], &child_errno, sizeof child_errno);
+    while (n < 0 && errno == EINTR);
+    close(rep[0]);
+    rep[0] = -1;
+    if (n == (ssize_t)sizeof child_errno) {
+        while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+            ;
+        snprintf(err, errlen, "cannot start '%s': %s", o->command, strerror(child_errno));
+        goto fail;
+    }
+    /* The group, so that a stop reaches helpers; also done in the child to close the race. */
+    setpgid(pid, pid);
+    close(in[0]);
+    close(out[1]);
+    if (errp[1] >= 0)
+        close(errp[1]);
+    fds[0] = in[1];
+    fds[1] = out[0];
+    fds[2] = errp[0];
+    set_nonblock(fds[0]);
+    set_nonblock(fds[1]);
+    if (fds[2] >= 0)
+        set_nonblock(fds[2]);
+
+    c->loop = loop;
+    mcp_loop_ref(loop);
+    c->pid = pid;
+    c->grace_ms = 2000;
+    mcp_timer_init(&c->timer, on_stage_timer, c);
+    c->pidfd = open_pidfd(pid);
+    mcp_watch_init(&c->pidw, c->pidfd, on_pidfd, c);
+    if (c->pidfd >= 0)
+        mcp_watch_set(loop, &c->pidw, MCP_EV_READ);
+    c->next = *mcp_loop_children(loop);
+    if (c->next)
+        c->next->pprev = &c->next;
+    c->pprev = mcp_loop_children(loop);
+    *c->pprev = c;
+    *outc = c;
+    return 0;
+fail:
+    close_pair(in);
+    close_pair(out);
+    close_pair(errp);
+    close_pair(rep);
+    free(c);
+    return -1;
+}

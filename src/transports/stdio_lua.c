@@ -1,0 +1,264 @@
+/* Lua binding of the stdio transport: core.stdio_transport(cfg) -> userdata "mcp.transport.stdio". */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <lauxlib.h>
+
+#include "child.h"
+#include "compat.h"
+#include "core_loop.h"
+#include "stdio_transport.h"
+#include "transport_lua.h"
+
+#define STDIO_MT "mcp.transport.stdio"
+
+/* The stderr callback lives in the box's uservalue; this context finds it. */
+typedef struct stdio_box {
+    mcp_transport_box base;
+    int stderr_ref;
+    mcp_loop *loop;
+} stdio_box;
+
+/* Raise (before anything is allocated) unless t[field] is nil or an array of strings. */
+static void check_string_array(lua_State *L, int t, const char *field)
+{
+    size_t n, i;
+    lua_getfield(L, t, field);
+    if (!lua_isnil(L, -1) && !lua_istable(L, -1))
+        luaL_error(L, "mcp.stdio_transport: '%s' must be an array of strings", field);
+    n = lua_istable(L, -1) ? mcp_rawlen(L, -1) : 0;
+    for (i = 1; i <= n; i++) {
+        size_t len;
+        const char *s;
+        lua_rawgeti(L, -1, (int)i);
+        s = lua_type(L, -1) == LUA_TSTRING ? lua_tolstring(L, -1, &len) : NULL;
+        if (s == NULL || memchr(s, '\0', len) != NULL)
+            luaL_error(L, "mcp.stdio_transport: %s[%d] must be a string without NUL bytes", field,
+                       (int)i);
+        lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+}
+
+/* A NULL-terminated copy of the (checked) array of strings at t[field]; first goes in front. */
+static char **string_array(lua_State *L, int t, const char *field, const char *first)
+{
+    size_t n, i, k = 0;
+    char **out;
+    lua_getfield(L, t, field);
+    n = lua_istable(L, -1) ? mcp_rawlen(L, -1) : 0;
+    out = calloc(n + 2, sizeof *out);
+    if (out != NULL && first != NULL)
+        out[k++] = strdup(first);
+    for (i = 1; out != NULL && i <= n; i++) {
+        size_t len;
+        const char *s;
+        lua_rawgeti(L, -1, (int)i);
+        s = lua_tolstring(L, -1, &len);
+        out[k] = malloc(len + 1);
+        if (out[k] != NULL) {
+            memcpy(out[k], s, len);
+            out[k++][len] = '\0';
+        }
+        lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+    return out;
+}
+
+static void on_stderr_line(void *ctx, const char *line, size_t len)
+{
+    stdio_box *box = ctx;
+    lua_State *L = mcp_loop_lua(box->loop);
+    if (L == NULL || box->stderr_ref == LUA_NOREF)
+        return;
+    lua_rawgeti(L, LUA_REGISTRYINDEX, box->stderr_ref);
+    lua_pushlstring(L, line, len);
+    if (lua_pcall(L, 1, 0, 0) != 0) {
+        fprintf(stderr, "mcp: stderr callback failed: %s\n", lua_tostring(L, -1));
+        lua_pop(L, 1);
+    }
+}
+
+/* core.stdio_transport{command=, args=, env={"K=V",...}, cwd=, stderr="inherit"|"discard"|fn,
+ *                      max_message_size=} ; env is the complete environment (the Lua layer
+ * applies the allowlist). */
+static int l_stdio_transport(lua_State *L)
+{
+    mcp_stdio_config cfg;
+    mcp_loop *loop = mcp_core_loop(L);
+    mcp_transport *t;
+    stdio_box *box;
+    const char *command;
+    size_t len;
+    int stderr_fn = 0;
+    luaL_checktype(L, 1, LUA_TTABLE);
+    memset(&cfg, 0, sizeof cfg);
+    lua_getfield(L, 1, "command");
+    command = lua_tolstring(L, -1, &len);
+    if (command == NULL || len == 0)
+        return luaL_error(L, "mcp.stdio_transport: 'command' must be a non-empty string");
+    lua_getfield(L, 1, "stderr");
+    if (lua_isnil(L, -1) || (lua_isstring(L, -1) && strcmp(lua_tostring(L, -1), "inherit") == 0))
+        cfg.stderr_mode = MCP_STDERR_INHERIT;
+    else if (lua_isstring(L, -1) && strcmp(lua_tostring(L, -1), "discard") == 0)
+        cfg.stderr_mode = MCP_STDERR_DISCARD;
+    else if (lua_isfunction(L, -1))
+        cfg.stderr_mode = MCP_STDERR_PIPE, stderr_fn = 1;
+    else
+        return luaL_error(L, "mcp.stdio_transport: 'stderr' must be \"inherit\", \"discard\" or a function");
+    lua_pop(L, 1);
+    lua_getfield(L, 1, "max_message_size");
+    if (!lua_isnil(L, -1)) {
+        lua_Number n = lua_tonumber(L, -1);
+        if (!(n >= 1))
+            return luaL_error(L, "mcp.stdio_transport: 'max_message_size' must be a positive number");
+        cfg.max_message = (size_t)n;
+    }
+    lua_pop(L, 1);
+    lua_getfield(L, 1, "cwd");
+    if (!lua_isnil(L, -1) && !lua_isstring(L, -1))
+        return luaL_error(L, "mcp.stdio_transport: 'cwd' must be a string");
+    check_string_array(L, 1, "args");
+    check_string_array(L, 1, "env");
+    /* Nothing below raises before mcp_stdio_new owns the copies. */
+    cfg.command = strdup(command);
+    if (lua_isstring(L, -1)) {
+        size_t clen;
+        const char *cwd = lua_tolstring(L, -1, &clen);
+        cfg.cwd = strdup(cwd);
+    }
+    lua_pop(L, 2);
+    cfg.argv = string_array(L, 1, "args", command);
+    cfg.envp = string_array(L, 1, "env", NULL);
+    if (cfg.command == NULL || cfg.argv == NULL || cfg.envp == NULL) {
+        mcp_stdio_config_free(&cfg);
+        return luaL_error(L, "mcp: out of memory");
+    }
+    t = mcp_stdio_new(loop, &cfg);
+    if (t == NULL)
+        return luaL_error(L, "mcp: out of memory");
+    box = (stdio_box *)mcp_newuserdata(L, sizeof *box);
+    box->base.t = t;
+    box->stderr_ref = LUA_NOREF;
+    box->loop = loop;
+    luaL_getmetatable(L, STDIO_MT);
+    lua_setmetatable(L, -2);
+    if (stderr_fn) {
+        lua_getfield(L, 1, "stderr");
+        box->stderr_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+        mcp_stdio_on_stderr(t, on_stderr_line, box);
+    }
+    return 1;
+}
+
+static stdio_box *check_box(lua_State *L)
+{
+    stdio_box *box = luaL_checkudata(L, 1, STDIO_MT);
+    if (box->base.t == NULL)
+        luaL_error(L, "mcp: the transport was finalized");
+    return box;
+}
+
+/* t:start() -> true | nil, message */
+static int l_start(lua_State *L)
+{
+    stdio_box *box = check_box(L);
+    char err[512];
+    if (box->base.t->vt->start(box->base.t, err, sizeof err) != 0) {
+        lua_pushnil(L);
+        lua_pushstring(L, err);
+        return 2;
+    }
+    lua_pushboolean(L, 1);
+    return 1;
+}
+
+static int l_close(lua_State *L)
+{
+    stdio_box *box = luaL_checkudata(L, 1, STDIO_MT);
+    if (box->base.t != NULL)
+        box->base.t->vt->close(box->base.t);
+    return 0;
+}
+
+static int l_is_open(lua_State *L)
+{
+    stdio_box *box = luaL_checkudata(L, 1, STDIO_MT);
+    lua_pushboolean(L, box->base.t != NULL && box->base.t->vt->is_open(box->base.t));
+    return 1;
+}
+
+static int l_pid(lua_State *L)
+{
+    stdio_box *box = check_box(L);
+    pid_t pid = mcp_stdio_pid(box->base.t);
+    if (pid <= 0)
+        lua_pushnil(L);
+    else
+        lua_pushinteger(L, (lua_Integer)pid);
+    return 1;
+}
+
+/* t:reaped() -> true once the server process is gone and waited for (no zombie). */
+static int l_reaped(lua_State *L)
+{
+    stdio_box *box = check_box(L);
+    lua_pushboolean(L, mcp_stdio_reaped(box->base.t));
+    return 1;
+}
+
+static int l_exit_text(lua_State *L)
+{
+    stdio_box *box = check_box(L);
+    char text[96];
+    mcp_stdio_describe_exit(box->base.t, text, sizeof text);
+    lua_pushstring(L, text);
+    return 1;
+}
+
+static int l_gc(lua_State *L)
+{
+    stdio_box *box = luaL_checkudata(L, 1, STDIO_MT);
+    if (box->base.t != NULL)
+        mcp_stdio_on_stderr(box->base.t, NULL, NULL);
+    if (box->stderr_ref != LUA_NOREF) {
+        luaL_unref(L, LUA_REGISTRYINDEX, box->stderr_ref);
+        box->stderr_ref = LUA_NOREF;
+    }
+    return mcp_transport_lua_gc(L);
+}
+
+static int l_tostring(lua_State *L)
+{
+    stdio_box *box = luaL_checkudata(L, 1, STDIO_MT);
+    if (box->base.t == NULL)
+        lua_pushstring(L, "mcp.stdio_transport (finalized)");
+    else
+        lua_pushfstring(L, "mcp.stdio_transport (pid %d)", (int)mcp_stdio_pid(box->base.t));
+    return 1;
+}
+
+void mcp_stdio_lua_open(lua_State *L)
+{
+    static const luaL_Reg methods[] = {
+        {"start", l_start}, {"close", l_close},   {"is_open", l_is_open},
+        {"pid", l_pid},     {"reaped", l_reaped}, {"exit_text", l_exit_text},
+        {NULL, NULL},
+    };
+    if (luaL_newmetatable(L, STDIO_MT)) {
+        lua_newtable(L);
+        mcp_setfuncs(L, methods, 0);
+        lua_setfield(L, -2, "__index");
+        lua_pushcfunction(L, l_gc);
+        lua_setfield(L, -2, "__gc");
+        lua_pushboolean(L, 1);
+        lua_setfield(L, -2, "__mcp_transport");
+        lua_pushcfunction(L, l_tostring);
+        lua_setfield(L, -2, "__tostring");
+    }
+    lua_pop(L, 1);
+    lua_pushcfunction(L, l_stdio_transport);
+    lua_setfield(L, -2, "stdio_transport");
+}

@@ -1,0 +1,428 @@
+#include "stdio_transport.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "child.h"
+
+#define READ_CHUNK (64 * 1024)
+#define READ_BUDGET (4 * 1024 * 1024) /* per wake-up, so one busy server can't starve others */
+#define STDERR_LINE_MAX (64 * 1024)
+
+typedef struct mcp_stdio {
+    mcp_transport base;
+    mcp_stdio_config cfg;
+    mcp_child *child;
+    int fd_in, fd_out, fd_err;
+    mcp_watch w_in, w_out, w_err;
+    mcp_buf rbuf, wbuf, ebuf;
+    size_t scanned; /* bytes of rbuf already searched for '\n' */
+    int skipping;   /* inside an oversized message: drop until its newline */
+    int started, closing, closed_notified;
+    mcp_stderr_cb stderr_cb;
+    void *stderr_ctx;
+} mcp_stdio;
+
+static void close_fd(mcp_loop *loop, mcp_watch *w, int *fd)
+{
+    if (*fd < 0)
+        return;
+    mcp_watch_stop(loop, w);
+    close(*fd);
+    *fd = -1;
+}
+
+/* Tell the session once, with the best reason we have. */
+static void notify_closed(mcp_stdio *s, const char *why)
+{
+    char reason[256], exit_text[96];
+    const mcp_sink *sink = s->base.sink;
+    if (s->closed_notified)
+        return;
+    s->closed_notified = 1;
+    if (s->child != NULL && mcp_child_poll(s->child)) {
+        mcp_child_describe(s->child, exit_text, sizeof exit_text);
+        snprintf(reason, sizeof reason, "the server process %s", exit_text);
+    } else {
+        snprintf(reason, sizeof reason, "%s", why);
+    }
+    if (sink != NULL)
+        sink->on_closed(s->base.sink_ctx, reason);
+}
+
+static void stdio_close(mcp_transport *t)
+{
+    mcp_stdio *s = (mcp_stdio *)t;
+    mcp_loop *loop = t->loop;
+    if (s->closing)
+        return;
+    s->closing = 1;
+    /* Best effort: what is queued (a cancellation, say) goes out before stdin closes. */
+    if (s->fd_in >= 0 && s->wbuf.len > 0) {
+        ssize_t n = write(s->fd_in, mcp_buf_head(&s->wbuf), s->wbuf.len);
+        (void)n;
+    }
+    mcp_buf_reset(&s->wbuf);
+    close_fd(loop, &s->w_in, &s->fd_in);
+    close_fd(loop, &s->w_out, &s->fd_out);
+    close_fd(loop, &s->w_err, &s->fd_err);
+    if (s->child != NULL)
+        mcp_child_stop(s->child, 2000);
+}
+
+/* The far end is gone (EOF, exit, write failure): close and tell the session. */
+static void stdio_lost(mcp_stdio *s, const char *why)
+{
+    stdio_close(&s->base);
+    notify_closed(s, why);
+}
+
+static void on_child_exit(mcp_child *c, void *owner)
+{
+    mcp_stdio *s = owner;
+    (void)c;
+    /* Output the child wrote before exiting is still in the pipe: read it first. */
+    if (!s->closing && s->fd_out >= 0 && s->w_out.cb != NULL) {
+        mcp_transport_ref(&s->base);
+        s->w_out.cb(s->base.loop, &s->w_out, MCP_EV_READ);
+        if (!s->closing)
+            stdio_lost(s, "the server process exited");
+        mcp_transport_unref(&s->base);
+    } else if (!s->closing) {
+        stdio_lost(s, "the server process exited");
+    }
+}
+
+static void report(mcp_stdio *s, const char *kind, const char *msg)
+{
+    if (s->base.sink != NULL)
+        s->base.sink->on_error(s->base.sink_ctx, kind, msg);
+}
+
+/* Hand every complete line to the session; stops early if a callback closed us. */
+static void deliver_lines(mcp_stdio *s)
+{
+    for (;;) {
+        char *head = mcp_buf_head(&s->rbuf);
+        char *nl = memchr(head + s->scanned, '\n', s->rbuf.len - s->scanned);
+        size_t len;
+        if (nl == NULL) {
+            s->scanned = s->rbuf.len;
+            if (!s->skipping && s->rbuf.len > s->cfg.max_message) {
+                char msg[160];
+                snprintf(msg, sizeof msg,
+                         "stdio: a message exceeds max_message_size (%zu bytes); it is skipped",
+                         s->cfg.max_message);
+                s->skipping = 1;
+                report(s, "message_too_large", msg);
+            }
+            if (s->skipping) {
+                mcp_buf_reset(&s->rbuf);
+                s->scanned = 0;
+            }
+            return;
+        }
+        len = (size_t)(nl - head);
+        mcp_buf_consume(&s->rbuf, len + 1);
+        s->scanned = 0;
+        if (s->skipping) {
+            s->skipping = 0;
+            continue;
+        }
+        if (len > 0 && head[len - 1] == '\r')
+            len--;
+        if (len == 0)
+            continue;
+        if (len > s->cfg.max_message) {
+            char msg[160];
+            snprintf(msg, sizeof msg,
+                     "stdio: a message exceeds max_message_size (%zu bytes); it is skipped",
+                     s->cfg.max_message);
+            report(s, "message_too_large", msg);
+            continue;
+        }
+        /* head stays valid: consume only moved the offset and nothing reallocates until the
+         * next read, which cannot happen inside this callback. */
+        if (s->base.sink != NULL)
+            s->base.sink->on_message(s->base.sink_ctx, head, len);
+        if (s->closing)
+            return;
+    }
+}
+
+static void on_stdout(mcp_loop *loop, mcp_watch *w, unsigned events)
+{
+    mcp_stdio *s = w->data;
+    size_t budget = READ_BUDGET;
+    (void)loop;
+    (void)events;
+    mcp_transport_ref(&s->base);
+    while (!s->closing && budget > 0) {
+        ssize_t n;
+        if (mcp_buf_reserve(&s->rbuf, READ_CHUNK) != 0) {
+            report(s, "out_of_memory", "stdio: out of memory reading from the server");
+            stdio_lost(s, "out of memory");
+            break;
+        }
+        n = read(s->fd_out, mcp_buf_tail(&s->rbuf), s->rbuf.cap - s->rbuf.off - s->rbuf.len);
+        if (n > 0) {
+            s->rbuf.len += (size_t)n;
+            budget = (size_t)n >= budget ? 0 : budget - (size_t)n;
+            deliver_lines(s);
+            continue;
+        }
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            break;
+        stdio_lost(s, n == 0 ? "the server closed its stdout" : "reading the server's stdout failed");
+        break;
+    }
+    mcp_transport_unref(&s->base);
+}
+
+static void emit_stderr(mcp_stdio *s, const char *line, size_t len)
+{
+    if (len > 0 && line[len - 1] == '\r')
+        len--;
+    if (s->stderr_cb != NULL)
+        s->stderr_cb(s->stderr_ctx, line, len);
+}
+
+static void on_stderr(mcp_loop *loop, mcp_watch *w, unsigned events)
+{
+    mcp_stdio *s = w->data;
+    char chunk[READ_CHUNK];
+    (void)events;
+    mcp_transport_ref(&s->base);
+    for (;;) {
+        ssize_t n = read(s->fd_err, chunk, sizeof chunk);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK)) {
+                if (s->ebuf.len > 0)
+                    emit_stderr(s, mcp_buf_head(&s->ebuf), s->ebuf.len);
+                mcp_buf_reset(&s->ebuf);
+                close_fd(loop, &s->w_err, &s->fd_err);
+            }
+            break;
+        }
+        /* Always drained; only split into lines when someone listens. */
+        if (s->stderr_cb == NULL)
+            continue;
+        if (mcp_buf_append(&s->ebuf, chunk, (size_t)n) != 0) {
+            mcp_buf_reset(&s->ebuf);
+            continue;
+        }
+        for (;;) {
+            char *head = mcp_buf_head(&s->ebuf);
+            char *nl = memchr(head, '\n', s->ebuf.len);
+            size_t len = nl ? (size_t)(nl - head) : s->ebuf.len;
+            if (nl == NULL && len < STDERR_LINE_MAX)
+                break;
+            emit_stderr(s, head, len);
+            mcp_buf_consume(&s->ebuf, nl ? len + 1 : len);
+            if (s->fd_err < 0)
+                break;
+        }
+        if (s->fd_err < 0)
+            break;
+    }
+    mcp_transport_unref(&s->base);
+}
+
+static void on_stdin_writable(mcp_loop *loop, mcp_watch *w, unsigned events)
+{
+    mcp_stdio *s = w->data;
+    (void)events;
+    while (s->wbuf.len > 0) {
+        ssize_t n = write(s->fd_in, mcp_buf_head(&s->wbuf), s->wbuf.len);
+        if (n > 0) {
+            mcp_buf_consume(&s->wbuf, (size_t)n);
+            continue;
+        }
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            return;
+        mcp_buf_reset(&s->wbuf);
+        mcp_transport_ref(&s->base);
+        stdio_lost(s, "the server's stdin is closed");
+        mcp_transport_unref(&s->base);
+        return;
+    }
+    mcp_watch_stop(loop, w);
+}
+
+static int stdio_send(mcp_transport *t, const char *msg, size_t len, char *err, size_t errlen)
+{
+    mcp_stdio *s = (mcp_stdio *)t;
+    size_t done = 0, total = len + 1;
+    if (!s->started || s->closing || s->fd_in < 0) {
+        snprintf(err, errlen, "stdio transport is %s", s->started ? "closed" : "not started");
+        return -1;
+    }
+    if (s->wbuf.len == 0) {
+        /* Fast path: straight from the caller's buffer, message and newline in one call. */
+        struct iovec iov[2];
+        ssize_t n;
+        iov[0].iov_base = (void *)msg;
+        iov[0].iov_len = len;
+        iov[1].iov_base = (void *)"\n";
+        iov[1].iov_len = 1;
+        do
+            n = writev(s->fd_in, iov, 2);
+        while (n < 0 && errno == EINTR);
+        if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) {
+            snprintf(err, errlen, "writing to the server failed: %s", strerror(errno));
+            return -1;
+        }
+        done = n > 0 ? (size_t)n : 0;
+        if (done == total)
+            return 0;
+    }
+    if (done < len) {
+        if (mcp_buf_append(&s->wbuf, msg + done, len - done) != 0 ||
+            mcp_buf_append(&s->wbuf, "\n", 1) != 0) {
+            snprintf(err, errlen, "out of memory");
+            return -1;
+        }
+    } else if (mcp_buf_append(&s->wbuf, "\n", 1) != 0) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    if (mcp_watch_set(t->loop, &s->w_in, MCP_EV_WRITE) != 0) {
+        snprintf(err, errlen, "cannot watch the server's stdin: %s", strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+static int stdio_start(mcp_transport *t, char *err, size_t errlen)
+{
+    mcp_stdio *s = (mcp_stdio *)t;
+    mcp_spawn_opts o;
+    int fds[3];
+    if (s->started) {
+        snprintf(err, errlen, "stdio transport already started");
+        return -1;
+    }
+    o.command = s->cfg.command;
+    o.argv = s->cfg.argv;
+    o.envp = s->cfg.envp;
+    o.cwd = s->cfg.cwd;
+    o.stderr_mode = s->cfg.stderr_mode;
+    if (mcp_child_spawn(t->loop, &o, &s->child, fds, err, errlen) != 0)
+        return -1;
+    s->started = 1;
+    mcp_child_set_owner(s->child, s, on_child_exit);
+    s->fd_in = fds[0];
+    s->fd_out = fds[1];
+    s->fd_err = fds[2];
+    mcp_watch_init(&s->w_in, s->fd_in, on_stdin_writable, s);
+    mcp_watch_init(&s->w_out, s->fd_out, on_stdout, s);
+    mcp_watch_init(&s->w_err, s->fd_err, on_stderr, s);
+    if (mcp_watch_set(t->loop, &s->w_out, MCP_EV_READ) != 0 ||
+        (s->fd_err >= 0 && mcp_watch_set(t->loop, &s->w_err, MCP_EV_READ) != 0)) {
+        snprintf(err, errlen, "cannot watch the server's pipes: %s", strerror(errno));
+        stdio_close(t);
+        return -1;
+    }
+    return 0;
+}
+
+static int stdio_is_open(mcp_transport *t)
+{
+    mcp_stdio *s = (mcp_stdio *)t;
+    return s->started && !s->closing;
+}
+
+static void stdio_destroy(mcp_transport *t)
+{
+    mcp_stdio *s = (mcp_stdio *)t;
+    mcp_loop *loop = t->loop;
+    t->sink = NULL;
+    stdio_close(t);
+    if (s->child != NULL)
+        mcp_child_detach(s->child);
+    mcp_buf_free(&s->rbuf);
+    mcp_buf_free(&s->wbuf);
+    mcp_buf_free(&s->ebuf);
+    mcp_stdio_config_free(&s->cfg);
+    free(s);
+    mcp_loop_unref(loop);
+}
+
+static const mcp_transport_vt stdio_vt = {
+    "stdio", stdio_start, stdio_send, stdio_close, stdio_is_open, stdio_destroy,
+};
+
+void mcp_stdio_config_free(mcp_stdio_config *cfg)
+{
+    char **p;
+    free(cfg->command);
+    free(cfg->cwd);
+    for (p = cfg->argv; p && *p; p++)
+        free(*p);
+    free(cfg->argv);
+    for (p = cfg->envp; p && *p; p++)
+        free(*p);
+    free(cfg->envp);
+    memset(cfg, 0, sizeof *cfg);
+}
+
+mcp_transport *mcp_stdio_new(mcp_loop *loop, mcp_stdio_config *cfg)
+{
+    mcp_stdio *s = calloc(1, sizeof *s);
+    if (s == NULL) {
+        mcp_stdio_config_free(cfg);
+        return NULL;
+    }
+    s->base.vt = &stdio_vt;
+    s->base.refs = 1;
+    s->base.loop = loop;
+    mcp_loop_ref(loop);
+    s->cfg = *cfg;
+    memset(cfg, 0, sizeof *cfg);
+    if (s->cfg.max_message == 0)
+        s->cfg.max_message = MCP_STDIO_DEFAULT_MAX_MESSAGE;
+    s->fd_in = s->fd_out = s->fd_err = -1;
+    mcp_buf_init(&s->rbuf);
+    mcp_buf_init(&s->wbuf);
+    mcp_buf_init(&s->ebuf);
+    return &s->base;
+}
+
+void mcp_stdio_on_stderr(mcp_transport *t, mcp_stderr_cb cb, void *ctx)
+{
+    mcp_stdio *s = (mcp_stdio *)t;
+    s->stderr_cb = cb;
+    s->stderr_ctx = ctx;
+}
+
+pid_t mcp_stdio_pid(mcp_transport *t)
+{
+    mcp_stdio *s = (mcp_stdio *)t;
+    return s->child ? s->child->pid : 0;
+}
+
+int mcp_stdio_reaped(mcp_transport *t)
+{
+    mcp_stdio *s = (mcp_stdio *)t;
+    return s->child == NULL ? !s->started : s->child->exited;
+}
+
+void mcp_stdio_describe_exit(mcp_transport *t, char *out, size_t outlen)
+{
+    mcp_stdio *s = (mcp_stdio *)t;
+    if (s->child == NULL)
+        snprintf(out, outlen, "was never started");
+    else
+        mcp_child_describe(s->child, out, outlen);
+}

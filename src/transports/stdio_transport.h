@@ -1,0 +1,32 @@
+/* stdio transport: a child process speaking newline-delimited JSON-RPC on stdin/stdout. */
+#ifndef MCP_STDIO_TRANSPORT_H
+#define MCP_STDIO_TRANSPORT_H
+
+#include <sys/types.h>
+
+#include "transport.h"
+
+typedef void (*mcp_stderr_cb)(void *ctx, const char *line, size_t len);
+
+typedef struct mcp_stdio_config {
+    char *command;     /* owned (malloc) */
+    char **argv;       /* NULL-terminated, owned */
+    char **envp;       /* NULL-terminated, owned: the complete environment */
+    char *cwd;         /* owned, may be NULL */
+    int stderr_mode;   /* MCP_STDERR_* */
+    size_t max_message;
+} mcp_stdio_config;
+
+#define MCP_STDIO_DEFAULT_MAX_MESSAGE ((size_t)64 * 1024 * 1024)
+
+/* Takes ownership of cfg's strings (also on failure). NULL when out of memory. */
+mcp_transport *mcp_stdio_new(mcp_loop *loop, mcp_stdio_config *cfg);
+void mcp_stdio_config_free(mcp_stdio_config *cfg);
+void mcp_stdio_on_stderr(mcp_transport *t, mcp_stderr_cb cb, void *ctx);
+pid_t mcp_stdio_pid(mcp_transport *t);
+/* 1 once the child has been reaped. */
+int mcp_stdio_reaped(mcp_transport *t);
+/* "exited with status 3", "is still running", ... */
+void mcp_stdio_describe_exit(mcp_transport *t, char *out, size_t outlen);
+
+#endif

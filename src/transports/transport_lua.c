@@ -1,0 +1,43 @@
+#include "transport_lua.h"
+
+#include <lauxlib.h>
+
+#include "compat.h"
+
+mcp_transport *mcp_transport_check(lua_State *L, int idx)
+{
+    mcp_transport_box *box = lua_touserdata(L, idx);
+    int ok = 0;
+    if (box != NULL && lua_getmetatable(L, idx)) {
+        lua_getfield(L, -1, "__mcp_transport");
+        ok = lua_toboolean(L, -1);
+        lua_pop(L, 2);
+    }
+    if (!ok)
+        luaL_argerror(L, idx, "mcp transport expected");
+    if (box->t == NULL)
+        luaL_argerror(L, idx, "transport was finalized");
+    return box->t;
+}
+
+mcp_transport_box *mcp_transport_push(lua_State *L, mcp_transport *t, const char *mt)
+{
+    mcp_transport_box *box = mcp_newuserdata(L, sizeof *box);
+    box->t = t;
+    luaL_getmetatable(L, mt);
+    lua_setmetatable(L, -2);
+    return box;
+}
+
+int mcp_transport_lua_gc(lua_State *L)
+{
+    mcp_transport_box *box = lua_touserdata(L, 1);
+    if (box != NULL && box->t != NULL) {
+        mcp_transport *t = box->t;
+        box->t = NULL;
+        t->sink = NULL; /* no Lua callbacks from a finalizer */
+        t->vt->close(t);
+        mcp_transport_unref(t);
+    }
+    return 0;
+}

@@ -1,0 +1,21 @@
+/* Lua boxes for transports: every transport userdata is a pointer box whose metatable carries
+ * `__mcp_transport = true`, so the session accepts any kind (stdio now, HTTP and SSE later). */
+#ifndef MCP_TRANSPORT_LUA_H
+#define MCP_TRANSPORT_LUA_H
+
+#include <lua.h>
+
+#include "transport.h"
+
+typedef struct mcp_transport_box {
+    mcp_transport *t; /* NULL once finalized */
+} mcp_transport_box;
+
+/* The transport at idx, or raise a type error. */
+mcp_transport *mcp_transport_check(lua_State *L, int idx);
+/* Push a new box for t (takes over one reference) with the metatable named mt. */
+mcp_transport_box *mcp_transport_push(lua_State *L, mcp_transport *t, const char *mt);
+/* __gc / __close / close helper shared by transport metatables. */
+int mcp_transport_lua_gc(lua_State *L);
+
+#endif
