@@ -66,6 +66,10 @@ build = {
          libdirs = { "$(CURL_LIBDIR)" },
          libraries = { "curl" },
       },
+      ["mcp.errors"] = "lua/mcp/errors.lua",
+      ["mcp.json"] = "lua/mcp/json.lua",
+      ["mcp.protocol"] = "lua/mcp/protocol.lua",
+      ["mcp.sched"] = "lua/mcp/sched.lua",
       -- END modules
    },
 }
