@@ -135,7 +135,7 @@ static void encode_or_raise(lua_State *L, mcp_session *s, int idx, const char *w
     }
 }
 
-/* Send what is in s->out. Returns 1, or pushes nil, message and returns 2. */
+/* Send what is in s->out. Pushes true (returns 1), or nil, message (returns 2). */
 static int flush_out(lua_State *L, mcp_session *s)
 {
     char err[256];
@@ -153,6 +153,7 @@ static int flush_out(lua_State *L, mcp_session *s)
         lua_pushstring(L, err);
         return 2;
     }
+    lua_pushboolean(L, 1);
     return 1;
 }
 

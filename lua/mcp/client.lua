@@ -1,0 +1,694 @@
+--- The MCP client: the reference's MCPClient in Lua. Requests go through the C session; this
+--- layer builds params, checks results, and runs server requests and notifications as tasks.
+local core = require("mcp.core")
+local errors = require("mcp.errors")
+local json = require("mcp.json")
+local protocol = require("mcp.protocol")
+local sched = require("mcp.sched")
+
+local unpack = table.unpack or unpack
+local pack = table.pack or function(...) return { n = select("#", ...), ... } end
+
+local M = {}
+
+M.VERSION = "0.1.0"
+M.DEFAULT_CLIENT_NAME = "lua-mcp"
+
+---@class mcp.Client
+local Client = {}
+Client.__index = Client
+M.Client = Client
+
+local function new_error(code, message, data, opts)
+  return errors.new(code, message, data, opts)
+end
+
+local function shallow_copy(t)
+  local c = {}
+  if t then
+    for k, v in pairs(t) do c[k] = v end
+  end
+  return setmetatable(c, getmetatable(t))
+end
+
+-- ---- configuration ---------------------------------------------------------------------------
+
+local CONFIG_FIELDS = {
+  client_name = "string", name = "string", client_version = "string", capabilities = "table",
+  request_timeout_ms = "number", enable_logging = "boolean", max_retries = "number",
+  on_error = "function", on_elicitation_request = "function", on_sampling_request = "function",
+  on_roots_list = "function", roots = "table", protocol_version_discovery = "boolean",
+  on_close = "function",
+}
+
+local function normalize_config(config)
+  config = config or {}
+  if type(config) ~= "table" then error("mcp: client config must be a table", 3) end
+  for k, want in pairs(CONFIG_FIELDS) do
+    local v = config[k]
+    if v ~= nil and type(v) ~= want then
+      error(("mcp: client config '%s' must be a %s, got %s"):format(k, want, type(v)), 3)
+    end
+  end
+  local max_retries = config.max_retries or 0
+  if max_retries ~= math.floor(max_retries) then
+    error("mcp: client config 'max_retries' must be an integer", 3)
+  end
+  return {
+    client_name = config.client_name or config.name or M.DEFAULT_CLIENT_NAME,
+    client_version = config.client_version or M.VERSION,
+    capabilities = config.capabilities,
+    request_timeout_ms = config.request_timeout_ms or protocol.DEFAULT_REQUEST_TIMEOUT_MS,
+    enable_logging = config.enable_logging or false,
+    max_retries = max_retries,
+    on_error = config.on_error,
+    on_close = config.on_close,
+  }
+end
+
+--- Create a client without connecting (the reference's NewMCPClient). Call client:connect().
+---@param transport userdata a transport from mcp.stdio_transport (or any object with start/close)
+---@param config table|nil MCPClientConfig fields in snake_case
+---@return mcp.Client
+function M.new(transport, config)
+  if transport == nil or (type(transport) ~= "userdata" and type(transport) ~= "table") then
+    error("mcp.new_client: transport expected", 2)
+  end
+  local cfg = normalize_config(config)
+  local self = setmetatable({
+    transport = transport,
+    config = cfg,
+    state = "new", -- new | connecting | connected | closed
+    session = nil,
+    handlers = {
+      elicitation = config and config.on_elicitation_request,
+      sampling = config and config.on_sampling_request,
+      roots = config and config.on_roots_list,
+    },
+    roots = config and config.roots,
+    notification_handlers = {},
+    progress = {},
+    init_result = nil,
+  }, Client)
+  return self
+end
+
+-- ---- reporting -------------------------------------------------------------------------------
+
+--- Non-fatal diagnostics go to config.on_error (in a task of its own), else to stderr when
+--- enable_logging is set.
+function Client:_report(err)
+  local on_error = self.config.on_error
+  if on_error then
+    sched.spawn_handler(function(e)
+      io.stderr:write("mcp: on_error handler failed: ", tostring(e), "\n")
+    end, on_error, err)
+  elseif self.config.enable_logging then
+    io.stderr:write("mcp: ", tostring(err), "\n")
+  end
+end
+
+-- ---- the session's event handler -------------------------------------------------------------
+
+local request_handlers = {}
+
+function Client:_on_request(id, method, params)
+  local session = self.session
+  local h = request_handlers[method]
+  if h == nil or (h.enabled and not h.enabled(self)) then
+    session:respond_error(id, errors.ERROR_CODES.METHOD_NOT_FOUND, "Method not found: " .. method)
+    return
+  end
+  local answered = false
+  local function fail(err)
+    if answered then return end
+    answered = true
+    local e = errors.is_error(err) and err
+      or new_error(errors.ERROR_CODES.INTERNAL_ERROR, tostring(err), nil, { kind = "handler", method = method })
+    self:_report(e)
+    if self.session == session then
+      session:respond_error(id, e.kind == "rpc" and e.code or errors.ERROR_CODES.INTERNAL_ERROR,
+        e.message, e.data)
+    end
+  end
+  sched.spawn_handler(function(msg)
+    fail(new_error(errors.ERROR_CODES.INTERNAL_ERROR, "the " .. method .. " handler raised: " .. tostring(msg),
+      nil, { kind = "handler", method = method }))
+  end, function()
+    local result, err = h.run(self, type(params) == "table" and params or {})
+    if result == nil then
+      fail(err or new_error(errors.ERROR_CODES.INTERNAL_ERROR, "the " .. method .. " handler returned nothing",
+        nil, { kind = "handler", method = method }))
+      return
+    end
+    answered = true
+    if self.session == session then session:respond(id, result) end
+  end)
+end
+
+function Client:_on_notification(method, params)
+  params = type(params) == "table" and params or {}
+  if method == "notifications/progress" then
+    local cb = self.progress[params.progressToken]
+    if cb then
+      sched.spawn_handler(function(e)
+        self:_report(new_error(nil, "on_progress raised: " .. tostring(e), nil, { kind = "handler" }))
+      end, cb, params)
+    end
+  end
+  local list = self.notification_handlers
+  for _, key in ipairs({ method, "*" }) do
+    local hs = list[key]
+    if hs then
+      for i = 1, #hs do
+        sched.spawn_handler(function(e)
+          self:_report(new_error(nil, "notification handler for " .. method .. " raised: " .. tostring(e),
+            nil, { kind = "handler", method = method }))
+        end, hs[i], params, method)
+      end
+    end
+  end
+end
+
+function Client:_on_event(kind, a, b, c)
+  if kind == "request" then
+    self:_on_request(a, b, c)
+  elseif kind == "notification" then
+    self:_on_notification(a, b)
+  elseif kind == "error" then
+    self:_report(new_error(nil, a, nil, { kind = b == "invalid_message" and "protocol" or (b or "transport") }))
+  elseif kind == "closed" then
+    self.closed_reason = a
+    if self.config.on_close then
+      sched.spawn_handler(function(e) self:_report(new_error(nil, tostring(e), nil, { kind = "handler" })) end,
+        self.config.on_close, a)
+    end
+  end
+end
+
+-- ---- requests --------------------------------------------------------------------------------
+
+--- Send a raw request and wait for its result.
+---@param method string
+---@param params table|nil
+---@param opts table|nil timeout_ms, on_progress(params), cancel (mcp.cancel_token())
+---@return any result, mcp.Error|nil err
+function Client:request(method, params, opts)
+  if type(method) ~= "string" then error("mcp: method must be a string", 2) end
+  if params ~= nil and type(params) ~= "table" then error("mcp: params must be a table", 2) end
+  opts = opts or {}
+  if type(opts) ~= "table" then error("mcp: request options must be a table", 2) end
+  local session = self.session
+  if session == nil or self.state == "closed" then
+    return nil, new_error(nil, self.state == "closed" and "the client is closed" or "the client is not connected",
+      nil, { kind = "closed", method = method })
+  end
+  local timeout = opts.timeout_ms or self.config.request_timeout_ms
+  local cancel = opts.cancel
+  if cancel and cancel.cancelled then
+    return nil, new_error(nil, "request cancelled: " .. tostring(cancel.reason), nil,
+      { kind = "cancelled", method = method })
+  end
+  local id
+  if opts.on_progress then
+    id = session:next_id()
+    params = shallow_copy(params)
+    local meta = shallow_copy(params._meta)
+    meta.progressToken = id
+    params._meta = meta
+    self.progress[id] = opts.on_progress
+  end
+  local r = pack(sched.await(function(cb)
+    local rid, err = session:request(method, params, timeout, cb, id)
+    if not rid then
+      cb(nil, nil, err, nil, self.closed_reason and "closed" or "transport")
+      return
+    end
+    id = rid
+    if cancel then cancel:_attach(function(reason) session:cancel(rid, reason) end) end
+  end))
+  if opts.on_progress then self.progress[id] = nil end
+  if cancel then cancel:_attach(nil) end
+  local res, code, message, data, kind = unpack(r, 1, 5)
+  if kind ~= nil then
+    if kind == "closed" and self.closed_reason and not message:find(self.closed_reason, 1, true) then
+      message = message .. ": " .. self.closed_reason
+    end
+    return nil, new_error(code, message, data, { kind = kind, method = method })
+  end
+  return res
+end
+
+--- Send a notification.
+---@param method string
+---@param params table|nil
+---@return boolean|nil ok, mcp.Error|nil err
+function Client:notify(method, params)
+  if type(method) ~= "string" then error("mcp: method must be a string", 2) end
+  if self.session == nil then
+    return nil, new_error(nil, "the client is not connected", nil, { kind = "closed", method = method })
+  end
+  local ok, err = self.session:notify(method, params)
+  if not ok then return nil, new_error(nil, err, nil, { kind = "transport", method = method }) end
+  return true
+end
+
+local function expect_table(res, field, method)
+  if type(res) ~= "table" or (field and type(res[field]) ~= "table") then
+    return nil, new_error(nil, "invalid " .. method .. " result" .. (field and (": missing '" .. field .. "'") or ""),
+      res, { kind = "protocol", method = method })
+  end
+  return res
+end
+
+-- ---- lifecycle -------------------------------------------------------------------------------
+
+local function advertised_capabilities(self)
+  local caps = shallow_copy(self.config.capabilities or {})
+  setmetatable(caps, core.object_mt)
+  if self.handlers.elicitation and caps.elicitation == nil then
+    caps.elicitation = json.object({ form = json.object() })
+  end
+  if (self.handlers.roots or self.roots) and caps.roots == nil then
+    caps.roots = { listChanged = true }
+  end
+  if self.handlers.sampling and caps.sampling == nil then
+    caps.sampling = json.object()
+  end
+  return caps
+end
+
+--- Start the transport and run the initialize handshake.
+---@return boolean|nil ok, mcp.Error|nil err
+function Client:connect()
+  if self.state == "connected" then return true end
+  if self.state == "closed" then
+    return nil, new_error(nil, "the client is closed", nil, { kind = "closed" })
+  end
+  if self.config.max_retries < 0 then
+    return nil, new_error(nil, "maxRetries must be >= 0", nil, { kind = "config" })
+  end
+  self.state = "connecting"
+  local ok, err = self.transport:start()
+  if not ok then
+    self.state = "new"
+    return nil, new_error(nil, "failed to connect transport: " .. tostring(err), nil, { kind = "transport" })
+  end
+  local weak = setmetatable({ client = self }, { __mode = "v" })
+  -- The handler reaches the client weakly: a dropped client stays collectable (its session's
+  -- finalizer then stops the server).
+  self.session = core.session(self.transport, function(kind, a, b, c)
+    local client = weak.client
+    if client then client:_on_event(kind, a, b, c) end
+  end)
+  local res
+  res, err = self:request("initialize", {
+    protocolVersion = protocol.PROTOCOL_VERSION,
+    capabilities = advertised_capabilities(self),
+    clientInfo = { name = self.config.client_name, version = self.config.client_version },
+  })
+  if res ~= nil and (type(res) ~= "table" or type(res.protocolVersion) ~= "string") then
+    err = new_error(nil, "invalid initialize result", res, { kind = "protocol", method = "initialize" })
+    res = nil
+  end
+  if res ~= nil and not protocol.is_supported(res.protocolVersion) then
+    err = new_error(nil, "server's protocol version is not supported: " .. res.protocolVersion, res,
+      { kind = "protocol", method = "initialize" })
+    res = nil
+  end
+  if res == nil then
+    self:close()
+    return nil, err
+  end
+  self.init_result = res
+  self.state = "connected"
+  local nok, nerr = self:notify("notifications/initialized")
+  if not nok then
+    self:close()
+    return nil, nerr
+  end
+  return true
+end
+
+--- Close the connection and stop the server (idempotent). Outside a task it waits, bounded,
+--- until the server process is reaped; inside a task the loop finishes that in the background.
+---@return boolean
+function Client:close()
+  if self.state == "closed" then return true end
+  self.state = "closed"
+  if self.session then
+    self.session:close("the client was closed")
+  else
+    self.transport:close()
+  end
+  if self.transport.reaped then
+    local t = self.transport
+    sched.wait_until(function() return t:reaped() end, 5000)
+  end
+  return true
+end
+Client.__close = Client.close
+
+---@return boolean
+function Client:is_connected()
+  return self.state == "connected" and self.session ~= nil and self.session:is_open()
+end
+
+-- ---- getters ---------------------------------------------------------------------------------
+
+function Client:initialize_result()
+  return self.init_result or {
+    protocolVersion = protocol.PROTOCOL_VERSION, capabilities = json.object(), serverInfo = json.object(),
+  }
+end
+
+function Client:server_capabilities()
+  local r = self.init_result
+  return r and type(r.capabilities) == "table" and r.capabilities or json.object()
+end
+
+function Client:server_info()
+  local r = self.init_result
+  return r and type(r.serverInfo) == "table" and r.serverInfo or json.object()
+end
+
+function Client:server_instructions()
+  local r = self.init_result
+  return r and type(r.instructions) == "string" and r.instructions or ""
+end
+
+function Client:protocol_version()
+  return self.init_result and self.init_result.protocolVersion or nil
+end
+
+-- ---- pagination ------------------------------------------------------------------------------
+
+local function page(self, method, field, cursor, opts)
+  if cursor ~= nil and type(cursor) ~= "string" then error("mcp: cursor must be a string", 3) end
+  local params = (cursor ~= nil and cursor ~= "") and { cursor = cursor } or nil
+  local res, err = self:request(method, params, opts)
+  if res == nil then return nil, err end
+  return expect_table(res, field, method)
+end
+
+local function all_pages(self, method, field, opts)
+  local out, seen, cursor = json.array(), {}, nil
+  repeat
+    local res, err = page(self, method, field, cursor, opts)
+    if res == nil then return nil, err end
+    for _, item in ipairs(res[field]) do out[#out + 1] = item end
+    cursor = res.nextCursor
+    if cursor ~= nil and type(cursor) ~= "string" then cursor = nil end
+    if cursor == "" then cursor = nil end
+    if cursor ~= nil then
+      if seen[cursor] then
+        return nil, new_error(nil, "the server repeated a pagination cursor", cursor, { kind = "protocol", method = method })
+      end
+      seen[cursor] = true
+    end
+  until cursor == nil
+  return out
+end
+
+local LISTS = {
+  { name = "tools", method = "tools/list", field = "tools" },
+  { name = "resources", method = "resources/list", field = "resources" },
+  { name = "resource_templates", method = "resources/templates/list", field = "resourceTemplates" },
+  { name = "prompts", method = "prompts/list", field = "prompts" },
+}
+
+for _, l in ipairs(LISTS) do
+  local method, field = l.method, l.field
+  --- One page: the server's result ({<field>=..., nextCursor=...}).
+  Client["list_" .. l.name .. "_with_cursor"] = function(self, cursor, opts)
+    return page(self, method, field, cursor, opts)
+  end
+  --- Every item over all pages, as one array.
+  Client["list_all_" .. l.name] = function(self, opts)
+    return all_pages(self, method, field, opts)
+  end
+end
+
+--- First page of tools, as an array (ListTools).
+function Client:list_tools(opts)
+  local res, err = self:list_tools_with_cursor(nil, opts)
+  if res == nil then return nil, err end
+  return res.tools
+end
+
+--- The raw first tools/list page, for storing or fingerprinting (GetSerializableTools).
+function Client:get_serializable_tools(opts)
+  return self:list_tools_with_cursor(nil, opts)
+end
+
+--- First page of resources, as an array (ListResources).
+function Client:list_resources(opts)
+  local res, err = self:list_resources_with_cursor(nil, opts)
+  if res == nil then return nil, err end
+  return res.resources
+end
+
+--- First page of resource templates: the result table (ListResourceTemplates).
+function Client:list_resource_templates(opts)
+  return self:list_resource_templates_with_cursor(nil, opts)
+end
+
+--- First page of prompts, as an array (ListPrompts).
+function Client:list_prompts(opts)
+  local res, err = self:list_prompts_with_cursor(nil, opts)
+  if res == nil then return nil, err end
+  return res.prompts
+end
+
+-- ---- tools -----------------------------------------------------------------------------------
+
+local function retryable(err)
+  local s = err.status_code
+  if s ~= nil then return s == 408 or s == 409 or s == 429 or s >= 500 end
+  if err.code ~= nil then return false end
+  return err.kind == "transport"
+end
+
+local function retry_delay_ms(attempt)
+  local d = 2000 * 2 ^ (attempt - 1)
+  return d > 60000 and 60000 or d
+end
+
+--- Call a tool (CallTool). arguments is a table (or nil for none).
+---@param name string
+---@param arguments table|nil
+---@param opts table|nil timeout_ms, on_progress, cancel, meta (sent as _meta)
+---@return table|nil result, mcp.Error|nil err
+function Client:call_tool(name, arguments, opts)
+  if type(name) ~= "string" then error("mcp.call_tool: name must be a string", 2) end
+  if arguments ~= nil and type(arguments) ~= "table" then
+    error("mcp.call_tool: arguments must be a table", 2)
+  end
+  local params = { name = name, arguments = arguments or json.object() }
+  if opts and opts.meta then params._meta = opts.meta end
+  local attempts, res, err = 0, nil, nil
+  while true do
+    attempts = attempts + 1
+    res, err = self:request("tools/call", params, opts)
+    if res ~= nil or attempts > self.config.max_retries or not retryable(err) then break end
+    sched.sleep(retry_delay_ms(attempts))
+  end
+  if res == nil then
+    if attempts > 1 then
+      local msg = retryable(err) and ("Failed after " .. attempts .. " attempts. Last error: " .. err.message)
+        or ("Failed after " .. attempts .. " attempts with non-retryable error: '" .. err.message .. "'")
+      return nil, new_error(err.code, msg, err.data,
+        { kind = err.kind, method = "tools/call", status_code = err.status_code, cause = err })
+    end
+    return nil, err
+  end
+  res, err = expect_table(res, nil, "tools/call")
+  if res == nil then return nil, err end
+  if res.content == nil and res.structuredContent ~= nil then
+    -- As the reference: a result with only structuredContent gets a text rendering of it.
+    res.content = json.array({ { type = "text", text = json.encode(res.structuredContent) } })
+  end
+  if res.content == nil and res.toolResult ~= nil then
+    return res -- the 2024-11-05 shape, passed through
+  end
+  if type(res.content) ~= "table" then
+    return nil, new_error(nil, "invalid tools/call result: 'content' must be an array", res,
+      { kind = "protocol", method = "tools/call" })
+  end
+  return res
+end
+
+-- ---- resources, prompts, completion, utilities -----------------------------------------------
+
+function Client:read_resource(uri, opts)
+  if type(uri) ~= "string" then error("mcp.read_resource: uri must be a string", 2) end
+  local res, err = self:request("resources/read", { uri = uri }, opts)
+  if res == nil then return nil, err end
+  return expect_table(res, "contents", "resources/read")
+end
+
+function Client:get_prompt(name, arguments, opts)
+  if type(name) ~= "string" then error("mcp.get_prompt: name must be a string", 2) end
+  if arguments ~= nil and type(arguments) ~= "table" then
+    error("mcp.get_prompt: arguments must be a table", 2)
+  end
+  local res, err = self:request("prompts/get", { name = name, arguments = arguments }, opts)
+  if res == nil then return nil, err end
+  return expect_table(res, "messages", "prompts/get")
+end
+
+--- Ask for argument completions (Complete). params: {ref=...} or Go-style {prompt_ref=, resource_ref=},
+--- plus argument={name=, value=} and optional context={arguments={...}}.
+function Client:complete(params, opts)
+  if type(params) ~= "table" then error("mcp.complete: params must be a table", 2) end
+  local ref = params.ref
+  if ref == nil and params.prompt_ref then
+    ref = { type = "ref/prompt", name = params.prompt_ref.name }
+  elseif ref == nil and params.resource_ref then
+    ref = { type = "ref/resource", uri = params.resource_ref.uri }
+  end
+  if type(ref) ~= "table" or type(params.argument) ~= "table" then
+    error("mcp.complete: params need ref (or prompt_ref/resource_ref) and argument", 2)
+  end
+  if self.init_result and self:server_capabilities().completions == nil then
+    return nil, new_error(nil, "Server does not support completions", nil, { kind = "protocol", method = "completion/complete" })
+  end
+  local p = { ref = ref, argument = params.argument }
+  if params.context ~= nil then p.context = params.context end
+  local res, err = self:request("completion/complete", p, opts)
+  if res == nil then return nil, err end
+  return expect_table(res, "completion", "completion/complete")
+end
+
+function Client:ping(opts)
+  return self:request("ping", nil, opts)
+end
+
+function Client:set_logging_level(level, opts)
+  local valid = false
+  for _, l in ipairs(protocol.LOGGING_LEVELS) do valid = valid or l == level end
+  if not valid then error("mcp.set_logging_level: unknown level " .. tostring(level), 2) end
+  return self:request("logging/setLevel", { level = level }, opts)
+end
+
+function Client:subscribe_resource(uri, opts)
+  if type(uri) ~= "string" then error("mcp.subscribe_resource: uri must be a string", 2) end
+  return self:request("resources/subscribe", { uri = uri }, opts)
+end
+
+function Client:unsubscribe_resource(uri, opts)
+  if type(uri) ~= "string" then error("mcp.unsubscribe_resource: uri must be a string", 2) end
+  return self:request("resources/unsubscribe", { uri = uri }, opts)
+end
+
+-- ---- handlers --------------------------------------------------------------------------------
+
+--- Register the elicitation handler: fn(request) -> result | nil, err, where request has
+--- message, requested_schema, meta, mode ("form"|"url"), url, elicitation_id and params.
+function Client:on_elicitation_request(fn)
+  if fn ~= nil and type(fn) ~= "function" then error("mcp: handler must be a function", 2) end
+  self.handlers.elicitation = fn
+end
+
+--- fn(params) -> CreateMessageResult | nil, err
+function Client:on_sampling_request(fn)
+  if fn ~= nil and type(fn) ~= "function" then error("mcp: handler must be a function", 2) end
+  self.handlers.sampling = fn
+end
+
+--- fn() -> array of roots ({uri=, name=}) | nil, err
+function Client:on_roots_list(fn)
+  if fn ~= nil and type(fn) ~= "function" then error("mcp: handler must be a function", 2) end
+  self.handlers.roots = fn
+end
+
+--- Set the roots served to roots/list and tell a connected server they changed.
+function Client:set_roots(roots)
+  if type(roots) ~= "table" then error("mcp.set_roots: roots must be an array", 2) end
+  self.roots = roots
+  if self.state == "connected" then
+    return self:notify("notifications/roots/list_changed")
+  end
+  return true
+end
+
+--- fn(params, method) for a notification method, or "*" for every notification.
+function Client:on_notification(method, fn)
+  if type(method) ~= "string" or type(fn) ~= "function" then
+    error("mcp.on_notification: (method, fn) expected", 2)
+  end
+  local list = self.notification_handlers[method]
+  if not list then
+    list = {}
+    self.notification_handlers[method] = list
+  end
+  list[#list + 1] = fn
+end
+
+local SHORTCUTS = {
+  on_tools_list_changed = "notifications/tools/list_changed",
+  on_resources_list_changed = "notifications/resources/list_changed",
+  on_prompts_list_changed = "notifications/prompts/list_changed",
+  on_resource_updated = "notifications/resources/updated",
+  on_log_message = "notifications/message",
+  on_cancelled = "notifications/cancelled",
+  on_progress = "notifications/progress",
+}
+for name, method in pairs(SHORTCUTS) do
+  Client[name] = function(self, fn) return self:on_notification(method, fn) end
+end
+
+-- ---- built-in server request handlers ---------------------------------------------------------
+
+local function valid_action(a)
+  return a == "accept" or a == "decline" or a == "cancel"
+end
+
+request_handlers["elicitation/create"] = {
+  enabled = function(self) return self.handlers.elicitation ~= nil end,
+  run = function(self, params)
+    local req = {
+      message = params.message,
+      requested_schema = params.requestedSchema,
+      meta = params._meta,
+      mode = params.mode or "form",
+      url = params.url,
+      elicitation_id = params.elicitationId,
+      params = params,
+    }
+    local result, err = self.handlers.elicitation(req)
+    if result == nil then return nil, err end
+    if type(result) ~= "table" or not valid_action(result.action) then
+      return nil, new_error(errors.ERROR_CODES.INTERNAL_ERROR,
+        "the elicitation handler returned an invalid result (action must be accept, decline or cancel)",
+        nil, { kind = "handler", method = "elicitation/create" })
+    end
+    local out = { action = result.action }
+    if result.action == "accept" and result.content ~= nil then out.content = result.content end
+    if result.meta or result._meta then out._meta = result.meta or result._meta end
+    return out
+  end,
+}
+
+request_handlers["sampling/createMessage"] = {
+  enabled = function(self) return self.handlers.sampling ~= nil end,
+  run = function(self, params) return self.handlers.sampling(params) end,
+}
+
+request_handlers["roots/list"] = {
+  enabled = function(self) return self.handlers.roots ~= nil or self.roots ~= nil end,
+  run = function(self)
+    local roots, err
+    if self.handlers.roots then
+      roots, err = self.handlers.roots()
+      if roots == nil then return nil, err end
+    else
+      roots = self.roots
+    end
+    local list = json.array()
+    for i, r in ipairs(roots) do list[i] = r end
+    return { roots = list }
+  end,
+}
+
+return M

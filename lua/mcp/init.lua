@@ -1,0 +1,91 @@
+--- lua-mcp: a Model Context Protocol client. `local mcp = require("mcp")`.
+--- See docs/API.md for the whole API and README.md for its mapping to the reference.
+local core = require("mcp.core")
+local client = require("mcp.client")
+local errors = require("mcp.errors")
+local json = require("mcp.json")
+local protocol = require("mcp.protocol")
+local sched = require("mcp.sched")
+local stdio = require("mcp.stdio")
+
+local mcp = {}
+
+mcp.VERSION = client.VERSION
+mcp.core = core
+
+-- protocol constants
+for k, v in pairs(protocol) do
+  if type(v) ~= "function" then mcp[k] = v end
+end
+
+-- errors
+mcp.Error = errors.Error
+mcp.ERROR_CODES = errors.ERROR_CODES
+mcp.errors = errors.errors
+mcp.new_error = errors.new
+mcp.is_error = errors.is_error
+mcp.timeout_error = errors.timeout
+mcp.transport_error = errors.transport
+
+-- JSON
+mcp.json = json
+mcp.null = json.null
+mcp.array = json.array
+mcp.object = json.object
+
+-- scheduling and the loop
+mcp.spawn = sched.spawn
+mcp.run = sched.run
+mcp.sleep = sched.sleep
+mcp.loop = sched.loop
+
+-- transports and clients
+mcp.stdio_transport = stdio.transport
+mcp.new_client = client.new
+mcp.Client = client.Client
+
+--- Create a client over any transport and connect it (CreateMCPClient; unlike Go, it connects,
+--- as the TypeScript createMCPClient does).
+---@param config table|nil
+---@param transport userdata
+---@return mcp.Client|nil, mcp.Error|nil
+function mcp.create_client(config, transport)
+  local c = client.new(transport, config)
+  local ok, err = c:connect()
+  if not ok then return nil, err end
+  return c
+end
+
+local TRANSPORT_KEYS = { env = true, cwd = true, working_dir = true, stderr = true, max_message_size = true }
+
+--- Start a server as a child process and connect to it over stdio (CreateStdioMCPClient).
+---@param command string
+---@param args string[]|nil
+---@param opts table|nil stdio transport fields (env, cwd, stderr, max_message_size) and client config fields
+---@return mcp.Client|nil, mcp.Error|nil
+function mcp.create_stdio_client(command, args, opts)
+  if type(command) ~= "string" then error("mcp.create_stdio_client: command must be a string", 2) end
+  if args ~= nil and type(args) ~= "table" then error("mcp.create_stdio_client: args must be an array", 2) end
+  if opts ~= nil and type(opts) ~= "table" then error("mcp.create_stdio_client: opts must be a table", 2) end
+  opts = opts or {}
+  local tcfg, ccfg = { command = command, args = args }, {}
+  for k, v in pairs(opts) do
+    if TRANSPORT_KEYS[k] then tcfg[k] = v else ccfg[k] = v end
+  end
+  return mcp.create_client(ccfg, stdio.transport(tcfg))
+end
+
+--- A cancellation token for one call: pass it as opts.cancel, then token:cancel(reason).
+function mcp.cancel_token()
+  local token = { cancelled = false }
+  function token:_attach(hook) self.hook = hook end
+  function token:cancel(reason)
+    if self.cancelled then return end
+    self.cancelled = true
+    self.reason = reason or "cancelled by the client"
+    if self.hook then self.hook(self.reason) end
+  end
+  return token
+end
+
+return mcp

@@ -1,0 +1,182 @@
+--- The scheduler: coroutines started with mcp.spawn, the ready queue, and the three ways a
+--- waiting call behaves (blocking outside a task, suspending inside one, host-driven step(0)).
+--- The C core never resumes a coroutine: its callbacks only queue results here, and coroutines
+--- run from run_ready(), outside any C callback, so no handler runs on a dead or foreign
+--- coroutine and a task may block, yield or fail freely.
+local core = require("mcp.core")
+
+local unpack = table.unpack or unpack
+local pack = table.pack or function(...) return { n = select("#", ...), ... } end
+
+local M = {}
+
+local tasks = setmetatable({}, { __mode = "k" }) -- coroutine -> true for tasks we run
+local live = 0
+local queue, qhead, qtail = {}, 1, 0
+local failures = {}
+
+local function push_ready(co, ...)
+  qtail = qtail + 1
+  queue[qtail] = { co = co, args = pack(...) }
+end
+
+local function has_ready()
+  return qhead <= qtail
+end
+M.has_ready = has_ready
+
+--- The running coroutine when it is one of ours (a task), else nil.
+function M.current()
+  local co = coroutine.running()
+  if co ~= nil and tasks[co] then return co end
+  return nil
+end
+
+local function new_task(fn, args, on_failure)
+  local co
+  co = coroutine.create(function()
+    local ok, err = xpcall(function() return fn(unpack(args, 1, args.n)) end, debug.traceback)
+    tasks[co] = nil
+    live = live - 1
+    if not ok then
+      if on_failure then
+        local ok2, err2 = pcall(on_failure, err)
+        if not ok2 then failures[#failures + 1] = err2 end
+      else
+        failures[#failures + 1] = err
+      end
+    end
+  end)
+  tasks[co] = true
+  live = live + 1
+  push_ready(co)
+  return co
+end
+
+--- Run fn(...) in a new task. An error in it is raised by the mcp.run/step that ran it.
+---@param fn function
+---@return thread
+function M.spawn(fn, ...)
+  assert(type(fn) == "function", "mcp.spawn: fn must be a function")
+  return new_task(fn, pack(...), nil)
+end
+
+--- Run a handler in a new task; its error goes to on_failure(message) instead of the caller.
+function M.spawn_handler(on_failure, fn, ...)
+  return new_task(fn, pack(...), on_failure)
+end
+
+--- Resume every queued task once; re-raise the first task failure.
+function M.run_ready()
+  while qhead <= qtail do
+    local item = queue[qhead]
+    queue[qhead] = nil
+    qhead = qhead + 1
+    if coroutine.status(item.co) == "suspended" then
+      local ok, err = coroutine.resume(item.co, unpack(item.args, 1, item.args.n))
+      if not ok then failures[#failures + 1] = err end
+    end
+  end
+  qhead, qtail = 1, 0
+  if #failures > 0 then
+    local err = table.remove(failures, 1)
+    error("mcp: a task failed: " .. tostring(err), 0)
+  end
+end
+
+--- One loop iteration: run ready tasks, wait up to timeout_ms for I/O or timers (0 when a task
+--- is ready), dispatch, run the tasks that became ready. Returns the number of events.
+---@param timeout_ms number|nil default 0; negative waits until something happens
+---@return integer
+function M.step(timeout_ms)
+  M.run_ready()
+  local t = timeout_ms or 0
+  if has_ready() then t = 0 end
+  local n = core.step(t)
+  M.run_ready()
+  return n
+end
+
+--- Wait for start(cb) to call cb(...) and return its arguments. In a task this suspends the task;
+--- elsewhere it runs the loop until cb fires. cb may be called synchronously.
+function M.await(start)
+  local co = M.current()
+  if co ~= nil then
+    local fired = false
+    start(function(...)
+      if fired then return end
+      fired = true
+      push_ready(co, ...)
+    end)
+    return coroutine.yield()
+  end
+  local done, res = false, nil
+  start(function(...)
+    if done then return end
+    done = true
+    res = pack(...)
+  end)
+  while not done do
+    M.run_ready()
+    if done then break end
+    local n, alive = core.step(has_ready() and 0 or -1)
+    if n == 0 and not alive and not has_ready() and not done then
+      error("mcp: waiting for a result but nothing is in flight (deadlock)", 2)
+    end
+  end
+  return unpack(res, 1, res.n)
+end
+
+--- Sleep ms milliseconds without blocking other tasks (blocks the caller outside a task).
+function M.sleep(ms)
+  M.await(function(cb) core.timer(ms, cb) end)
+end
+
+--- Outside a task: run the loop until pred() holds or ms elapse; returns pred(). Event-driven:
+--- each step sleeps until an fd or timer of the loop fires. Inside a task it does not wait.
+function M.wait_until(pred, ms)
+  if M.current() then return pred() end
+  local deadline = core.now_ms() + ms
+  local guard = core.timer(ms, function() end)
+  while not pred() and core.now_ms() < deadline do
+    M.run_ready()
+    core.step(has_ready() and 0 or -1)
+  end
+  guard:cancel()
+  return pred()
+end
+
+--- Run until every task has finished (and raise the first task failure).
+function M.run()
+  while true do
+    M.run_ready()
+    if live == 0 and not has_ready() then return end
+    local n, alive = core.step(has_ready() and 0 or -1)
+    if n == 0 and not alive and not has_ready() then
+      M.run_ready()
+      if live > 0 then
+        error("mcp.run: " .. live .. " task(s) wait for something that is not in flight", 2)
+      end
+      return
+    end
+  end
+end
+
+--- Number of tasks not finished.
+function M.live()
+  return live
+end
+
+--- Host integration: the pollable fd, the timeout to sleep at most, and step(0).
+M.loop = {
+  fd = core.fd,
+  --- ms until the loop needs a step (0 when tasks are ready), -1 when nothing is armed
+  timeout = function()
+    if has_ready() then return 0 end
+    return core.timeout()
+  end,
+  step = function(timeout_ms) return M.step(timeout_ms or 0) end,
+  alive = function() return core.alive() or has_ready() or live > 0 end,
+}
+
+return M

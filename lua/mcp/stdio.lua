@@ -1,0 +1,88 @@
+--- stdio transport configuration: the child's environment (an allowlist of inherited variables
+--- plus the caller's) and the mapping of the reference's StdioTransportConfig to the C core.
+local core = require("mcp.core")
+local sched = require("mcp.sched")
+
+local M = {}
+
+--- Inherited from the parent when set, as the reference (and the TS SDK) does.
+M.INHERITED_ENV = { "HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER" }
+
+local function split_kv(entry, i)
+  if type(entry) ~= "string" then error(("mcp.stdio_transport: env[%d] must be a \"KEY=VALUE\" string"):format(i), 4) end
+  local k, v = entry:match("^([^=]+)=(.*)$")
+  if not k then error(("mcp.stdio_transport: env[%d] must be a \"KEY=VALUE\" string"):format(i), 4) end
+  return k, v
+end
+
+--- The complete environment of the child: env (a map {KEY=value} or an array {"KEY=value"})
+--- wins over the inherited allowlist; inherited values starting with "()" are dropped
+--- (shell function exports, Shellshock).
+---@param env table|nil
+---@return string[]
+function M.environment(env)
+  local out, seen = {}, {}
+  if env ~= nil then
+    if type(env) ~= "table" then error("mcp.stdio_transport: env must be a table", 3) end
+    for i, entry in ipairs(env) do
+      local k, v = split_kv(entry, i)
+      seen[k] = true
+      out[#out + 1] = k .. "=" .. v
+    end
+    for k, v in pairs(env) do
+      if type(k) == "string" then
+        if type(v) ~= "string" and type(v) ~= "number" then
+          error(("mcp.stdio_transport: env.%s must be a string"):format(k), 3)
+        end
+        if k == "" or k:find("=", 1, true) then error("mcp.stdio_transport: invalid env name " .. k, 3) end
+        seen[k] = true
+        out[#out + 1] = k .. "=" .. tostring(v)
+      end
+    end
+  end
+  for _, k in ipairs(M.INHERITED_ENV) do
+    local v = os.getenv(k)
+    if v ~= nil and not seen[k] and v:sub(1, 2) ~= "()" then
+      out[#out + 1] = k .. "=" .. v
+    end
+  end
+  return out
+end
+
+--- Create a stdio transport (NewStdioTransport). cfg: command, args, env, cwd (or working_dir),
+--- stderr ("inherit" | "discard" | function(line)), max_message_size.
+---@param cfg table
+---@return userdata
+function M.transport(cfg)
+  if type(cfg) ~= "table" then error("mcp.stdio_transport: config table expected", 2) end
+  if type(cfg.command) ~= "string" or cfg.command == "" then
+    error("mcp.stdio_transport: command must be a non-empty string", 2)
+  end
+  local args = cfg.args or {}
+  if type(args) ~= "table" then error("mcp.stdio_transport: args must be an array of strings", 2) end
+  for i = 1, #args do
+    if type(args[i]) ~= "string" then error(("mcp.stdio_transport: args[%d] must be a string"):format(i), 2) end
+  end
+  local stderr = cfg.stderr
+  if type(stderr) == "function" then
+    local fn = stderr
+    -- Each line runs in a task of its own, never inside the C callback.
+    stderr = function(line)
+      sched.spawn_handler(function(e)
+        io.stderr:write("mcp: stderr handler failed: ", tostring(e), "\n")
+      end, fn, line)
+    end
+  elseif stderr ~= nil and stderr ~= "inherit" and stderr ~= "discard" then
+    error('mcp.stdio_transport: stderr must be "inherit", "discard" or a function', 2)
+  end
+  return core.stdio_transport({
+    command = cfg.command,
+    args = args,
+    env = M.environment(cfg.env),
+    cwd = cfg.cwd or cfg.working_dir,
+    stderr = stderr,
+    max_message_size = cfg.max_message_size,
+  })
+end
+
+return M
