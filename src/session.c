@@ -64,12 +64,11 @@ static mcp_session *check_session(lua_State *L)
 
 /* ---- calling into Lua ---------------------------------------------------------------------- */
 
-/* Call the handler as handler(kind, ...) with the nargs values on top of the stack (after the
- * kind string pushed by the caller underneath them). A raising handler cannot take the session
- * down: the error goes to stderr as a last resort. */
+/* Call handler(kind, ...) with the nargs values on top of the stack, the kind string first.
+ * A raising handler cannot take the session down: the error goes to stderr as a last resort. */
 static void call_handler(lua_State *L, mcp_session *s, int nargs)
 {
-    int base = lua_gettop(L) - nargs; /* index of the kind string */
+    int base = lua_gettop(L) - nargs + 1; /* index of the kind string */
     lua_rawgeti(L, LUA_REGISTRYINDEX, s->handler_ref);
     lua_insert(L, base);
     if (lua_pcall(L, nargs, 0, 0) != 0) {

@@ -124,6 +124,9 @@ function M.await(start)
       error("mcp: waiting for a result but nothing is in flight (deadlock)", 2)
     end
   end
+  -- Handlers queued by the same read (progress, notifications) run before the caller goes on,
+  -- as they would for a task, which is resumed after them.
+  M.run_ready()
   return unpack(res, 1, res.n)
 end
 
