@@ -1,0 +1,506 @@
+/* JSON decoder: strict RFC 8259 text -> Lua values, reading only [p, end). */
+#include "json_internal.h"
+
+#include <float.h>
+#include <limits.h>
+#include <locale.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct dec {
+    lua_State *L;
+    const char *base, *end;
+    char *err;
+    size_t errlen;
+    int array_mt;     /* stack index of the array metatable */
+    int scratch_slot; /* stack index owning the scratch buffer for escaped strings (nil until needed) */
+    mcp_buf *scratch;
+    const char *dp;   /* the C locale's decimal point, as strtod expects it */
+} dec;
+
+static const char *decode_value(dec *d, const char *p, int depth);
+
+static const char *fail(dec *d, const char *at, const char *msg)
+{
+    if (d->errlen > 0)
+        snprintf(d->err, d->errlen, "JSON parse error at byte %lu: %s", (unsigned long)(at - d->base), msg);
+    return NULL;
+}
+
+/* "unexpected ..." naming the byte at p, or the end of input. */
+static const char *unexpected(dec *d, const char *p)
+{
+    char msg[48];
+    unsigned char c;
+    if (p >= d->end)
+        return fail(d, p, "unexpected end of input");
+    c = (unsigned char)*p;
+    if (c > 0x20 && c < 0x7f)
+        snprintf(msg, sizeof msg, "unexpected character '%c'", c);
+    else
+        snprintf(msg, sizeof msg, "unexpected byte 0x%02x", c);
+    return fail(d, p, msg);
+}
+
+const char *mcp_json_skip_ws(const char *p, const char *end)
+{
+    while (p < end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t'))
+        p++;
+    return p;
+}
+
+/* ---- strings ---- */
+
+#define ONES ((uint64_t)0x0101010101010101ULL)
+#define HIGHS ((uint64_t)0x8080808080808080ULL)
+/* Nonzero when some byte of x is zero / below n (n <= 128): the usual SWAR tests. */
+#define HAS_ZERO(x) (((x) - ONES) & ~(x) & HIGHS)
+#define HAS_LESS(x, n) (((x) - ONES * (n)) & ~(x) & HIGHS)
+
+/* First byte in [p, end) that ends a plain run of string bytes: '"', '\\' or a control byte. */
+static const char *scan_plain(const char *p, const char *end)
+{
+    /* Eight bytes at a time; the byte loop below pins down the exact position. */
+    while (end - p >= 8) {
+        uint64_t v;
+        memcpy(&v, p, 8);
+        if (HAS_ZERO(v ^ (ONES * '"')) | HAS_ZERO(v ^ (ONES * '\\')) | HAS_LESS(v, 0x20))
+            break;
+        p += 8;
+    }
+    while (p < end) {
+        unsigned char c = (unsigned char)*p;
+        if (c == '"' || c == '\\' || c < 0x20)
+            break;
+        p++;
+    }
+    return p;
+}
+
+static int hex4(const char *p)
+{
+    int i, v = 0;
+    for (i = 0; i < 4; i++) {
+        int c = (unsigned char)p[i], h;
+        if (c >= '0' && c <= '9')
+            h = c - '0';
+        else if (c >= 'a' && c <= 'f')
+            h = c - 'a' + 10;
+        else if (c >= 'A' && c <= 'F')
+            h = c - 'A' + 10;
+        else
+            return -1;
+        v = v << 4 | h;
+    }
+    return v;
+}
+
+/* Writes cp as UTF-8 (surrogates too, in their 3-byte form); returns the byte count. */
+static size_t put_utf8(char *o, unsigned long cp)
+{
+    if (cp < 0x80) {
+        o[0] = (char)cp;
+        return 1;
+    }
+    if (cp < 0x800) {
+        o[0] = (char)(0xc0 | (cp >> 6));
+        o[1] = (char)(0x80 | (cp & 0x3f));
+        return 2;
+    }
+    if (cp < 0x10000) {
+        o[0] = (char)(0xe0 | (cp >> 12));
+        o[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
+        o[2] = (char)(0x80 | (cp & 0x3f));
+        return 3;
+    }
+    o[0] = (char)(0xf0 | (cp >> 18));
+    o[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
+    o[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
+    o[3] = (char)(0x80 | (cp & 0x3f));
+    return 4;
+}
+
+/* p is just past "\u". Writes the code point (joining a surrogate pair) at *o and returns the next byte, or NULL.
+ * Every escape decodes to fewer bytes than its source text, so o never outruns the scratch. */
+static const char *unicode_escape(dec *d, const char *p, char **o)
+{
+    int hi, lo;
+    if (d->end - p < 4 || (hi = hex4(p)) < 0)
+        return fail(d, p - 2, "invalid \\u escape");
+    p += 4;
+    if (hi >= 0xd800 && hi <= 0xdbff && d->end - p >= 6 && p[0] == '\\' && p[1] == 'u' &&
+        (lo = hex4(p + 2)) >= 0xdc00 && lo <= 0xdfff) {
+        *o += put_utf8(*o, 0x10000 + (((unsigned long)hi - 0xd800) << 10) + ((unsigned long)lo - 0xdc00));
+        return p + 6;
+    }
+    /* A lone surrogate is kept as its 3-byte form (as WTF-8 does) rather than rejected. */
+    *o += put_utf8(*o, (unsigned long)hi);
+    return p;
+}
+
+/* Finds the closing quote of a string, p being inside it; checks only what ends or breaks a string. */
+static const char *string_end(dec *d, const char *p)
+{
+    for (;;) {
+        p = scan_plain(p, d->end);
+        if (p >= d->end)
+            return fail(d, p, "unterminated string");
+        if (*p == '"')
+            return p;
+        if (*p != '\\')
+            return fail(d, p, "control character in string");
+        if (d->end - p < 2)
+            return fail(d, p + 1, "unterminated string");
+        p += 2;
+    }
+}
+
+/* Room for n bytes in the per-call scratch, owned by a userdata at a reserved stack slot. NULL when out of memory. */
+static char *scratch(dec *d, size_t n)
+{
+    mcp_buf *b = d->scratch;
+    if (b == NULL) {
+        b = d->scratch = mcp_json_pushbuf(d->L);
+        lua_replace(d->L, d->scratch_slot);
+    }
+    if (n > b->cap)
+        mcp_buf_free(b); /* grow without copying the previous string */
+    mcp_buf_reset(b);
+    return mcp_buf_reserve(b, n) == 0 ? mcp_buf_head(b) : NULL;
+}
+
+/* [start, p) is plain, p is at the first backslash. Pushes the decoded string. */
+static const char *decode_escaped(dec *d, const char *start, const char *p)
+{
+    const char *close = string_end(d, p);
+    char *out, *o;
+    if (close == NULL)
+        return NULL;
+    out = o = scratch(d, (size_t)(close - start));
+    if (out == NULL)
+        return fail(d, start - 1, "out of memory");
+    memcpy(o, start, (size_t)(p - start));
+    o += p - start;
+    while (p < close) {
+        const char *run = p;
+        char c;
+        p = scan_plain(p, close);
+        memcpy(o, run, (size_t)(p - run));
+        o += p - run;
+        if (p >= close)
+            break;
+        /* string_end vouched for the rest: *p is a backslash with a byte after it. */
+        switch (p[1]) {
+        case '"': c = '"'; break;
+        case '\\': c = '\\'; break;
+        case '/': c = '/'; break;
+        case 'b': c = '\b'; break;
+        case 'f': c = '\f'; break;
+        case 'n': c = '\n'; break;
+        case 'r': c = '\r'; break;
+        case 't': c = '\t'; break;
+        case 'u':
+            if ((p = unicode_escape(d, p + 2, &o)) == NULL)
+                return NULL;
+            continue;
+        default:
+            return fail(d, p, "invalid escape");
+        }
+        *o++ = c;
+        p += 2;
+    }
+    lua_pushlstring(d->L, out, (size_t)(o - out));
+    return close + 1;
+}
+
+/* p is at the opening quote. */
+static const char *decode_string(dec *d, const char *p)
+{
+    const char *start = p + 1, *q = scan_plain(start, d->end);
+    if (q < d->end && *q == '"') {
+        /* Fast path: no escapes, push straight from the input. */
+        lua_pushlstring(d->L, start, (size_t)(q - start));
+        return q + 1;
+    }
+    if (q >= d->end)
+        return fail(d, q, "unterminated string");
+    if (*q != '\\')
+        return fail(d, q, "control character in string");
+    return decode_escaped(d, start, q);
+}
+
+/* ---- numbers ---- */
+
+/* Exact powers of ten for the fast path (all representable in a double). */
+static const double pow10_table[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+                                     1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+/* strtod on a copy of [s, s+n) with '.' turned into the locale's decimal point (the input has no NUL). */
+static int slow_double(const char *s, size_t n, const char *dp, double *out)
+{
+    char stackbuf[80], *buf = stackbuf, *o;
+    size_t i, dl = strlen(dp);
+    if (n + dl + 1 > sizeof stackbuf && (buf = (char *)malloc(n + dl + 1)) == NULL)
+        return -1;
+    for (i = 0, o = buf; i < n; i++) {
+        if (s[i] == '.') {
+            memcpy(o, dp, dl);
+            o += dl;
+        } else {
+            *o++ = s[i];
+        }
+    }
+    *o = '\0';
+    *out = strtod(buf, NULL);
+    if (buf != stackbuf)
+        free(buf);
+    return 0;
+}
+
+/* Grammar: -? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)? */
+static const char *decode_number(dec *d, const char *p)
+{
+    const char *start = p, *end = d->end;
+    uint64_t mant = 0;
+    int neg = 0, ndigits = 0, frac_digits = 0, is_int = 1;
+    long exp10 = 0;
+    double v;
+    if (*p == '-') {
+        neg = 1;
+        p++;
+    }
+    if (p >= end || *p < '0' || *p > '9')
+        return fail(d, p, "invalid number");
+    if (*p == '0') {
+        p++;
+    } else {
+        for (; p < end && *p >= '0' && *p <= '9'; p++, ndigits++)
+            if (ndigits < 19)
+                mant = mant * 10 + (uint64_t)(*p - '0');
+    }
+    if (p < end && *p == '.') {
+        is_int = 0;
+        if (++p >= end || *p < '0' || *p > '9')
+            return fail(d, p, "invalid number");
+        for (; p < end && *p >= '0' && *p <= '9'; p++) {
+            if (ndigits == 0 && *p == '0') {
+                frac_digits++; /* leading zeros of 0.000x don't count as significant */
+                continue;
+            }
+            if (ndigits < 19) {
+                mant = mant * 10 + (uint64_t)(*p - '0');
+                frac_digits++;
+            }
+            ndigits++;
+        }
+    }
+    if (p < end && (*p == 'e' || *p == 'E')) {
+        int eneg = 0;
+        is_int = 0;
+        p++;
+        if (p < end && (*p == '+' || *p == '-'))
+            eneg = *p++ == '-';
+        if (p >= end || *p < '0' || *p > '9')
+            return fail(d, p, "invalid number");
+        for (; p < end && *p >= '0' && *p <= '9'; p++)
+            if (exp10 < 100000)
+                exp10 = exp10 * 10 + (*p - '0');
+        if (eneg)
+            exp10 = -exp10;
+    }
+    if (is_int && ndigits <= 19) {
+#if MCP_HAS_INTEGERS
+        /* Fits int64 (the negative side has one more): an exact Lua integer. "-0" stays a float. */
+        if (mant <= (uint64_t)INT64_MAX + (uint64_t)neg && !(neg && mant == 0)) {
+            lua_pushinteger(d->L, neg ? -(lua_Integer)(mant - 1) - 1 : (lua_Integer)mant);
+            return p;
+        }
+#endif
+        /* uint64 -> double is correctly rounded, so this is exact up to 2^53 and nearest beyond. */
+        v = (double)mant;
+        lua_pushnumber(d->L, (lua_Number)(neg ? -v : v));
+        return p;
+    }
+#if FLT_EVAL_METHOD == 0
+    /* Clinger's fast path: an exact mantissa times/over an exact power of ten rounds once, correctly. */
+    if (ndigits <= 19 && mant <= ((uint64_t)1 << 53)) {
+        long e10 = exp10 - frac_digits;
+        if (e10 >= -22 && e10 <= 22) {
+            v = e10 < 0 ? (double)mant / pow10_table[-e10] : (double)mant * pow10_table[e10];
+            lua_pushnumber(d->L, (lua_Number)(neg ? -v : v));
+            return p;
+        }
+    }
+#endif
+    if (slow_double(start, (size_t)(p - start), d->dp, &v) != 0)
+        return fail(d, start, "out of memory");
+    lua_pushnumber(d->L, (lua_Number)v);
+    return p;
+}
+
+/* ---- containers ---- */
+
+static const char *decode_array(dec *d, const char *p, int depth)
+{
+    lua_State *L = d->L;
+    int n = 0;
+    if (depth > MCP_JSON_MAX_DEPTH)
+        return fail(d, p, "nesting too deep");
+    luaL_checkstack(L, 4, "JSON nesting");
+    lua_createtable(L, 0, 0);
+    lua_pushvalue(L, d->array_mt);
+    lua_setmetatable(L, -2);
+    p = mcp_json_skip_ws(p + 1, d->end);
+    if (p < d->end && *p == ']')
+        return p + 1;
+    for (;;) {
+        if ((p = decode_value(d, p, depth)) == NULL)
+            return NULL;
+        if (n == INT_MAX)
+            return fail(d, p, "array too long");
+        lua_rawseti(L, -2, ++n);
+        p = mcp_json_skip_ws(p, d->end);
+        if (p < d->end && *p == ',') {
+            p++;
+            continue;
+        }
+        if (p < d->end && *p == ']')
+            return p + 1;
+        return p < d->end ? fail(d, p, "expected ',' or ']'") : unexpected(d, p);
+    }
+}
+
+static const char *decode_object(dec *d, const char *p, int depth)
+{
+    lua_State *L = d->L;
+    if (depth > MCP_JSON_MAX_DEPTH)
+        return fail(d, p, "nesting too deep");
+    luaL_checkstack(L, 4, "JSON nesting");
+    lua_createtable(L, 0, 0);
+    p = mcp_json_skip_ws(p + 1, d->end);
+    if (p < d->end && *p == '}')
+        return p + 1;
+    for (;;) {
+        if (p >= d->end)
+            return unexpected(d, p);
+        if (*p != '"')
+            return fail(d, p, "expected string key");
+        if ((p = decode_string(d, p)) == NULL)
+            return NULL;
+        p = mcp_json_skip_ws(p, d->end);
+        if (p >= d->end)
+            return unexpected(d, p);
+        if (*p != ':')
+            return fail(d, p, "expected ':'");
+        if ((p = decode_value(d, p + 1, depth)) == NULL)
+            return NULL;
+        lua_rawset(L, -3); /* duplicate keys: the last one wins */
+        p = mcp_json_skip_ws(p, d->end);
+        if (p < d->end && *p == ',') {
+            p = mcp_json_skip_ws(p + 1, d->end);
+            continue;
+        }
+        if (p < d->end && *p == '}')
+            return p + 1;
+        return p < d->end ? fail(d, p, "expected ',' or '}'") : unexpected(d, p);
+    }
+}
+
+/* ---- values ---- */
+
+static const char *literal(dec *d, const char *p, const char *word, size_t n)
+{
+    if ((size_t)(d->end - p) < n || memcmp(p, word, n) != 0)
+        return unexpected(d, p);
+    return p + n;
+}
+
+/* depth counts the containers around the value at p. */
+static const char *decode_value(dec *d, const char *p, int depth)
+{
+    lua_State *L = d->L;
+    p = mcp_json_skip_ws(p, d->end);
+    if (p >= d->end)
+        return unexpected(d, p);
+    switch (*p) {
+    case '"':
+        return decode_string(d, p);
+    case '{':
+        return decode_object(d, p, depth + 1);
+    case '[':
+        return decode_array(d, p, depth + 1);
+    case 't':
+        if ((p = literal(d, p, "true", 4)) != NULL)
+            lua_pushboolean(L, 1);
+        return p;
+    case 'f':
+        if ((p = literal(d, p, "false", 5)) != NULL)
+            lua_pushboolean(L, 0);
+        return p;
+    case 'n':
+        if ((p = literal(d, p, "null", 4)) != NULL)
+            lua_pushlightuserdata(L, NULL);
+        return p;
+    case '-': case '0': case '1': case '2': case '3': case '4':
+    case '5': case '6': case '7': case '8': case '9':
+        return decode_number(d, p);
+    default:
+        return unexpected(d, p);
+    }
+}
+
+const char *mcp_json_decode_value(lua_State *L, const char *base, const char *p, const char *end, int depth,
+                                  char *err, size_t errlen)
+{
+    dec d;
+    int top = lua_gettop(L);
+    const char *q;
+    luaL_checkstack(L, 4, "JSON decode");
+    lua_getfield(L, LUA_REGISTRYINDEX, MCP_JSON_ARRAY_MT);
+    if (lua_isnil(L, -1)) {
+        lua_pop(L, 1);
+        mcp_json_init(L);
+        lua_getfield(L, LUA_REGISTRYINDEX, MCP_JSON_ARRAY_MT);
+    }
+    d.L = L;
+    d.base = base;
+    d.end = end;
+    d.err = err;
+    d.errlen = errlen;
+    d.array_mt = top + 1;
+    lua_pushnil(L);
+    d.scratch_slot = top + 2;
+    d.scratch = NULL;
+    d.dp = localeconv()->decimal_point;
+    q = decode_value(&d, p, depth);
+    if (d.scratch != NULL)
+        mcp_buf_free(d.scratch); /* now rather than at the next GC cycle */
+    if (q == NULL) {
+        lua_settop(L, top);
+        return NULL;
+    }
+    lua_replace(L, top + 1); /* the value over the metatable; then drop the scratch slot */
+    lua_settop(L, top + 1);
+    return q;
+}
+
+int mcp_json_lua_decode(lua_State *L)
+{
+    char err[160];
+    size_t n;
+    const char *s = luaL_checklstring(L, 1, &n), *q;
+    lua_settop(L, 1);
+    q = mcp_json_decode_value(L, s, s, s + n, 0, err, sizeof err);
+    if (q != NULL) {
+        q = mcp_json_skip_ws(q, s + n);
+        if (q == s + n)
+            return 1;
+        lua_pop(L, 1);
+        snprintf(err, sizeof err, "JSON parse error at byte %lu: trailing garbage", (unsigned long)(q - s));
+    }
+    lua_pushnil(L);
+    lua_pushstring(L, err);
+    return 2;
+}
