@@ -103,6 +103,14 @@ static int l_children(lua_State *L)
     return 1;
 }
 
+/* json_null_alias(v): v (e.g. Neovim's vim.NIL) also encodes as JSON null; nil clears it. */
+static int l_json_null_alias(lua_State *L)
+{
+    lua_settop(L, 1);
+    lua_setfield(L, LUA_REGISTRYINDEX, MCP_JSON_NULL_ALIAS);
+    return 0;
+}
+
 static void check_abi(lua_State *L)
 {
 #if LUA_VERSION_NUM >= 504
@@ -129,6 +137,7 @@ int luaopen_mcp_core(lua_State *L)
         {"session", mcp_session_new},
         {"json_encode", mcp_json_lua_encode},
         {"json_decode", mcp_json_lua_decode},
+        {"json_null_alias", l_json_null_alias},
         {NULL, NULL},
     };
     struct sigaction sa;

@@ -42,4 +42,10 @@ function M.decode(s)
   return core.json_decode(s)
 end
 
+--- Make another value (Neovim's vim.NIL, say) encode as JSON null too; nil clears it.
+---@param v any
+function M.set_null_alias(v)
+  core.json_null_alias(v)
+end
+
 return M
