@@ -66,10 +66,13 @@ build = {
          libdirs = { "$(CURL_LIBDIR)" },
          libraries = { "curl" },
       },
+      ["mcp.client"] = "lua/mcp/client.lua",
       ["mcp.errors"] = "lua/mcp/errors.lua",
+      ["mcp"] = "lua/mcp/init.lua",
       ["mcp.json"] = "lua/mcp/json.lua",
       ["mcp.protocol"] = "lua/mcp/protocol.lua",
       ["mcp.sched"] = "lua/mcp/sched.lua",
+      ["mcp.stdio"] = "lua/mcp/stdio.lua",
       -- END modules
    },
 }
