@@ -350,33 +350,42 @@ end
 Client.__close = Client.close
 
 ---@return boolean
+---@return boolean
 function Client:is_connected()
   return self.state == "connected" and self.session ~= nil and self.session:is_open()
 end
 
 -- ---- getters ---------------------------------------------------------------------------------
 
+--- The raw initialize result (a default one before connect).
+---@return table
 function Client:initialize_result()
   return self.init_result or {
     protocolVersion = protocol.PROTOCOL_VERSION, capabilities = json.object(), serverInfo = json.object(),
   }
 end
 
+---@return table
 function Client:server_capabilities()
   local r = self.init_result
   return r and type(r.capabilities) == "table" and r.capabilities or json.object()
 end
 
+--- {name=, version=, title=} as the server reported it.
+---@return table
 function Client:server_info()
   local r = self.init_result
   return r and type(r.serverInfo) == "table" and r.serverInfo or json.object()
 end
 
+---@return string
 function Client:server_instructions()
   local r = self.init_result
   return r and type(r.instructions) == "string" and r.instructions or ""
 end
 
+--- The negotiated protocol version, nil before connect.
+---@return string|nil
 function Client:protocol_version()
   return self.init_result and self.init_result.protocolVersion or nil
 end
@@ -417,6 +426,8 @@ local LISTS = {
   { name = "prompts", method = "prompts/list", field = "prompts" },
 }
 
+-- list_tools_with_cursor(cursor, opts), list_all_tools(opts), and the same for resources,
+-- resource_templates and prompts (declared for LuaLS in types/mcp.lua).
 for _, l in ipairs(LISTS) do
   local method, field = l.method, l.field
   --- One page: the server's result ({<field>=..., nextCursor=...}).
@@ -430,6 +441,8 @@ for _, l in ipairs(LISTS) do
 end
 
 --- First page of tools, as an array (ListTools).
+---@param opts table|nil per-call options (timeout_ms, cancel)
+---@return table[]|nil tools, mcp.Error|nil err
 function Client:list_tools(opts)
   local res, err = self:list_tools_with_cursor(nil, opts)
   if res == nil then return nil, err end
@@ -437,11 +450,15 @@ function Client:list_tools(opts)
 end
 
 --- The raw first tools/list page, for storing or fingerprinting (GetSerializableTools).
+---@param opts table|nil
+---@return table|nil result, mcp.Error|nil err
 function Client:get_serializable_tools(opts)
   return self:list_tools_with_cursor(nil, opts)
 end
 
 --- First page of resources, as an array (ListResources).
+---@param opts table|nil
+---@return table[]|nil resources, mcp.Error|nil err
 function Client:list_resources(opts)
   local res, err = self:list_resources_with_cursor(nil, opts)
   if res == nil then return nil, err end
@@ -449,11 +466,15 @@ function Client:list_resources(opts)
 end
 
 --- First page of resource templates: the result table (ListResourceTemplates).
+---@param opts table|nil
+---@return table|nil result, mcp.Error|nil err
 function Client:list_resource_templates(opts)
   return self:list_resource_templates_with_cursor(nil, opts)
 end
 
 --- First page of prompts, as an array (ListPrompts).
+---@param opts table|nil
+---@return table[]|nil prompts, mcp.Error|nil err
 function Client:list_prompts(opts)
   local res, err = self:list_prompts_with_cursor(nil, opts)
   if res == nil then return nil, err end
@@ -520,6 +541,10 @@ end
 
 -- ---- resources, prompts, completion, utilities -----------------------------------------------
 
+--- Read a resource (ReadResource).
+---@param uri string
+---@param opts table|nil
+---@return table|nil result {contents=...}, mcp.Error|nil err
 function Client:read_resource(uri, opts)
   if type(uri) ~= "string" then error("mcp.read_resource: uri must be a string", 2) end
   local res, err = self:request("resources/read", { uri = uri }, opts)
@@ -527,6 +552,11 @@ function Client:read_resource(uri, opts)
   return expect_table(res, "contents", "resources/read")
 end
 
+--- Get a prompt with its arguments filled in (GetPrompt).
+---@param name string
+---@param arguments table|nil
+---@param opts table|nil
+---@return table|nil result {description=, messages=}, mcp.Error|nil err
 function Client:get_prompt(name, arguments, opts)
   if type(name) ~= "string" then error("mcp.get_prompt: name must be a string", 2) end
   if arguments ~= nil and type(arguments) ~= "table" then
@@ -539,6 +569,9 @@ end
 
 --- Ask for argument completions (Complete). params: {ref=...} or Go-style {prompt_ref=, resource_ref=},
 --- plus argument={name=, value=} and optional context={arguments={...}}.
+---@param params table
+---@param opts table|nil
+---@return table|nil result {completion={values=, total=, hasMore=}}, mcp.Error|nil err
 function Client:complete(params, opts)
   if type(params) ~= "table" then error("mcp.complete: params must be a table", 2) end
   local ref = params.ref
@@ -560,10 +593,15 @@ function Client:complete(params, opts)
   return expect_table(res, "completion", "completion/complete")
 end
 
+---@param opts table|nil
+---@return table|nil result, mcp.Error|nil err
 function Client:ping(opts)
   return self:request("ping", nil, opts)
 end
 
+---@param level string one of mcp.LOGGING_LEVELS
+---@param opts table|nil
+---@return table|nil result, mcp.Error|nil err
 function Client:set_logging_level(level, opts)
   local valid = false
   for _, l in ipairs(protocol.LOGGING_LEVELS) do valid = valid or l == level end
@@ -571,11 +609,17 @@ function Client:set_logging_level(level, opts)
   return self:request("logging/setLevel", { level = level }, opts)
 end
 
+---@param uri string
+---@param opts table|nil
+---@return table|nil result, mcp.Error|nil err
 function Client:subscribe_resource(uri, opts)
   if type(uri) ~= "string" then error("mcp.subscribe_resource: uri must be a string", 2) end
   return self:request("resources/subscribe", { uri = uri }, opts)
 end
 
+---@param uri string
+---@param opts table|nil
+---@return table|nil result, mcp.Error|nil err
 function Client:unsubscribe_resource(uri, opts)
   if type(uri) ~= "string" then error("mcp.unsubscribe_resource: uri must be a string", 2) end
   return self:request("resources/unsubscribe", { uri = uri }, opts)
@@ -585,24 +629,29 @@ end
 
 --- Register the elicitation handler: fn(request) -> result | nil, err, where request has
 --- message, requested_schema, meta, mode ("form"|"url"), url, elicitation_id and params.
+---@param fn fun(request: table): table|nil, any
 function Client:on_elicitation_request(fn)
   if fn ~= nil and type(fn) ~= "function" then error("mcp: handler must be a function", 2) end
   self.handlers.elicitation = fn
 end
 
 --- fn(params) -> CreateMessageResult | nil, err
+---@param fn fun(params: table): table|nil, any
 function Client:on_sampling_request(fn)
   if fn ~= nil and type(fn) ~= "function" then error("mcp: handler must be a function", 2) end
   self.handlers.sampling = fn
 end
 
 --- fn() -> array of roots ({uri=, name=}) | nil, err
+---@param fn fun(): table[]|nil, any
 function Client:on_roots_list(fn)
   if fn ~= nil and type(fn) ~= "function" then error("mcp: handler must be a function", 2) end
   self.handlers.roots = fn
 end
 
 --- Set the roots served to roots/list and tell a connected server they changed.
+---@param roots table[] {uri=, name=} entries
+---@return boolean|nil ok, mcp.Error|nil err
 function Client:set_roots(roots)
   if type(roots) ~= "table" then error("mcp.set_roots: roots must be an array", 2) end
   self.roots = roots
@@ -613,6 +662,8 @@ function Client:set_roots(roots)
 end
 
 --- fn(params, method) for a notification method, or "*" for every notification.
+---@param method string
+---@param fn fun(params: table, method: string)
 function Client:on_notification(method, fn)
   if type(method) ~= "string" or type(fn) ~= "function" then
     error("mcp.on_notification: (method, fn) expected", 2)
