@@ -113,6 +113,72 @@ static void complete_local_error(lua_State *L, mcp_session *s, mcp_pending *p, c
     complete(L, s, p, 5);
 }
 
+/* The error object of a JSON-RPC error response in body, pushed as code, message, data; or
+ * nothing (returns 0) when the body is not one. Runs under lua_pcall. */
+static int push_body_rpc_error(lua_State *L, const char *body, size_t len)
+{
+    char err[64];
+    const char *end = body + len, *q;
+    int top = lua_gettop(L);
+    if (body == NULL || len == 0)
+        return 0;
+    q = mcp_json_decode_value(L, body, body, end, 0, err, sizeof err);
+    if (q == NULL || mcp_json_skip_ws(q, end) != end || !lua_istable(L, -1)) {
+        lua_settop(L, top);
+        return 0;
+    }
+    lua_getfield(L, -1, "error");
+    if (!lua_istable(L, -1)) {
+        lua_settop(L, top);
+        return 0;
+    }
+    lua_getfield(L, -1, "code");
+    lua_getfield(L, -2, "message");
+    lua_getfield(L, -3, "data");
+    if (lua_type(L, -3) != LUA_TNUMBER || !lua_isstring(L, -2)) {
+        lua_settop(L, top);
+        return 0;
+    }
+    /* stack: body, error, code, message, data -> code, message, data */
+    lua_pushvalue(L, top + 3);
+    lua_pushvalue(L, top + 4);
+    lua_pushvalue(L, top + 5);
+    while (lua_gettop(L) > top + 3)
+        lua_remove(L, top + 1);
+    return 1;
+}
+
+typedef struct failure_args {
+    mcp_session *s;
+    mcp_pending *p;
+    const mcp_transport_failure *f;
+} failure_args;
+
+/* cb(nil, code, message, data, kind, status): the server's JSON-RPC error when the body holds
+ * one (kind "rpc"), else the transport's message (kind "transport"). */
+static int complete_failure(lua_State *L)
+{
+    failure_args *a = lua_touserdata(L, 1);
+    const mcp_transport_failure *f = a->f;
+    mcp_pending *p = a->p;
+    a->p = NULL; /* complete() frees it, even if it raises later */
+    lua_pushnil(L);
+    if (push_body_rpc_error(L, f->body, f->body_len)) {
+        lua_pushstring(L, "rpc");
+    } else {
+        lua_pushnil(L);
+        lua_pushstring(L, f->message);
+        lua_pushnil(L);
+        lua_pushstring(L, "transport");
+    }
+    if (f->status > 0)
+        lua_pushinteger(L, f->status);
+    else
+        lua_pushnil(L);
+    complete(L, a->s, p, 6);
+    return 0;
+}
+
 /* ---- encoding and sending ------------------------------------------------------------------ */
 
 #define LIT(b, s) mcp_buf_append((b), (s), sizeof(s) - 1)
@@ -134,8 +200,10 @@ static void encode_or_raise(lua_State *L, mcp_session *s, int idx, const char *w
     }
 }
 
+static const mcp_send_info no_info = {0, NULL, 0};
+
 /* Send what is in s->out. Pushes true (returns 1), or nil, message (returns 2). */
-static int flush_out(lua_State *L, mcp_session *s)
+static int flush_out(lua_State *L, mcp_session *s, const mcp_send_info *info)
 {
     char err[256];
     int rc;
@@ -145,7 +213,7 @@ static int flush_out(lua_State *L, mcp_session *s)
         lua_pushstring(L, "connection closed");
         return 2;
     }
-    rc = s->t->vt->send(s->t, mcp_buf_head(&s->out), s->out.len, err, sizeof err);
+    rc = s->t->vt->send(s->t, mcp_buf_head(&s->out), s->out.len, info, err, sizeof err);
     mcp_buf_reset(&s->out);
     if (rc != 0) {
         lua_pushnil(L);
@@ -156,8 +224,10 @@ static int flush_out(lua_State *L, mcp_session *s)
     return 1;
 }
 
+/* Tell the server we gave up on a request, and let the transport drop what carries it. */
 static void send_cancelled(mcp_session *s, int64_t id, const char *reason)
 {
+    static const mcp_send_info info = {0, "notifications/cancelled", 0};
     char err[256];
     if (s->closed || s->t == NULL)
         return;
@@ -167,8 +237,10 @@ static void send_cancelled(mcp_session *s, int64_t id, const char *reason)
     LIT(&s->out, ",\"reason\":");
     mcp_json_encode_string(&s->out, reason, strlen(reason));
     LIT(&s->out, "}}");
-    s->t->vt->send(s->t, mcp_buf_head(&s->out), s->out.len, err, sizeof err);
+    s->t->vt->send(s->t, mcp_buf_head(&s->out), s->out.len, &info, err, sizeof err);
     mcp_buf_reset(&s->out);
+    if (s->t->vt->abandon != NULL)
+        s->t->vt->abandon(s->t, id);
 }
 
 /* ---- timeouts ------------------------------------------------------------------------------ */
@@ -337,7 +409,7 @@ static void answer_ping(lua_State *L, inbound *in)
     }
     LIT(&s->out, ",\"result\":{}}");
     if (s->t != NULL && !s->closed)
-        s->t->vt->send(s->t, mcp_buf_head(&s->out), s->out.len, err, sizeof err);
+        s->t->vt->send(s->t, mcp_buf_head(&s->out), s->out.len, &no_info, err, sizeof err);
     mcp_buf_reset(&s->out);
 }
 
@@ -557,7 +629,45 @@ static void sink_closed(void *ctx, const char *reason)
     session_unref(s);
 }
 
-static const mcp_sink session_sink = {sink_message, sink_error, sink_closed};
+static void sink_request_failed(void *ctx, int64_t id, const mcp_transport_failure *f)
+{
+    mcp_session *s = ctx;
+    lua_State *L = mcp_loop_lua(s->loop);
+    mcp_pending *p = mcp_pending_take(&s->pending, id);
+    failure_args a;
+    int top;
+    if (p == NULL || L == NULL) {
+        free(p);
+        return;
+    }
+    mcp_timer_stop(s->loop, &p->timer);
+    s->refs++;
+    a.s = s;
+    a.p = p;
+    a.f = f;
+    top = lua_gettop(L);
+    lua_pushcfunction(L, complete_failure);
+    lua_pushlightuserdata(L, &a);
+    if (lua_pcall(L, 1, 0, 0) != 0) {
+        if (a.p != NULL) { /* failed before complete() took it */
+            luaL_unref(L, LUA_REGISTRYINDEX, a.p->cb_ref);
+            free(a.p);
+        }
+        lua_settop(L, top);
+        report_error(L, s, "transport", f->message);
+    }
+    lua_settop(L, top);
+    session_unref(s);
+}
+
+static int sink_is_pending(void *ctx, int64_t id)
+{
+    mcp_session *s = ctx;
+    return mcp_pending_get(&s->pending, id) != NULL;
+}
+
+static const mcp_sink session_sink = {sink_message, sink_error, sink_closed, sink_request_failed,
+                                      sink_is_pending};
 
 /* ---- Lua methods ---------------------------------------------------------------------------- */
 
@@ -616,7 +726,13 @@ static int l_request(lua_State *L)
     }
     p->session = s;
     p->cb_ref = LUA_NOREF;
-    rc = flush_out(L, s);
+    {
+        mcp_send_info info;
+        info.request_id = id;
+        info.method = lua_tostring(L, 2);
+        info.is_initialize = strcmp(info.method, "initialize") == 0;
+        rc = flush_out(L, s, &info);
+    }
     if (rc != 1) {
         mcp_pending_take(&s->pending, p->id);
         free(p);
@@ -651,7 +767,13 @@ static int l_notify(lua_State *L)
         encode_or_raise(L, s, 3, "params");
     }
     LIT(&s->out, "}");
-    return flush_out(L, s);
+    {
+        mcp_send_info info;
+        info.request_id = 0;
+        info.method = lua_tostring(L, 2);
+        info.is_initialize = 0;
+        return flush_out(L, s, &info);
+    }
 }
 
 /* s:respond(id, result) -> true | nil, err */
@@ -668,7 +790,7 @@ static int l_respond(lua_State *L)
     else
         encode_or_raise(L, s, 3, "result");
     LIT(&s->out, "}");
-    return flush_out(L, s);
+    return flush_out(L, s, &no_info);
 }
 
 /* s:respond_error(id, code, message, data|nil) -> true | nil, err */
@@ -691,7 +813,7 @@ static int l_respond_error(lua_State *L)
         encode_or_raise(L, s, 5, "error data");
     }
     LIT(&s->out, "}}");
-    return flush_out(L, s);
+    return flush_out(L, s, &no_info);
 }
 
 /* s:cancel(id, reason) -> true if the request was in flight */

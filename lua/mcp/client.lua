@@ -229,12 +229,12 @@ function Client:request(method, params, opts)
   end))
   if opts.on_progress then self.progress[id] = nil end
   if cancel then cancel:_attach(nil) end
-  local res, code, message, data, kind = unpack(r, 1, 5)
+  local res, code, message, data, kind, status = unpack(r, 1, 6)
   if kind ~= nil then
     if kind == "closed" and self.closed_reason and not message:find(self.closed_reason, 1, true) then
       message = message .. ": " .. self.closed_reason
     end
-    return nil, new_error(code, message, data, { kind = kind, method = method })
+    return nil, new_error(code, message, data, { kind = kind, method = method, status_code = status })
   end
   return res
 end

@@ -260,9 +260,11 @@ static void on_stdin_writable(mcp_loop *loop, mcp_watch *w, unsigned events)
     mcp_watch_stop(loop, w);
 }
 
-static int stdio_send(mcp_transport *t, const char *msg, size_t len, char *err, size_t errlen)
+static int stdio_send(mcp_transport *t, const char *msg, size_t len, const mcp_send_info *info,
+                      char *err, size_t errlen)
 {
     mcp_stdio *s = (mcp_stdio *)t;
+    (void)info;
     size_t done = 0, total = len + 1;
     if (!s->started || s->closing || s->fd_in < 0) {
         snprintf(err, errlen, "stdio transport is %s", s->started ? "closed" : "not started");
@@ -360,7 +362,7 @@ static void stdio_destroy(mcp_transport *t)
 }
 
 static const mcp_transport_vt stdio_vt = {
-    "stdio", stdio_start, stdio_send, stdio_close, stdio_is_open, stdio_destroy,
+    "stdio", stdio_start, stdio_send, NULL, stdio_close, stdio_is_open, stdio_destroy,
 };
 
 void mcp_stdio_config_free(mcp_stdio_config *cfg)

@@ -9,7 +9,24 @@
 
 #include "loop.h"
 
+#include <stdint.h>
+
 typedef struct mcp_transport mcp_transport;
+
+/* What the session knows about an outgoing message. */
+typedef struct mcp_send_info {
+    int64_t request_id; /* 0 unless the message is a request of ours */
+    const char *method; /* NULL for responses */
+    int is_initialize;
+} mcp_send_info;
+
+/* Why one request failed in the transport (HTTP status, connection error, ...). */
+typedef struct mcp_transport_failure {
+    int status;          /* HTTP status, 0 when there was no response */
+    const char *message; /* readable, complete */
+    const char *body;    /* response body (may hold a JSON-RPC error), may be NULL */
+    size_t body_len;
+} mcp_transport_failure;
 
 /* Implemented by the session; called from loop callbacks only (never from __gc). */
 typedef struct mcp_sink {
@@ -18,13 +35,20 @@ typedef struct mcp_sink {
     void (*on_error)(void *ctx, const char *kind, const char *msg);
     /* The transport is gone for good: fail everything pending. Called once. */
     void (*on_closed)(void *ctx, const char *reason);
+    /* One request failed (an HTTP POST answered non-2xx, say): fail that request only. */
+    void (*on_request_failed)(void *ctx, int64_t request_id, const mcp_transport_failure *f);
+    /* Is the request still waiting for its response? */
+    int (*is_pending)(void *ctx, int64_t request_id);
 } mcp_sink;
 
 typedef struct mcp_transport_vt {
     const char *name;
     int (*start)(mcp_transport *t, char *err, size_t errlen);
     /* Queue one message (no trailing newline). Returns 0, or -1 with a message in err. */
-    int (*send)(mcp_transport *t, const char *msg, size_t len, char *err, size_t errlen);
+    int (*send)(mcp_transport *t, const char *msg, size_t len, const mcp_send_info *info, char *err,
+                size_t errlen);
+    /* The session gave up on a request (timeout, cancel): drop what carries it. May be NULL. */
+    void (*abandon)(mcp_transport *t, int64_t request_id);
     /* Begin closing; idempotent. Does not call the sink. */
     void (*close)(mcp_transport *t);
     int (*is_open)(mcp_transport *t);
