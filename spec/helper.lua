@@ -1,0 +1,159 @@
+-- Shared helpers of the lua-mcp specs: `local helper = require("helper")`.
+--
+-- helper.root                      absolute path of the repository root (no trailing slash)
+-- helper.lua_cmd()                 interpreter for the Lua test servers (env MCP_TEST_LUA, default lua5.4)
+-- helper.slow()                    timeout multiplier: 10 under sanitizers/valgrind (MCP_TEST_SANITIZER), else 1
+-- helper.ms(n)                     n * helper.slow()
+-- helper.test_server(args, opts)   client connected to spec/fixtures/test_server.lua <args...> (or nil, err)
+-- helper.example_server(opts)      client connected to examples/servers/example_server.lua (or nil, err)
+-- helper.proc_exists(pid)          true while /proc/<pid> exists, zombies included; second value: state letter
+-- helper.wait_until(pred, ms)      step the loop until pred() holds or ms elapse; returns pred()
+-- helper.kill(pid, sig)            kill(1) a process; helper.wait_dead(pid, ms): until zombie or gone
+local mcp = require("mcp")
+
+local helper = {}
+
+local function dirname(p)
+  return (p:match("^(.*)/[^/]*$")) or "."
+end
+
+local function file_exists(path)
+  local fh = io.open(path, "rb")
+  if fh then fh:close() end
+  return fh ~= nil
+end
+
+-- p relative to the current directory -> absolute. $PWD when it is the current directory
+-- (it holds p), else `pwd`.
+local function absolute(p)
+  if p:sub(1, 1) == "/" then return p end
+  p = p:gsub("^%./", "")
+  local cwd = os.getenv("PWD")
+  if cwd == nil or cwd == "" or not file_exists(cwd .. "/" .. p) then
+    local fh = io.popen("pwd")
+    cwd = fh and fh:read("*l") or "."
+    if fh then fh:close() end
+  end
+  return cwd .. "/" .. p
+end
+
+do
+  local src = debug.getinfo(1, "S").source
+  src = src:sub(1, 1) == "@" and src:sub(2) or "spec/helper.lua"
+  local root = dirname(dirname(absolute(src)))
+  root = root:gsub("/%./", "/"):gsub("/%.$", "")
+  helper.root = root
+end
+
+helper.fixtures = helper.root .. "/spec/fixtures"
+helper.test_server_path = helper.fixtures .. "/test_server.lua"
+helper.example_server_path = helper.root .. "/examples/servers/example_server.lua"
+
+--- Interpreter used to run the Lua test servers.
+function helper.lua_cmd()
+  local v = os.getenv("MCP_TEST_LUA")
+  if v == nil or v == "" then return "lua5.4" end
+  return v
+end
+
+--- Name of the sanitizer the suite runs under (asan, valgrind) or nil.
+function helper.sanitizer()
+  local v = os.getenv("MCP_TEST_SANITIZER")
+  if v == nil or v == "" then return nil end
+  return v
+end
+
+--- Multiplier for timeouts and time bounds: everything is 5-20x slower under sanitizers.
+function helper.slow()
+  return helper.sanitizer() and 10 or 1
+end
+
+function helper.ms(n)
+  return n * helper.slow()
+end
+
+local function merged(defaults, opts)
+  local t = {}
+  for k, v in pairs(defaults) do t[k] = v end
+  for k, v in pairs(opts or {}) do t[k] = v end
+  return t
+end
+
+--- Start spec/fixtures/test_server.lua with the extra CLI args and connect to it.
+--- Defaults: stderr = "discard" (the server logs to stderr), request_timeout_ms = 30 s (x slow).
+---@param args string[]|nil
+---@param opts table|nil create_stdio_client opts
+---@return table|nil client, table|nil err
+function helper.test_server(args, opts)
+  local argv = { helper.test_server_path }
+  for _, a in ipairs(args or {}) do argv[#argv + 1] = a end
+  opts = merged({ stderr = "discard", request_timeout_ms = helper.ms(30000) }, opts)
+  return mcp.create_stdio_client(helper.lua_cmd(), argv, opts)
+end
+
+--- Start examples/servers/example_server.lua and connect to it.
+function helper.example_server(opts)
+  opts = merged({ stderr = "discard", request_timeout_ms = helper.ms(30000) }, opts)
+  return mcp.create_stdio_client(helper.lua_cmd(), { helper.example_server_path }, opts)
+end
+
+--- Whether process pid exists. A zombie exists (and is bad: nobody reaped it); the second
+--- result is the state letter from /proc/<pid>/stat ("Z" for a zombie).
+---@param pid integer
+---@return boolean, string|nil
+function helper.proc_exists(pid)
+  assert(type(pid) == "number", "proc_exists: pid expected")
+  local fh = io.open(("/proc/%d/stat"):format(pid), "r")
+  if fh == nil then return false end
+  local stat = fh:read("*a")
+  fh:close()
+  if stat == nil or stat == "" then return false end
+  -- pid (comm) state ...; comm may hold spaces or parentheses: take the last ')'.
+  local state = stat:match("^.*%)%s+(%S)")
+  return true, state
+end
+
+--- Send signal sig (default KILL) to pid with kill(1). Under sanitizers the shell would inherit
+--- LD_PRELOAD: the command runs through `env -u LD_PRELOAD`.
+function helper.kill(pid, sig)
+  local prefix = helper.sanitizer() and "env -u LD_PRELOAD " or ""
+  return os.execute(("%skill -%s %d"):format(prefix, sig or "KILL", pid))
+end
+
+--- Wait (without running the mcp loop) until pid is a zombie or gone, up to ms. Returns the state.
+function helper.wait_dead(pid, ms)
+  local deadline = mcp.core.now_ms() + ms
+  repeat
+    local exists, state = helper.proc_exists(pid)
+    if not exists then return "gone" end
+    if state == "Z" then return "Z" end
+  until mcp.core.now_ms() > deadline
+  return select(2, helper.proc_exists(pid))
+end
+
+--- Step the loop until pred() holds or ms elapse (outside tasks). Returns pred().
+function helper.wait_until(pred, ms)
+  local deadline = mcp.core.now_ms() + ms
+  while not pred() and mcp.core.now_ms() < deadline do
+    mcp.loop.step(20)
+  end
+  return pred() and true or false
+end
+
+--- Let the queued tasks (handlers) run: a few zero-timeout steps.
+function helper.drain(n)
+  for _ = 1, n or 5 do mcp.loop.step(0) end
+end
+
+function helper.write_file(path, text)
+  local fh = assert(io.open(path, "wb"))
+  fh:write(text)
+  fh:close()
+end
+
+--- Does string s contain the plain substring sub?
+function helper.has(s, sub)
+  return type(s) == "string" and s:find(sub, 1, true) ~= nil
+end
+
+return helper
