@@ -96,10 +96,16 @@ static int l_now_ms(lua_State *L)
     return 1;
 }
 
-/* children() -> server processes not yet reaped */
+/* children() -> server processes not yet reaped; stopping() -> those being stopped */
 static int l_children(lua_State *L)
 {
     lua_pushinteger(L, mcp_child_count(get_box(L)->loop));
+    return 1;
+}
+
+static int l_stopping(lua_State *L)
+{
+    lua_pushinteger(L, mcp_child_stopping(get_box(L)->loop));
     return 1;
 }
 
@@ -134,6 +140,7 @@ int luaopen_mcp_core(lua_State *L)
     static const luaL_Reg funcs[] = {
         {"step", l_step},       {"fd", l_fd},           {"timeout", l_timeout},
         {"alive", l_alive},     {"now_ms", l_now_ms},   {"children", l_children},
+        {"stopping", l_stopping},
         {"session", mcp_session_new},
         {"json_encode", mcp_json_lua_encode},
         {"json_decode", mcp_json_lua_decode},

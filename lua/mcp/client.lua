@@ -170,13 +170,19 @@ function Client:_on_notification(method, params)
   end
 end
 
+-- The core's diagnostic kinds, folded into the documented error kinds.
+local CORE_ERROR_KINDS = {
+  invalid_message = "protocol", protocol = "protocol", message_too_large = "protocol",
+  callback = "handler", out_of_memory = "transport", transport = "transport",
+}
+
 function Client:_on_event(kind, a, b, c)
   if kind == "request" then
     self:_on_request(a, b, c)
   elseif kind == "notification" then
     self:_on_notification(a, b)
   elseif kind == "error" then
-    self:_report(new_error(nil, a, nil, { kind = b == "invalid_message" and "protocol" or (b or "transport") }))
+    self:_report(new_error(nil, a, nil, { kind = CORE_ERROR_KINDS[b] or "transport" }))
   elseif kind == "closed" then
     self.closed_reason = a
     if self.config.on_close then
@@ -245,11 +251,14 @@ end
 ---@return boolean|nil ok, mcp.Error|nil err
 function Client:notify(method, params)
   if type(method) ~= "string" then error("mcp: method must be a string", 2) end
-  if self.session == nil then
-    return nil, new_error(nil, "the client is not connected", nil, { kind = "closed", method = method })
+  if self.session == nil or self.state == "closed" then
+    return nil, new_error(nil, self.state == "closed" and "the client is closed" or "the client is not connected",
+      nil, { kind = "closed", method = method })
   end
   local ok, err = self.session:notify(method, params)
-  if not ok then return nil, new_error(nil, err, nil, { kind = "transport", method = method }) end
+  if not ok then
+    return nil, new_error(nil, err, nil, { kind = self.closed_reason and "closed" or "transport", method = method })
+  end
   return true
 end
 

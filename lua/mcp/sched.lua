@@ -149,13 +149,14 @@ function M.wait_until(pred, ms)
   return pred()
 end
 
---- Run until every task has finished (and raise the first task failure).
+--- Run until every task has finished and every server being stopped is reaped (and raise the
+--- first task failure).
 function M.run()
   while true do
     M.run_ready()
-    if live == 0 and not has_ready() then return end
+    if live == 0 and not has_ready() and core.stopping() == 0 then return end
     local n, alive = core.step(has_ready() and 0 or -1)
-    if n == 0 and not alive and not has_ready() then
+    if n == 0 and not alive and not has_ready() and core.stopping() == 0 then
       M.run_ready()
       if live > 0 then
         error("mcp.run: " .. live .. " task(s) wait for something that is not in flight", 2)

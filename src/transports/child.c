@@ -166,6 +166,15 @@ int mcp_child_count(mcp_loop *loop)
     return n;
 }
 
+int mcp_child_stopping(mcp_loop *loop)
+{
+    int n = 0;
+    mcp_child *c;
+    for (c = *mcp_loop_children(loop); c != NULL; c = c->next)
+        n += !c->exited && c->stage > 0;
+    return n;
+}
+
 void mcp_child_describe(const mcp_child *c, char *out, size_t outlen)
 {
     if (!c->exited)

@@ -53,6 +53,8 @@ void mcp_child_detach(mcp_child *c);
 void mcp_child_reap_all(mcp_loop *loop);
 /* Children not yet reaped. */
 int mcp_child_count(mcp_loop *loop);
+/* Children being stopped (stop sequence started) and not yet reaped. */
+int mcp_child_stopping(mcp_loop *loop);
 /* A readable text for an exit status: "exited with status 3", "killed by signal 9". */
 void mcp_child_describe(const mcp_child *c, char *out, size_t outlen);
 

@@ -24,6 +24,11 @@ typedef struct mcp_stdio {
     size_t scanned; /* bytes of rbuf already searched for '\n' */
     int skipping;   /* inside an oversized message: drop until its newline */
     int started, closing, closed_notified;
+    /* The server looks gone (stdout EOF, EPIPE): give its exit a moment to be reaped, so the
+     * error names the exit status, then close. */
+    int lose_pending;
+    char lose_why[96];
+    mcp_timer lose_timer;
     mcp_stderr_cb stderr_cb;
     void *stderr_ctx;
 } mcp_stdio;
@@ -62,6 +67,7 @@ static void stdio_close(mcp_transport *t)
     if (s->closing)
         return;
     s->closing = 1;
+    mcp_timer_stop(loop, &s->lose_timer);
     /* Best effort: what is queued (a cancellation, say) goes out before stdin closes. */
     if (s->fd_in >= 0 && s->wbuf.len > 0) {
         ssize_t n = write(s->fd_in, mcp_buf_head(&s->wbuf), s->wbuf.len);
@@ -80,6 +86,26 @@ static void stdio_lost(mcp_stdio *s, const char *why)
 {
     stdio_close(&s->base);
     notify_closed(s, why);
+}
+
+#define LOSE_GRACE_MS 250
+
+static void on_lose_timer(mcp_loop *loop, mcp_timer *t)
+{
+    mcp_stdio *s = t->data;
+    (void)loop;
+    mcp_transport_ref(&s->base);
+    stdio_lost(s, s->lose_why);
+    mcp_transport_unref(&s->base);
+}
+
+static void lose_soon(mcp_stdio *s, const char *why)
+{
+    if (s->closing || s->lose_pending)
+        return;
+    s->lose_pending = 1;
+    snprintf(s->lose_why, sizeof s->lose_why, "%s", why);
+    mcp_timer_start(s->base.loop, &s->lose_timer, LOSE_GRACE_MS);
 }
 
 static void on_child_exit(mcp_child *c, void *owner)
@@ -180,7 +206,9 @@ static void on_stdout(mcp_loop *loop, mcp_watch *w, unsigned events)
             continue;
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
             break;
-        stdio_lost(s, n == 0 ? "the server closed its stdout" : "reading the server's stdout failed");
+        /* Level-triggered EOF would fire forever: stop reading, then wait for the exit. */
+        close_fd(s->base.loop, &s->w_out, &s->fd_out);
+        lose_soon(s, n == 0 ? "the server closed its stdout" : "reading the server's stdout failed");
         break;
     }
     mcp_transport_unref(&s->base);
@@ -252,9 +280,8 @@ static void on_stdin_writable(mcp_loop *loop, mcp_watch *w, unsigned events)
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
             return;
         mcp_buf_reset(&s->wbuf);
-        mcp_transport_ref(&s->base);
-        stdio_lost(s, "the server's stdin is closed");
-        mcp_transport_unref(&s->base);
+        mcp_watch_stop(loop, w);
+        lose_soon(s, "the server's stdin is closed");
         return;
     }
     mcp_watch_stop(loop, w);
@@ -270,6 +297,9 @@ static int stdio_send(mcp_transport *t, const char *msg, size_t len, const mcp_s
         snprintf(err, errlen, "stdio transport is %s", s->started ? "closed" : "not started");
         return -1;
     }
+    /* The server is going: the message is dropped and what waits fails with the close. */
+    if (s->lose_pending)
+        return 0;
     if (s->wbuf.len == 0) {
         /* Fast path: straight from the caller's buffer, message and newline in one call. */
         struct iovec iov[2];
@@ -281,6 +311,10 @@ static int stdio_send(mcp_transport *t, const char *msg, size_t len, const mcp_s
         do
             n = writev(s->fd_in, iov, 2);
         while (n < 0 && errno == EINTR);
+        if (n < 0 && errno == EPIPE) {
+            lose_soon(s, "the server's stdin is closed");
+            return 0;
+        }
         if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) {
             snprintf(err, errlen, "writing to the server failed: %s", strerror(errno));
             return -1;
@@ -398,6 +432,7 @@ mcp_transport *mcp_stdio_new(mcp_loop *loop, mcp_stdio_config *cfg)
     mcp_buf_init(&s->rbuf);
     mcp_buf_init(&s->wbuf);
     mcp_buf_init(&s->ebuf);
+    mcp_timer_init(&s->lose_timer, on_lose_timer, s);
     return &s->base;
 }
 
