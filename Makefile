@@ -112,7 +112,8 @@ ROCK_FLAGS ?= --tree=$(ROCKS_TREE)
 
 LUA_FILES = $(shell find lua spec examples bench -name '*.lua' 2>/dev/null | sort) $(ROCKSPEC)
 
-.PHONY: all build deps test test-all demo asan asan-build memcheck clean distclean lint \
+.PHONY: all build deps test test-all demo asan asan-build memcheck fuzz fuzz-build fuzz-smoke \
+        clean distclean lint \
         format-check check-rockspec rockspec rock clean-rock-artifacts help lint-lua lint-c
 
 all: build
@@ -169,6 +170,34 @@ memcheck: deps
 	@$(MAKE) --no-print-directory build LUA=5.4
 	MCP_TEST_SANITIZER=valgrind $(VALGRIND) $(VALGRIND_FLAGS) \
 	  lua5.4 $(BUSTED) --lpath='$(BUSTED_LPATH)' --cpath='./build/5.4/?.so' $(BUSTED_FLAGS) $(SPEC)
+
+# libFuzzer target for the SSE parser (fuzz/sse_fuzz.c), built with clang and its libFuzzer
+# runtime (Debian 12: clang-14 and libclang-rt-14-dev, which clang-14 only recommends; not in
+# scripts/deps.sh since only these targets need them). New inputs are kept in
+# build/fuzz/corpus/sse; the committed seeds in fuzz/corpus/sse are only read; crashes are
+# written to build/fuzz/crash-*. Extra libFuzzer flags: FUZZ_FLAGS=-jobs=4 ...
+FUZZ_CC ?= clang
+FUZZ_SECONDS ?= 600
+FUZZ_FLAGS ?=
+FUZZ_DIR := build/fuzz
+FUZZ_CFLAGS := $(CSTD) $(WARNFLAGS) -g -O1 -fsanitize=fuzzer,address,undefined \
+               -fno-sanitize-recover=all -Isrc
+FUZZ_SSE_SRCS := fuzz/sse_fuzz.c src/transports/sse_parser.c src/buf.c
+
+fuzz-build: $(FUZZ_DIR)/sse_fuzz
+
+$(FUZZ_DIR)/sse_fuzz: $(FUZZ_SSE_SRCS) src/transports/sse_parser.h src/buf.h Makefile
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $(FUZZ_SSE_SRCS) || { echo "fuzz: '$(FUZZ_CC) -fsanitize=fuzzer' failed;" \
+	  "on Debian: apt-get install clang libclang-rt-14-dev" >&2; exit 1; }
+
+fuzz: fuzz-build
+	@mkdir -p $(FUZZ_DIR)/corpus/sse
+	$(FUZZ_DIR)/sse_fuzz -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+	  -artifact_prefix=$(FUZZ_DIR)/ -dict=fuzz/sse.dict $(FUZZ_FLAGS) $(FUZZ_DIR)/corpus/sse fuzz/corpus/sse
+
+fuzz-smoke:
+	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=30
 
 clean: clean-rock-artifacts
 	rm -rf build
@@ -288,6 +317,8 @@ help:
 	@echo "  demo             deps, build, run examples/quickstart.lua"
 	@echo "  asan             ASan+UBSan build in $(ASAN_BUILDDIR), busted with gcc's runtimes preloaded"
 	@echo "  memcheck         busted under valgrind (lua5.4)"
+	@echo "  fuzz             build and run the SSE parser fuzzer (clang libFuzzer) for FUZZ_SECONDS=$(FUZZ_SECONDS)"
+	@echo "  fuzz-smoke       the same for 30 s (CI)"
 	@echo "  lint             luac5.4 -p / luajit parse of Lua files, cppcheck, check-rockspec"
 	@echo "  format-check     clang-format --dry-run when .clang-format exists"
 	@echo "  rockspec         regenerate $(ROCKSPEC) build.modules from src/*.c, src/transports/*.c, lua/mcp/**/*.lua"

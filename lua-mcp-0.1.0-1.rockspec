@@ -57,6 +57,8 @@ build = {
             "src/session.c",
             "src/timer_lua.c",
             "src/transports/child.c",
+            "src/transports/sse_lua.c",
+            "src/transports/sse_parser.c",
             "src/transports/stdio_lua.c",
             "src/transports/stdio_transport.c",
             "src/transports/transport_lua.c",
