@@ -23,7 +23,7 @@ PACKAGES=(
   valgrind pkg-config
 )
 # Tools that usually come with the image; installed from Debian only if the command is absent.
-declare -A TOOL_PACKAGES=([gcc]=gcc [make]=make [node]=nodejs [npm]=npm)
+declare -A TOOL_PACKAGES=([gcc]=gcc [make]=make [node]=nodejs [npm]=npm [curl]=curl)
 
 log() { printf 'deps: %s\n' "$*"; }
 

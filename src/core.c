@@ -180,6 +180,7 @@ int luaopen_mcp_core(lua_State *L)
     mcp_setfuncs(L, funcs, 0);
     mcp_stdio_lua_open(L);
     mcp_timer_lua_open(L);
+    mcp_http_lua_open(L);
     mcp_sse_lua_open(L);
     lua_pushlightuserdata(L, NULL);
     lua_setfield(L, -2, "null");

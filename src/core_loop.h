@@ -9,6 +9,7 @@
 mcp_loop *mcp_core_loop(lua_State *L);
 void mcp_stdio_lua_open(lua_State *L);  /* adds stdio_transport to the table on top */
 void mcp_timer_lua_open(lua_State *L);  /* adds timer to the table on top */
+void mcp_http_lua_open(lua_State *L);   /* adds http_transport and sse_transport */
 void mcp_sse_lua_open(lua_State *L);    /* adds _sse_parse (SSE parser test hook) to the table on top */
 
 #endif

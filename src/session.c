@@ -164,6 +164,10 @@ static int complete_failure(lua_State *L)
     a->p = NULL; /* complete() frees it, even if it raises later */
     lua_pushnil(L);
     if (push_body_rpc_error(L, f->body, f->body_len)) {
+        if (f->keep_message) {
+            lua_pushstring(L, f->message);
+            lua_replace(L, -3);
+        }
         lua_pushstring(L, "rpc");
     } else {
         lua_pushnil(L);

@@ -298,10 +298,20 @@ function Client:connect()
     return nil, new_error(nil, "maxRetries must be >= 0", nil, { kind = "config" })
   end
   self.state = "connecting"
-  local ok, err = self.transport:start()
+  local transport = self.transport
+  local ok, err = transport:start()
   if not ok then
     self.state = "new"
     return nil, new_error(nil, "failed to connect transport: " .. tostring(err), nil, { kind = "transport" })
+  end
+  if transport.ready and transport:ready() ~= 1 then
+    -- Legacy SSE: messages can go out once the server named its endpoint.
+    ok, err = require("mcp.http").wait_ready(transport, self.config.request_timeout_ms)
+    if not ok then
+      self.state = "closed"
+      transport:close()
+      return nil, err
+    end
   end
   local weak = setmetatable({ client = self }, { __mode = "v" })
   -- The handler reaches the client weakly: a dropped client stays collectable (its session's
@@ -331,11 +341,14 @@ function Client:connect()
   end
   self.init_result = res
   self.state = "connected"
+  if transport.set_protocol_version then transport:set_protocol_version(res.protocolVersion) end
   local nok, nerr = self:notify("notifications/initialized")
   if not nok then
     self:close()
     return nil, nerr
   end
+  -- Streamable HTTP: the standalone GET stream for server-initiated messages (405 is fine).
+  if transport.open_inbound then transport:open_inbound() end
   return true
 end
 
@@ -350,9 +363,11 @@ function Client:close()
   else
     self.transport:close()
   end
-  if self.transport.reaped then
-    local t = self.transport
+  local t = self.transport
+  if t.reaped then
     sched.wait_until(function() return t:reaped() end, 5000)
+  elseif t.busy then
+    sched.wait_until(function() return not t:busy() end, 3000) -- the session DELETE
   end
   return true
 end

@@ -75,6 +75,34 @@ function mcp.create_stdio_client(command, args, opts)
   return mcp.create_client(ccfg, stdio.transport(tcfg))
 end
 
+local http = require("mcp.http")
+mcp.http_transport = http.http_transport
+mcp.sse_transport = http.sse_transport
+mcp.REDIRECT_ERROR = http.REDIRECT_ERROR
+mcp.REDIRECT_FOLLOW = http.REDIRECT_FOLLOW
+
+--- Connect to a server over streamable HTTP (CreateHTTPMCPClient). opts: the transport fields of
+--- mcp.http_transport (headers, redirect, timeout_ms, oauth, initial_session_id, ...) and client
+--- config fields; `transport_on_error` is the transport's own on_error.
+---@param url string
+---@param opts table|nil
+---@return mcp.Client|nil, mcp.Error|nil
+function mcp.create_http_client(url, opts)
+  if type(url) ~= "string" then error("mcp.create_http_client: url must be a string", 2) end
+  local tcfg, ccfg = http.split_options(url, opts)
+  return mcp.create_client(ccfg, http.http_transport(tcfg))
+end
+
+--- Connect to a server over the legacy HTTP+SSE transport (CreateSSEMCPClient).
+---@param url string
+---@param opts table|nil
+---@return mcp.Client|nil, mcp.Error|nil
+function mcp.create_sse_client(url, opts)
+  if type(url) ~= "string" then error("mcp.create_sse_client: url must be a string", 2) end
+  local tcfg, ccfg = http.split_options(url, opts)
+  return mcp.create_client(ccfg, http.sse_transport(tcfg))
+end
+
 --- A cancellation token for one call: pass it as opts.cancel, then token:cancel(reason).
 function mcp.cancel_token()
   local token = { cancelled = false }

@@ -1,0 +1,160 @@
+--- HTTP transports: streamable HTTP (HTTPTransportConfig) and legacy HTTP+SSE (SSETransportConfig),
+--- mapped onto the C core's libcurl transports.
+local core = require("mcp.core")
+local errors = require("mcp.errors")
+local sched = require("mcp.sched")
+
+local M = {}
+
+M.REDIRECT_ERROR = "error"
+M.REDIRECT_FOLLOW = "follow"
+
+-- Per-transport Lua state, keyed by the transport's light userdata key (weakly, by the box).
+local states = setmetatable({}, { __mode = "k" })
+local by_key = setmetatable({}, { __mode = "v" })
+
+local function state_of(key)
+  local box = by_key[key]
+  return box and states[box]
+end
+
+-- Transport events arrive here from the C core (inside a loop step): they only record and
+-- queue; user callbacks run as tasks.
+local function on_event(kind, value, key)
+  local st = state_of(key)
+  if not st then return end
+  local cfg = st.cfg
+  if kind == "session_id" then
+    if cfg.on_session_id_change then sched.spawn_handler(st.fail, cfg.on_session_id_change, value) end
+  elseif kind == "session_expired" then
+    if cfg.on_session_expired then sched.spawn_handler(st.fail, cfg.on_session_expired, value) end
+  elseif kind == "endpoint" or kind == "endpoint_failed" then
+    st.endpoint, st.endpoint_error = kind == "endpoint" and value or nil, kind ~= "endpoint" and value or nil
+    local waiters = st.waiters
+    st.waiters = {}
+    for _, w in ipairs(waiters) do w() end
+  elseif kind == "error" then
+    if cfg.on_error then
+      sched.spawn_handler(st.fail, cfg.on_error, errors.new(nil, value, nil, { kind = "transport" }))
+    end
+  end
+end
+
+local function check(cond, msg, level)
+  if not cond then error("mcp: " .. msg, (level or 1) + 2) end
+end
+
+local function header_lines(headers)
+  local out = {}
+  if headers == nil then return out end
+  check(type(headers) == "table", "headers must be a table {Name = value}", 2)
+  for name, value in pairs(headers) do
+    check(type(name) == "string" and name:match("^[!#$%%&'*+%-.^_`|~%w]+$") ~= nil,
+      "invalid header name " .. tostring(name), 2)
+    check(type(value) == "string" or type(value) == "number", "header " .. name .. " must be a string", 2)
+    value = tostring(value)
+    check(not value:find("[\r\n%z]"), "header " .. name .. " contains a line break or NUL", 2)
+    out[#out + 1] = name .. ": " .. value
+  end
+  table.sort(out)
+  return out
+end
+
+local function make(cfg, legacy)
+  check(type(cfg) == "table", "transport config table expected", 2)
+  check(type(cfg.url) == "string" and cfg.url:match("^https?://") ~= nil, "url must be an http(s) URL", 2)
+  local redirect = cfg.redirect or M.REDIRECT_ERROR
+  check(redirect == M.REDIRECT_ERROR or redirect == M.REDIRECT_FOLLOW,
+    'redirect must be mcp.REDIRECT_ERROR ("error") or mcp.REDIRECT_FOLLOW ("follow")', 2)
+  for _, f in ipairs({ "on_session_id_change", "on_session_expired", "on_error" }) do
+    check(cfg[f] == nil or type(cfg[f]) == "function", f .. " must be a function", 2)
+  end
+  local token = cfg.bearer_token
+  if cfg.oauth ~= nil then
+    check(type(cfg.oauth) == "table", "oauth must be a table", 2)
+    token = token or cfg.oauth.access_token
+  end
+  local timeout = cfg.timeout_ms
+  local box = (legacy and core.sse_transport or core.http_transport)({
+    url = cfg.url,
+    headers = header_lines(cfg.headers),
+    follow_redirects = redirect == M.REDIRECT_FOLLOW,
+    connect_timeout_ms = cfg.connect_timeout_ms or timeout,
+    idle_timeout_ms = cfg.idle_timeout_ms or timeout,
+    terminate_on_close = cfg.terminate_session_on_close ~= false,
+    initial_session_id = cfg.initial_session_id,
+    bearer_token = token,
+    max_message_size = cfg.max_message_size,
+    max_reconnects = cfg.max_reconnects,
+    curl_options = cfg.curl_options,
+    on_event = on_event,
+  })
+  states[box] = {
+    cfg = cfg,
+    waiters = {},
+    fail = function(e) io.stderr:write("mcp: transport callback failed: ", tostring(e), "\n") end,
+  }
+  by_key[box:key()] = box
+  return box
+end
+
+--- Streamable HTTP transport (NewHTTPTransport). cfg: url, headers, redirect, timeout_ms,
+--- connect_timeout_ms, idle_timeout_ms, oauth {access_token}, bearer_token, initial_session_id,
+--- on_session_id_change(id), on_session_expired(id), terminate_session_on_close (default true),
+--- on_error(err), max_message_size, max_reconnects, curl_options {cainfo=, sslcert=, proxy=,
+--- unix_socket_path=, ...}.
+---@param cfg table
+---@return userdata
+function M.http_transport(cfg)
+  return make(cfg, false)
+end
+
+--- Legacy HTTP+SSE transport (NewSSETransport); the same cfg fields where they apply.
+---@param cfg table
+---@return userdata
+function M.sse_transport(cfg)
+  return make(cfg, true)
+end
+
+--- Legacy SSE: wait (bounded) for the endpoint event after start. Returns true or nil, err.
+function M.wait_ready(box, timeout_ms)
+  local st = states[box]
+  if not st or box:ready() == 1 then return true end
+  if box:ready() == -1 then
+    return nil, errors.new(nil, st.endpoint_error or "MCP SSE Transport Error: connection failed", nil, { kind = "transport" })
+  end
+  local ok = sched.await(function(cb)
+    local timer = core.timer(timeout_ms, function() cb(false) end)
+    st.waiters[#st.waiters + 1] = function()
+      timer:cancel()
+      cb(true)
+    end
+  end)
+  if box:ready() == 1 then return true end
+  if not ok then
+    return nil, errors.new(nil, "MCP SSE Transport Error: no endpoint event within " .. timeout_ms .. " ms", nil,
+      { kind = "timeout" })
+  end
+  return nil, errors.new(nil, st.endpoint_error or "MCP SSE Transport Error: connection failed", nil, { kind = "transport" })
+end
+
+--- Split opts into transport fields and client config fields.
+local TRANSPORT_KEYS = {
+  headers = true, redirect = true, timeout_ms = true, connect_timeout_ms = true, idle_timeout_ms = true,
+  oauth = true, bearer_token = true, initial_session_id = true, on_session_id_change = true,
+  on_session_expired = true, terminate_session_on_close = true, max_message_size = true,
+  max_reconnects = true, curl_options = true, transport_on_error = true,
+}
+
+function M.split_options(url, opts)
+  local tcfg, ccfg = { url = url }, {}
+  for k, v in pairs(opts or {}) do
+    if TRANSPORT_KEYS[k] then tcfg[k] = v else ccfg[k] = v end
+  end
+  if tcfg.transport_on_error then
+    tcfg.on_error, tcfg.transport_on_error = tcfg.transport_on_error, nil
+  end
+  return tcfg, ccfg
+end
+
+return M

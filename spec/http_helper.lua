@@ -1,0 +1,84 @@
+-- Helpers for the HTTP specs: start spec/fixtures/http_server.mjs (the project's fault-injecting
+-- MCP server over HTTP) and server-everything in its HTTP modes, and talk to their control
+-- endpoints with the curl command-line tool. Servers listen on 127.0.0.1 only.
+local mcp = require("mcp")
+local helper = require("helper")
+
+local H = {}
+
+local function sh(cmd)
+  local prefix = helper.sanitizer() and "env -u LD_PRELOAD " or ""
+  local f = assert(io.popen(prefix .. cmd, "r"))
+  local out = f:read("*a")
+  f:close()
+  return out
+end
+
+function H.have_node()
+  return sh("command -v node 2>/dev/null") ~= ""
+end
+
+function H.have_curl()
+  return sh("command -v curl 2>/dev/null") ~= ""
+end
+
+--- Start the fault server with extra flags; returns {url=, port=, pid=}.
+function H.start(flags)
+  local prefix = helper.sanitizer() and "env -u LD_PRELOAD " or ""
+  local cmd = ("%snode %s/spec/fixtures/http_server.mjs --stdin=ignore --exit-with-parent --quiet %s 2>/dev/null")
+    :format(prefix, helper.root, flags or "")
+  local f = assert(io.popen(cmd, "r"))
+  local line = f:read("*l") or ""
+  local port = tonumber(line:match('"port"%s*:%s*(%d+)'))
+  assert(port, "http_server.mjs did not start: " .. line)
+  local srv = { f = f, port = port, base = "http://127.0.0.1:" .. port }
+  srv.url = srv.base .. "/mcp"
+  srv.pid = H.state(srv).pid
+  return srv
+end
+
+function H.stop(srv)
+  if srv and srv.pid then helper.kill(srv.pid, "TERM") end
+  if srv and srv.f then srv.f:close() end
+end
+
+--- POST /control with a table (encoded with the library's own JSON codec).
+function H.control(srv, t)
+  local body = mcp.json.encode(t):gsub("'", "'\\''")
+  local out = sh(("curl -s -X POST -H 'Content-Type: application/json' --data '%s' %s/control"):format(body, srv.base))
+  local res = mcp.json.decode(out)
+  assert(res and res.ok, "control failed: " .. out)
+  return res
+end
+
+function H.state(srv)
+  local out = sh(("curl -s %s/control/state"):format(srv.base))
+  return assert(mcp.json.decode(out), "bad state: " .. out)
+end
+
+--- Start server-everything in "streamableHttp" or "sse" mode on a free port; nil if unavailable.
+function H.start_everything(mode)
+  local bin = os.getenv("MCP_EVERYTHING_SERVER")
+  if bin == nil or bin == "" or not H.have_node() then return nil end
+  local script = bin:gsub("/node_modules/%.bin/mcp%-server%-everything$", "/node_modules/@modelcontextprotocol/server-everything/dist/index.js")
+  -- A free port: ask the kernel through a throwaway listener of the fault server's own kind.
+  local port = tonumber(sh([[node -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})']]))
+  local prefix = helper.sanitizer() and "env -u LD_PRELOAD " or ""
+  local cmd = ("%sPORT=%d node %s %s >/dev/null 2>&1 & echo $!"):format(prefix, port, script, mode)
+  local pid = tonumber(sh(cmd))
+  local srv = { pid = pid, port = port, base = "http://127.0.0.1:" .. port }
+  -- Wait until it accepts connections (bounded).
+  for _ = 1, 150 do
+    local code = sh(("curl -s -o /dev/null -w '%%{http_code}' %s/ 2>/dev/null"):format(srv.base))
+    if code:match("^%d%d%d$") and code ~= "000" then return srv end
+    sh("sleep 0.1") -- test set-up only: the server has no readiness signal we can wait on
+  end
+  helper.kill(pid, "KILL")
+  return nil
+end
+
+function H.stop_everything(srv)
+  if srv and srv.pid then helper.kill(srv.pid, "TERM") end
+end
+
+return H

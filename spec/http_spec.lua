@@ -1,0 +1,346 @@
+-- Streamable HTTP and legacy SSE transports against the project's fault-injecting HTTP server
+-- (spec/fixtures/http_server.mjs, loopback only).
+local mcp = require("mcp")
+local helper = require("helper")
+local H = require("http_helper")
+
+local available = H.have_node() and H.have_curl()
+
+local function new_client(srv, opts)
+  local o = { request_timeout_ms = helper.ms(20000), client_name = "http-spec" }
+  for k, v in pairs(opts or {}) do o[k] = v end
+  return mcp.create_http_client(srv.url, o)
+end
+
+local function sessions_of(state)
+  local ids = {}
+  for _, s in ipairs(state.sessions) do ids[#ids + 1] = s.id end
+  return ids
+end
+
+describe("streamable HTTP #http", function()
+  if not available then
+    pending("node and curl are needed to run the HTTP test server")
+    return
+  end
+
+  local srv
+  setup(function() srv = H.start("--page-size=3") end)
+  teardown(function() H.stop(srv) end)
+  before_each(function() H.control(srv, { reset = true }) end)
+
+  it("connects, keeps the session id off initialize and sends it (and the protocol version) after", function()
+    H.control(srv, { reject_session_header_on_initialize = true })
+    local seen = {}
+    local c = assert(new_client(srv, {
+      headers = { ["X-Custom"] = "yes" },
+      on_session_id_change = function(id) seen[#seen + 1] = id end,
+    }))
+    local sid = c.transport:session_id()
+    assert.is_string(sid)
+    local r = assert(c:call_tool("last_headers", {}))
+    local h = r.structuredContent.headers
+    assert.equal(sid, h["mcp-session-id"])
+    assert.equal("2025-11-25", h["mcp-protocol-version"])
+    assert.equal("yes", h["x-custom"])
+    assert.truthy(h["accept"]:find("application/json", 1, true))
+    assert.truthy(h["accept"]:find("text/event-stream", 1, true))
+    assert.truthy(h["user-agent"]:find("lua-mcp", 1, true))
+    c:close()
+    assert.same({ sid }, seen)
+  end)
+
+  it("does every client method in json and in sse mode", function()
+    for _, mode in ipairs({ "json", "sse" }) do
+      H.control(srv, { reset = true, mode = mode, page_size = 3 })
+      local c = assert(new_client(srv))
+      assert.equal("lua-mcp-test-server", c:server_info().name)
+      local tools = assert(c:list_all_tools())
+      assert.is_true(#tools > 3)
+      local page = assert(c:list_tools_with_cursor())
+      assert.equal(3, #page.tools)
+      assert.is_string(page.nextCursor)
+      assert.equal("hi " .. mode, assert(c:call_tool("echo", { message = "hi " .. mode })).content[1].text)
+      assert.is_true(#assert(c:list_all_resources()) > 3)
+      assert.is_true(#assert(c:list_all_resource_templates()) > 0)
+      assert.is_true(#assert(c:list_all_prompts()) > 3)
+      local res = assert(c:read_resource("test://r/1"))
+      assert.equal("test://r/1", res.contents[1].uri)
+      assert.is_table(assert(c:get_prompt("greet", { name = "Ada" })).messages)
+      assert.is_table(assert(c:complete({ ref = { type = "ref/prompt", name = "greet" }, argument = { name = "name", value = "A" } })).completion.values)
+      assert.is_table(assert(c:ping()))
+      assert.is_table(assert(c:set_logging_level("debug")))
+      assert.is_table(assert(c:subscribe_resource("test://r/1")))
+      local steps = {}
+      local p = assert(c:call_tool("progress", { steps = 3 }, { on_progress = function(x) steps[#steps + 1] = x.progress end }))
+      assert.is_table(p.content)
+      -- On an event stream progress comes before the result; in json mode it travels on the GET
+      -- stream, with no ordering against the response, so only sse mode can promise all three.
+      if mode == "sse" then assert.same({ 1, 2, 3 }, steps) end
+      local e = select(2, c:call_tool("error", {}))
+      assert.equal("rpc", e.kind)
+      assert.equal(-32603, e.code)
+      c:close()
+    end
+  end)
+
+  it("answers server requests (elicitation, ping) sent on the POST's event stream", function()
+    H.control(srv, { mode = "sse" })
+    local c = assert(new_client(srv, {
+      on_elicitation_request = function(req) return { action = "accept", content = { name = "Ada", age = 36 } } end,
+    }))
+    local r = assert(c:call_tool("elicit", {}))
+    assert.equal("accept", r.structuredContent.result.action)
+    assert.equal("Ada", r.structuredContent.result.content.name)
+    local p = assert(c:call_tool("ping_client", {}))
+    assert.is_table(p.structuredContent.result)
+    c:close()
+  end)
+
+  it("sends DELETE with the session id on close, and not when terminate_session_on_close is false", function()
+    local c = assert(new_client(srv))
+    local sid = c.transport:session_id()
+    c:close()
+    local deleted = H.state(srv).deleted_sessions
+    assert.equal(sid, deleted[#deleted].id)
+    local c2 = assert(new_client(srv, { terminate_session_on_close = false }))
+    local sid2 = c2.transport:session_id()
+    c2:close()
+    for _, d in ipairs(H.state(srv).deleted_sessions) do assert.not_equal(sid2, d.id) end
+  end)
+
+  it("resumes a POST stream cut after its priming event, waiting the server's retry delay", function()
+    H.control(srv, { cut_post_stream_after_priming = 1, retry_ms = 400 })
+    local c = assert(new_client(srv))
+    local r = assert(c:call_tool("echo", { message = "resumed" }))
+    assert.equal("resumed", r.content[1].text)
+    local cut = H.state(srv).cuts[1]
+    assert.equal("after_priming", cut.kind)
+    assert.equal(cut.event_id, cut.reconnect_last_event_id)
+    assert.is_true(cut.reconnect_ms >= 400, "reconnected after " .. tostring(cut.reconnect_ms) .. " ms")
+    c:close()
+  end)
+
+  it("resumes a stream cut in the middle of an event", function()
+    H.control(srv, { mode = "sse", cut_mid_event = 1, cut_mid_event_stream = "post", retry_ms = 50 })
+    local c = assert(new_client(srv))
+    local r = assert(c:call_tool("big", { bytes = 100000 }))
+    assert.equal(100000, #r.content[1].text)
+    local st = H.state(srv)
+    assert.equal("mid_event", st.cuts[1].kind)
+    local resumed = false
+    for _, g in ipairs(st.get_connects) do resumed = resumed or g.outcome == "resumed_post_stream" end
+    assert.is_true(resumed)
+    c:close()
+  end)
+
+  it("reports a 404 on a session as expired, with the callback", function()
+    local expired
+    local c = assert(new_client(srv, { on_session_expired = function(id) expired = id end }))
+    local sid = c.transport:session_id()
+    H.control(srv, { expire_session = true })
+    local res, err = c:call_tool("echo", { message = "x" })
+    assert.is_nil(res)
+    assert.equal(404, err.status_code)
+    assert.truthy(err.message:find("session expired", 1, true))
+    mcp.loop.step(0)
+    assert.equal(sid, expired)
+    assert.is_nil(c.transport:session_id())
+    c:close()
+  end)
+
+  it("retries a 500 with max_retries, and reports it without", function()
+    local c = assert(new_client(srv, { max_retries = 1 }))
+    H.control(srv, { fail_next = { 500 } })
+    local r = assert(c:call_tool("echo", { message = "again" }))
+    assert.equal("again", r.content[1].text)
+    c:close()
+    local c2 = assert(new_client(srv))
+    H.control(srv, { fail_next = { 500 } })
+    local res, err = c2:call_tool("echo", { message = "x" })
+    assert.is_nil(res)
+    assert.equal(500, err.status_code)
+    assert.equal("transport", err.kind)
+    -- A JSON-RPC error body on a 4xx is the server's error, with the status kept.
+    H.control(srv, { fail_next = { { status = 400, jsonrpc_error = { code = -32602, message = "bad args" } } } })
+    res, err = c2:call_tool("echo", { message = "x" })
+    assert.is_nil(res)
+    assert.equal(-32602, err.code)
+    assert.equal(400, err.status_code)
+    assert.equal("bad args", err.message)
+    c2:close()
+  end)
+
+  it("refuses a redirect by default and follows it when asked", function()
+    local c = assert(new_client(srv))
+    H.control(srv, { redirect = "/mcp2" })
+    local res, err = c:call_tool("echo", { message = "x" })
+    assert.is_nil(res)
+    assert.equal(307, err.status_code)
+    assert.truthy(err.message:find("REDIRECT_FOLLOW", 1, true))
+    c:close()
+    local f = assert(new_client(srv, { redirect = mcp.REDIRECT_FOLLOW }))
+    assert.equal("followed", assert(f:call_tool("echo", { message = "followed" })).content[1].text)
+    f:close()
+  end)
+
+  it("times out on a slow server and still works when patient", function()
+    local c = assert(new_client(srv))
+    H.control(srv, { slow_ms = 1500 })
+    local res, err = c:call_tool("echo", { message = "x" }, { timeout_ms = 300 })
+    assert.is_nil(res)
+    assert.equal("timeout", err.kind)
+    assert.equal("ok", assert(c:call_tool("echo", { message = "ok" }, { timeout_ms = helper.ms(10000) })).content[1].text)
+    c:close()
+  end)
+
+  it("receives a 50 MB event", function()
+    H.control(srv, { mode = "sse" })
+    local c = assert(new_client(srv, { request_timeout_ms = helper.ms(60000) }))
+    local r = assert(c:call_tool("big", { bytes = 50 * 1000 * 1000 }))
+    assert.equal(50 * 1000 * 1000, #r.content[1].text)
+    c:close()
+  end)
+
+  it("reconnects the GET stream that the server closes, resuming with Last-Event-ID", function()
+    H.control(srv, { get_stream = "close_every_ms:300", retry_ms = 50 })
+    local got = {}
+    local c = assert(new_client(srv))
+    c:on_notification("notifications/message", function(p) got[#got + 1] = p.data end)
+    mcp.sleep(1200)
+    H.control(srv, { send_notification = { method = "notifications/message", params = { level = "info", data = "late" } } })
+    helper.wait_until(function() return #got > 0 end, helper.ms(5000))
+    assert.same({ "late" }, got)
+    local connects, resumed = 0, 0
+    for _, g in ipairs(H.state(srv).get_connects) do
+      connects = connects + 1
+      if g.last_event_id ~= nil and g.last_event_id ~= mcp.null then resumed = resumed + 1 end
+    end
+    assert.is_true(connects >= 3, "GET connects: " .. connects)
+    assert.is_true(resumed >= 1)
+    c:close()
+  end)
+
+  it("takes a 405 on the GET stream silently", function()
+    H.control(srv, { get_stream = "405" })
+    local errs = {}
+    local c = assert(new_client(srv, { on_error = function(e) errs[#errs + 1] = tostring(e) end }))
+    assert.equal("ok", assert(c:call_tool("echo", { message = "ok" })).content[1].text)
+    mcp.loop.step(50)
+    assert.same({}, errs)
+    c:close()
+  end)
+
+  it("fails a connection to a closed port with a transport error", function()
+    local c, err = mcp.create_http_client("http://127.0.0.1:1/mcp", { connect_timeout_ms = 2000 })
+    assert.is_nil(c)
+    assert.equal("transport", err.kind)
+  end)
+
+  it("rejects bad configuration as misuse", function()
+    assert.has_error(function() mcp.http_transport({ url = "ftp://x" }) end)
+    assert.has_error(function() mcp.http_transport({ url = "http://x", redirect = "maybe" }) end)
+    assert.has_error(function() mcp.http_transport({ url = "http://x", headers = { ["Bad Name"] = "v" } }) end)
+    assert.has_error(function() mcp.http_transport({ url = "http://x", curl_options = { nonsense = 1 } }) end)
+  end)
+end)
+
+describe("legacy HTTP+SSE #http", function()
+  if not available then
+    pending("node and curl are needed to run the HTTP test server")
+    return
+  end
+
+  local srv
+  setup(function() srv = H.start("") end)
+  teardown(function() H.stop(srv) end)
+  before_each(function() H.control(srv, { reset = true }) end)
+
+  it("connects through the endpoint event and does requests, notifications and server requests", function()
+    local c = assert(mcp.create_sse_client(srv.base .. "/sse", {
+      request_timeout_ms = helper.ms(20000),
+      on_elicitation_request = function() return { action = "decline" } end,
+    }))
+    assert.equal("hello", assert(c:call_tool("echo", { message = "hello" })).content[1].text)
+    assert.is_true(#assert(c:list_all_tools()) > 0)
+    local r = assert(c:call_tool("elicit", {}))
+    assert.equal("decline", r.structuredContent.result.action)
+    c:close()
+  end)
+
+  it("refuses an endpoint on another origin", function()
+    H.control(srv, { legacy_endpoint = "http://localhost:" .. srv.port .. "/messages?sessionId={sessionId}" })
+    local c, err = mcp.create_sse_client(srv.base .. "/sse", { request_timeout_ms = helper.ms(5000) })
+    assert.is_nil(c)
+    assert.truthy(err.message:find("origin", 1, true))
+  end)
+end)
+
+describe("one Lua state driving many clients #http", function()
+  if not available then
+    pending("node and curl are needed to run the HTTP test server")
+    return
+  end
+
+  it("runs 100 HTTP clients and 100 stdio clients concurrently", function()
+    local n = helper.sanitizer() and 10 or 100
+    local srv = H.start("")
+    local ok, failures = 0, {}
+    for i = 1, n do
+      mcp.spawn(function()
+        local c, err = new_client(srv)
+        if not c then failures[#failures + 1] = tostring(err) return end
+        local r, e = c:call_tool("echo", { message = "h" .. i })
+        if r and r.content[1].text == "h" .. i then ok = ok + 1 else failures[#failures + 1] = tostring(e) end
+        c:close()
+      end)
+      mcp.spawn(function()
+        local c, err = helper.test_server()
+        if not c then failures[#failures + 1] = tostring(err) return end
+        local r, e = c:call_tool("echo", { message = "s" .. i })
+        if r and r.content[1].text == "s" .. i then ok = ok + 1 else failures[#failures + 1] = tostring(e) end
+        c:close()
+      end)
+    end
+    mcp.run()
+    H.stop(srv)
+    assert.same({}, failures)
+    assert.equal(2 * n, ok)
+  end)
+end)
+
+describe("server-everything over HTTP #http #everything", function()
+  for _, mode in ipairs({ "streamableHttp", "sse" }) do
+    it("works in " .. mode .. " mode", function()
+      local srv = H.start_everything(mode)
+      if not srv then
+        pending("server-everything is not installed (make deps installs it when node is present)")
+        return
+      end
+      local url = srv.base .. (mode == "sse" and "/sse" or "/mcp")
+      local create = mode == "sse" and mcp.create_sse_client or mcp.create_http_client
+      local c = assert(create(url, { request_timeout_ms = helper.ms(20000) }))
+      assert.equal("mcp-servers/everything", c:server_info().name)
+      local names = {}
+      for _, t in ipairs(assert(c:list_all_tools())) do names[t.name] = true end
+      assert.is_true(names.echo and names["get-sum"])
+      assert.equal("Echo: hi", assert(c:call_tool("echo", { message = "hi" })).content[1].text)
+      assert.truthy(assert(c:call_tool("get-sum", { a = 2, b = 3 })).content[1].text:find("5", 1, true))
+      local resources = assert(c:list_all_resources())
+      assert.is_true(#resources > 0)
+      assert.is_table(assert(c:read_resource(resources[1].uri)).contents)
+      assert.is_table(assert(c:list_resource_templates()).resourceTemplates)
+      local prompts = assert(c:list_all_prompts())
+      assert.is_true(#prompts > 0)
+      assert.is_table(assert(c:get_prompt("simple-prompt")).messages)
+      assert.is_table(assert(c:ping()))
+      assert.is_table(assert(c:set_logging_level("info")))
+      local steps = 0
+      assert(c:call_tool("trigger-long-running-operation", { duration = 1, steps = 2 },
+        { on_progress = function() steps = steps + 1 end }))
+      assert.equal(2, steps)
+      c:close()
+      H.stop_everything(srv)
+    end)
+  end
+end)

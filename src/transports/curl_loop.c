@@ -1,0 +1,218 @@
+#include "curl_loop.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct mcp_curl {
+    int refs;
+    mcp_loop *loop;
+    CURLM *multi;
+    mcp_timer timer;
+    mcp_xfer *dirty; /* transfers with data to flush */
+    int acting;      /* inside curl_multi_socket_action */
+};
+
+typedef struct sock_watch {
+    mcp_watch w;
+    mcp_curl *c;
+} sock_watch;
+
+static void drive(mcp_curl *c, curl_socket_t fd, int ev_bitmask);
+
+static void on_socket_ready(mcp_loop *loop, mcp_watch *w, unsigned events)
+{
+    sock_watch *sw = w->data;
+    int mask = 0;
+    (void)loop;
+    if (events & MCP_EV_READ)
+        mask |= CURL_CSELECT_IN;
+    if (events & MCP_EV_WRITE)
+        mask |= CURL_CSELECT_OUT;
+    if (events & MCP_EV_HUP)
+        mask |= CURL_CSELECT_ERR;
+    drive(sw->c, w->fd, mask);
+}
+
+/* CURLMOPT_SOCKETFUNCTION: curl tells which events it wants on which socket. */
+static int socket_cb(CURL *easy, curl_socket_t fd, int what, void *userp, void *socketp)
+{
+    mcp_curl *c = userp;
+    sock_watch *sw = socketp;
+    (void)easy;
+    if (what == CURL_POLL_REMOVE) {
+        if (sw != NULL) {
+            mcp_watch_stop(c->loop, &sw->w);
+            curl_multi_assign(c->multi, fd, NULL);
+            free(sw);
+        }
+        return 0;
+    }
+    if (sw == NULL) {
+        sw = calloc(1, sizeof *sw);
+        if (sw == NULL)
+            return -1;
+        sw->c = c;
+        mcp_watch_init(&sw->w, (int)fd, on_socket_ready, sw);
+        curl_multi_assign(c->multi, fd, sw);
+    }
+    mcp_watch_set(c->loop, &sw->w,
+                  (what == CURL_POLL_IN || what == CURL_POLL_INOUT ? MCP_EV_READ : 0) |
+                      (what == CURL_POLL_OUT || what == CURL_POLL_INOUT ? MCP_EV_WRITE : 0));
+    return 0;
+}
+
+static void on_timer(mcp_loop *loop, mcp_timer *t)
+{
+    (void)loop;
+    drive(t->data, CURL_SOCKET_TIMEOUT, 0);
+}
+
+/* CURLMOPT_TIMERFUNCTION: one timer for the whole multi handle. */
+static int timer_cb(CURLM *multi, long timeout_ms, void *userp)
+{
+    mcp_curl *c = userp;
+    (void)multi;
+    if (timeout_ms < 0)
+        mcp_timer_stop(c->loop, &c->timer);
+    else
+        mcp_timer_start(c->loop, &c->timer, (uint64_t)timeout_ms);
+    return 0;
+}
+
+/* After libcurl returned: dispatch buffered data, then completions. Callbacks may start, stop
+ * or free transfers, so each is taken off its list before it runs. */
+static void after_action(mcp_curl *c)
+{
+    CURLMsg *msg;
+    int left;
+    mcp_curl_ref(c);
+    while (c->dirty != NULL) {
+        mcp_xfer *x = c->dirty;
+        c->dirty = x->next_dirty;
+        x->next_dirty = NULL;
+        x->dirty = 0;
+        x->ops->flush(x);
+    }
+    while ((msg = curl_multi_info_read(c->multi, &left)) != NULL) {
+        mcp_xfer *x = NULL;
+        CURLcode rc = msg->data.result;
+        if (msg->msg != CURLMSG_DONE)
+            continue;
+        curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&x);
+        if (x == NULL)
+            continue;
+        curl_multi_remove_handle(c->multi, x->easy);
+        x->attached = 0;
+        if (x->dirty) { /* done() delivers what is left itself */
+            mcp_xfer **pp;
+            for (pp = &c->dirty; *pp != NULL; pp = &(*pp)->next_dirty)
+                if (*pp == x) {
+                    *pp = x->next_dirty;
+                    break;
+                }
+            x->dirty = 0;
+            x->next_dirty = NULL;
+        }
+        x->ops->done(x, rc);
+    }
+    mcp_curl_unref(c);
+}
+
+static void drive(mcp_curl *c, curl_socket_t fd, int ev_bitmask)
+{
+    int running;
+    c->acting = 1;
+    curl_multi_socket_action(c->multi, fd, ev_bitmask, &running);
+    c->acting = 0;
+    after_action(c);
+}
+
+mcp_curl *mcp_curl_new(mcp_loop *loop)
+{
+    mcp_curl *c = calloc(1, sizeof *c);
+    if (c == NULL)
+        return NULL;
+    c->multi = curl_multi_init();
+    if (c->multi == NULL) {
+        free(c);
+        return NULL;
+    }
+    c->refs = 1;
+    c->loop = loop;
+    mcp_loop_ref(loop);
+    mcp_timer_init(&c->timer, on_timer, c);
+    curl_multi_setopt(c->multi, CURLMOPT_SOCKETFUNCTION, socket_cb);
+    curl_multi_setopt(c->multi, CURLMOPT_SOCKETDATA, c);
+    curl_multi_setopt(c->multi, CURLMOPT_TIMERFUNCTION, timer_cb);
+    curl_multi_setopt(c->multi, CURLMOPT_TIMERDATA, c);
+    return c;
+}
+
+void mcp_curl_ref(mcp_curl *c) { c->refs++; }
+
+void mcp_curl_unref(mcp_curl *c)
+{
+    if (--c->refs > 0)
+        return;
+    mcp_timer_stop(c->loop, &c->timer);
+    /* Every transfer is gone (each holds a reference), so curl has released its sockets. */
+    curl_multi_cleanup(c->multi);
+    mcp_loop_unref(c->loop);
+    free(c);
+}
+
+int mcp_xfer_init(mcp_xfer *x, mcp_curl *c, const mcp_xfer_ops *ops, void *owner)
+{
+    memset(x, 0, sizeof *x);
+    x->easy = curl_easy_init();
+    if (x->easy == NULL)
+        return -1;
+    x->ops = ops;
+    x->owner = owner;
+    x->curl = c;
+    mcp_curl_ref(c);
+    curl_easy_setopt(x->easy, CURLOPT_PRIVATE, (char *)x);
+    curl_easy_setopt(x->easy, CURLOPT_ERRORBUFFER, x->errbuf);
+    curl_easy_setopt(x->easy, CURLOPT_NOSIGNAL, 1L);
+    return 0;
+}
+
+int mcp_xfer_start(mcp_xfer *x)
+{
+    if (curl_multi_add_handle(x->curl->multi, x->easy) != CURLM_OK)
+        return -1;
+    x->attached = 1;
+    return 0;
+}
+
+void mcp_xfer_mark_dirty(mcp_xfer *x)
+{
+    if (x->dirty)
+        return;
+    x->dirty = 1;
+    x->next_dirty = x->curl->dirty;
+    x->curl->dirty = x;
+}
+
+void mcp_xfer_cleanup(mcp_xfer *x)
+{
+    mcp_curl *c = x->curl;
+    if (c == NULL)
+        return;
+    if (x->dirty) {
+        mcp_xfer **pp;
+        for (pp = &c->dirty; *pp != NULL; pp = &(*pp)->next_dirty)
+            if (*pp == x) {
+                *pp = x->next_dirty;
+                break;
+            }
+        x->dirty = 0;
+    }
+    if (x->attached)
+        curl_multi_remove_handle(c->multi, x->easy);
+    x->attached = 0;
+    curl_easy_cleanup(x->easy);
+    x->easy = NULL;
+    x->curl = NULL;
+    mcp_curl_unref(c);
+}

@@ -1,0 +1,398 @@
+/* Lua binding of the HTTP transports: core.http_transport(cfg), core.sse_transport(cfg).
+ * cfg is normalised by lua/mcp/http.lua: url, headers (array of "Name: value"),
+ * follow_redirects, connect_timeout_ms, idle_timeout_ms, terminate_on_close, initial_session_id,
+ * bearer_token, max_message_size, max_reconnects, curl_options (name -> value), on_event. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <lauxlib.h>
+
+#include "compat.h"
+#include "core_loop.h"
+#include "http_transport.h"
+#include "transport_lua.h"
+
+#define HTTP_MT "mcp.transport.http"
+#define CURL_KEY "mcp.curl.instance"
+#define CURL_MT "mcp.curl"
+
+typedef struct http_box {
+    mcp_transport_box base;
+    int event_ref;
+    mcp_loop *loop;
+} http_box;
+
+typedef struct curl_box {
+    mcp_curl *c;
+} curl_box;
+
+static int curl_gc(lua_State *L)
+{
+    curl_box *b = lua_touserdata(L, 1);
+    if (b->c != NULL) {
+        mcp_curl_unref(b->c);
+        b->c = NULL;
+    }
+    return 0;
+}
+
+/* The curl context of this Lua state, created on first use. */
+static mcp_curl *state_curl(lua_State *L)
+{
+    curl_box *b;
+    lua_getfield(L, LUA_REGISTRYINDEX, CURL_KEY);
+    b = lua_touserdata(L, -1);
+    lua_pop(L, 1);
+    if (b != NULL && b->c != NULL)
+        return b->c;
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+    b = mcp_newuserdata(L, sizeof *b);
+    b->c = NULL;
+    if (luaL_newmetatable(L, CURL_MT)) {
+        lua_pushcfunction(L, curl_gc);
+        lua_setfield(L, -2, "__gc");
+    }
+    lua_setmetatable(L, -2);
+    b->c = mcp_curl_new(mcp_core_loop(L));
+    if (b->c == NULL)
+        luaL_error(L, "mcp: cannot create a libcurl multi handle");
+    lua_setfield(L, LUA_REGISTRYINDEX, CURL_KEY);
+    return b->c;
+}
+
+typedef struct curl_opt_name {
+    const char *name;
+    CURLoption opt;
+    int is_string;
+} curl_opt_name;
+
+/* The libcurl options a user may set (what Go's HTTPClient field is for). */
+static const curl_opt_name curl_opt_names[] = {
+    {"cainfo", CURLOPT_CAINFO, 1},
+    {"capath", CURLOPT_CAPATH, 1},
+    {"crlfile", CURLOPT_CRLFILE, 1},
+    {"sslcert", CURLOPT_SSLCERT, 1},
+    {"sslcerttype", CURLOPT_SSLCERTTYPE, 1},
+    {"sslkey", CURLOPT_SSLKEY, 1},
+    {"sslkeytype", CURLOPT_SSLKEYTYPE, 1},
+    {"keypasswd", CURLOPT_KEYPASSWD, 1},
+    {"pinnedpublickey", CURLOPT_PINNEDPUBLICKEY, 1},
+    {"ssl_verifypeer", CURLOPT_SSL_VERIFYPEER, 0},
+    {"ssl_verifyhost", CURLOPT_SSL_VERIFYHOST, 0},
+    {"proxy", CURLOPT_PROXY, 1},
+    {"noproxy", CURLOPT_NOPROXY, 1},
+    {"proxyuserpwd", CURLOPT_PROXYUSERPWD, 1},
+    {"proxy_cainfo", CURLOPT_PROXY_CAINFO, 1},
+    {"proxy_ssl_verifypeer", CURLOPT_PROXY_SSL_VERIFYPEER, 0},
+    {"proxy_ssl_verifyhost", CURLOPT_PROXY_SSL_VERIFYHOST, 0},
+    {"unix_socket_path", CURLOPT_UNIX_SOCKET_PATH, 1},
+    {"abstract_unix_socket", CURLOPT_ABSTRACT_UNIX_SOCKET, 1},
+    {"interface", CURLOPT_INTERFACE, 1},
+    {"connecttimeout_ms", CURLOPT_CONNECTTIMEOUT_MS, 0},
+    {"low_speed_limit", CURLOPT_LOW_SPEED_LIMIT, 0},
+    {"low_speed_time", CURLOPT_LOW_SPEED_TIME, 0},
+    {"ipresolve", CURLOPT_IPRESOLVE, 0},
+    {"http_version", CURLOPT_HTTP_VERSION, 0},
+    {"tcp_keepidle", CURLOPT_TCP_KEEPIDLE, 0},
+    {"tcp_keepintvl", CURLOPT_TCP_KEEPINTVL, 0},
+    {"verbose", CURLOPT_VERBOSE, 0},
+    {NULL, CURLOPT_URL, 0},
+};
+
+/* Check everything first (raising allocates nothing), then copy. */
+static void check_config(lua_State *L)
+{
+    lua_getfield(L, 1, "url");
+    if (lua_type(L, -1) != LUA_TSTRING)
+        luaL_error(L, "mcp: HTTP transport: url must be a string");
+    lua_pop(L, 1);
+    lua_getfield(L, 1, "headers");
+    if (!lua_isnil(L, -1)) {
+        size_t i, n;
+        luaL_checktype(L, -1, LUA_TTABLE);
+        n = mcp_rawlen(L, -1);
+        for (i = 1; i <= n; i++) {
+            lua_rawgeti(L, -1, (int)i);
+            if (lua_type(L, -1) != LUA_TSTRING)
+                luaL_error(L, "mcp: HTTP transport: headers[%d] must be a string", (int)i);
+            lua_pop(L, 1);
+        }
+    }
+    lua_pop(L, 1);
+    lua_getfield(L, 1, "curl_options");
+    if (!lua_isnil(L, -1)) {
+        luaL_checktype(L, -1, LUA_TTABLE);
+        lua_pushnil(L);
+        while (lua_next(L, -2) != 0) {
+            const curl_opt_name *o;
+            const char *name = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : NULL;
+            for (o = curl_opt_names; name != NULL && o->name != NULL; o++)
+                if (strcmp(o->name, name) == 0)
+                    break;
+            if (name == NULL || o->name == NULL)
+                luaL_error(L, "mcp: unsupported libcurl option '%s'", name ? name : "?");
+            if (o->is_string ? lua_type(L, -1) != LUA_TSTRING
+                             : (lua_type(L, -1) != LUA_TNUMBER && lua_type(L, -1) != LUA_TBOOLEAN))
+                luaL_error(L, "mcp: libcurl option '%s' needs a %s", name,
+                           o->is_string ? "string" : "number or boolean");
+            lua_pop(L, 1);
+        }
+    }
+    lua_pop(L, 1);
+}
+
+static char *opt_string(lua_State *L, const char *field)
+{
+    char *s = NULL;
+    lua_getfield(L, 1, field);
+    if (lua_type(L, -1) == LUA_TSTRING)
+        s = strdup(lua_tostring(L, -1));
+    lua_pop(L, 1);
+    return s;
+}
+
+static long opt_long(lua_State *L, const char *field, long dflt)
+{
+    long v = dflt;
+    lua_getfield(L, 1, field);
+    if (lua_type(L, -1) == LUA_TNUMBER)
+        v = (long)lua_tonumber(L, -1);
+    else if (lua_type(L, -1) == LUA_TBOOLEAN)
+        v = lua_toboolean(L, -1);
+    lua_pop(L, 1);
+    return v;
+}
+
+static void read_config(lua_State *L, mcp_http_config *cfg)
+{
+    size_t i, n;
+    cfg->url = opt_string(L, "url");
+    cfg->initial_session_id = opt_string(L, "initial_session_id");
+    cfg->bearer_token = opt_string(L, "bearer_token");
+    cfg->follow_redirects = (int)opt_long(L, "follow_redirects", 0);
+    cfg->connect_timeout_ms = opt_long(L, "connect_timeout_ms", 0);
+    cfg->idle_timeout_ms = opt_long(L, "idle_timeout_ms", 0);
+    cfg->terminate_on_close = (int)opt_long(L, "terminate_on_close", 1);
+    cfg->max_message = (size_t)opt_long(L, "max_message_size", 0);
+    cfg->max_reconnects = (int)opt_long(L, "max_reconnects", 0);
+    lua_getfield(L, 1, "headers");
+    n = lua_istable(L, -1) ? mcp_rawlen(L, -1) : 0;
+    for (i = 1; i <= n; i++) {
+        struct curl_slist *l;
+        lua_rawgeti(L, -1, (int)i);
+        l = curl_slist_append(cfg->headers, lua_tostring(L, -1));
+        if (l != NULL)
+            cfg->headers = l;
+        lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+    lua_getfield(L, 1, "curl_options");
+    if (lua_istable(L, -1)) {
+        size_t count = 0;
+        lua_pushnil(L);
+        while (lua_next(L, -2) != 0) {
+            count++;
+            lua_pop(L, 1);
+        }
+        cfg->curl_opts = calloc(count ? count : 1, sizeof *cfg->curl_opts);
+        lua_pushnil(L);
+        while (cfg->curl_opts != NULL && lua_next(L, -2) != 0) {
+            const curl_opt_name *o;
+            const char *name = lua_tostring(L, -2);
+            mcp_curl_opt *co = &cfg->curl_opts[cfg->ncurl_opts++];
+            for (o = curl_opt_names; strcmp(o->name, name) != 0; o++)
+                ;
+            co->opt = o->opt;
+            co->is_string = o->is_string;
+            if (o->is_string)
+                co->str = strdup(lua_tostring(L, -1));
+            else
+                co->num = lua_type(L, -1) == LUA_TBOOLEAN ? (long)lua_toboolean(L, -1)
+                                                          : (long)lua_tonumber(L, -1);
+            lua_pop(L, 1);
+        }
+    }
+    lua_pop(L, 1);
+}
+
+static void on_event(void *ctx, const char *kind, const char *value)
+{
+    http_box *box = ctx;
+    lua_State *L = mcp_loop_lua(box->loop);
+    if (L == NULL || box->event_ref == LUA_NOREF)
+        return;
+    lua_rawgeti(L, LUA_REGISTRYINDEX, box->event_ref);
+    lua_pushstring(L, kind);
+    if (value != NULL)
+        lua_pushstring(L, value);
+    else
+        lua_pushnil(L);
+    lua_pushlightuserdata(L, box->base.t);
+    if (lua_pcall(L, 3, 0, 0) != 0) {
+        fprintf(stderr, "mcp: HTTP transport event handler failed: %s\n", lua_tostring(L, -1));
+        lua_pop(L, 1);
+    }
+}
+
+static int new_transport(lua_State *L, int legacy)
+{
+    mcp_http_config cfg;
+    mcp_curl *curl;
+    mcp_transport *t;
+    http_box *box;
+    luaL_checktype(L, 1, LUA_TTABLE);
+    check_config(L);
+    curl = state_curl(L);
+    memset(&cfg, 0, sizeof cfg);
+    read_config(L, &cfg);
+    cfg.legacy_sse = legacy;
+    if (cfg.url == NULL) {
+        mcp_http_config_free(&cfg);
+        return luaL_error(L, "mcp: out of memory");
+    }
+    t = mcp_http_new(mcp_core_loop(L), curl, &cfg);
+    if (t == NULL)
+        return luaL_error(L, "mcp: out of memory");
+    box = (http_box *)mcp_newuserdata(L, sizeof *box);
+    box->base.t = t;
+    box->event_ref = LUA_NOREF;
+    box->loop = t->loop;
+    luaL_getmetatable(L, HTTP_MT);
+    lua_setmetatable(L, -2);
+    lua_getfield(L, 1, "on_event");
+    if (lua_isfunction(L, -1)) {
+        box->event_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+        mcp_http_on_event(t, on_event, box);
+    } else {
+        lua_pop(L, 1);
+    }
+    return 1;
+}
+
+static int l_http_transport(lua_State *L) { return new_transport(L, 0); }
+static int l_sse_transport(lua_State *L) { return new_transport(L, 1); }
+
+static http_box *check_box(lua_State *L)
+{
+    http_box *box = luaL_checkudata(L, 1, HTTP_MT);
+    if (box->base.t == NULL)
+        luaL_error(L, "mcp: the transport was finalized");
+    return box;
+}
+
+static int l_start(lua_State *L)
+{
+    http_box *box = check_box(L);
+    char err[512];
+    if (box->base.t->vt->start(box->base.t, err, sizeof err) != 0) {
+        lua_pushnil(L);
+        lua_pushstring(L, err);
+        return 2;
+    }
+    lua_pushboolean(L, 1);
+    return 1;
+}
+
+static int l_close(lua_State *L)
+{
+    http_box *box = luaL_checkudata(L, 1, HTTP_MT);
+    if (box->base.t != NULL)
+        box->base.t->vt->close(box->base.t);
+    return 0;
+}
+
+static int l_is_open(lua_State *L)
+{
+    http_box *box = luaL_checkudata(L, 1, HTTP_MT);
+    lua_pushboolean(L, box->base.t != NULL && box->base.t->vt->is_open(box->base.t));
+    return 1;
+}
+
+static int l_set_protocol_version(lua_State *L)
+{
+    http_box *box = check_box(L);
+    mcp_http_set_protocol_version(box->base.t, luaL_optstring(L, 2, NULL));
+    return 0;
+}
+
+static int l_open_inbound(lua_State *L)
+{
+    http_box *box = check_box(L);
+    lua_pushboolean(L, mcp_http_open_inbound(box->base.t));
+    return 1;
+}
+
+static int l_session_id(lua_State *L)
+{
+    http_box *box = check_box(L);
+    const char *id = mcp_http_session_id(box->base.t);
+    if (id == NULL)
+        lua_pushnil(L);
+    else
+        lua_pushstring(L, id);
+    return 1;
+}
+
+static int l_busy(lua_State *L)
+{
+    http_box *box = luaL_checkudata(L, 1, HTTP_MT);
+    lua_pushboolean(L, box->base.t != NULL && mcp_http_busy(box->base.t));
+    return 1;
+}
+
+static int l_ready(lua_State *L)
+{
+    http_box *box = check_box(L);
+    lua_pushinteger(L, mcp_http_ready(box->base.t));
+    return 1;
+}
+
+static int l_key(lua_State *L)
+{
+    http_box *box = check_box(L);
+    lua_pushlightuserdata(L, box->base.t);
+    return 1;
+}
+
+static int l_gc(lua_State *L)
+{
+    http_box *box = luaL_checkudata(L, 1, HTTP_MT);
+    if (box->base.t != NULL)
+        mcp_http_on_event(box->base.t, NULL, NULL);
+    if (box->event_ref != LUA_NOREF) {
+        luaL_unref(L, LUA_REGISTRYINDEX, box->event_ref);
+        box->event_ref = LUA_NOREF;
+    }
+    return mcp_transport_lua_gc(L);
+}
+
+void mcp_http_lua_open(lua_State *L)
+{
+    static const luaL_Reg methods[] = {
+        {"start", l_start},
+        {"close", l_close},
+        {"is_open", l_is_open},
+        {"set_protocol_version", l_set_protocol_version},
+        {"open_inbound", l_open_inbound},
+        {"session_id", l_session_id},
+        {"busy", l_busy},
+        {"ready", l_ready},
+        {"key", l_key},
+        {NULL, NULL},
+    };
+    if (luaL_newmetatable(L, HTTP_MT)) {
+        lua_newtable(L);
+        mcp_setfuncs(L, methods, 0);
+        lua_setfield(L, -2, "__index");
+        lua_pushcfunction(L, l_gc);
+        lua_setfield(L, -2, "__gc");
+        lua_pushboolean(L, 1);
+        lua_setfield(L, -2, "__mcp_transport");
+    }
+    lua_pop(L, 1);
+    lua_pushcfunction(L, l_http_transport);
+    lua_setfield(L, -2, "http_transport");
+    lua_pushcfunction(L, l_sse_transport);
+    lua_setfield(L, -2, "sse_transport");
+}

@@ -1,0 +1,272 @@
+#include "http_request.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+static void put_u32(mcp_buf *b, size_t n)
+{
+    unsigned char v[4];
+    v[0] = (unsigned char)(n >> 24);
+    v[1] = (unsigned char)(n >> 16);
+    v[2] = (unsigned char)(n >> 8);
+    v[3] = (unsigned char)n;
+    mcp_buf_append(b, v, 4);
+}
+
+static size_t get_u32(const char *p)
+{
+    const unsigned char *v = (const unsigned char *)p;
+    return ((size_t)v[0] << 24) | ((size_t)v[1] << 16) | ((size_t)v[2] << 8) | v[3];
+}
+
+static void on_sse_event(void *ctx, const mcp_sse_event *ev)
+{
+    mcp_hreq *r = ctx;
+    r->events_seen++;
+    if (mcp_buf_reserve(&r->inbox, 8 + ev->type_len + ev->data_len) != 0)
+        return;
+    put_u32(&r->inbox, ev->type_len);
+    mcp_buf_append(&r->inbox, ev->type, ev->type_len);
+    put_u32(&r->inbox, ev->data_len);
+    mcp_buf_append(&r->inbox, ev->data, ev->data_len);
+    mcp_xfer_mark_dirty(&r->x);
+}
+
+static void on_sse_retry(void *ctx, unsigned long ms)
+{
+    mcp_hreq *r = ctx;
+    r->retry_ms = ms;
+}
+
+static int is_2xx(long status) { return status >= 200 && status < 300; }
+
+/* Decide, at the first body byte, whether this is an event stream. */
+static void decide_mode(mcp_hreq *r)
+{
+    char *ct = NULL;
+    curl_easy_getinfo(r->x.easy, CURLINFO_RESPONSE_CODE, &r->status);
+    curl_easy_getinfo(r->x.easy, CURLINFO_CONTENT_TYPE, &ct);
+    if (is_2xx(r->status) && ct != NULL && strncasecmp(ct, "text/event-stream", 17) == 0) {
+        r->mode = 1;
+        if (!r->sse_ready) {
+            mcp_sse_init(&r->sse, on_sse_event, on_sse_retry, r, r->body_max);
+            r->sse_ready = 1;
+        }
+    } else {
+        r->mode = 2;
+    }
+}
+
+static size_t write_cb(char *data, size_t size, size_t nmemb, void *userp)
+{
+    mcp_hreq *r = userp;
+    size_t n = size * nmemb;
+    if (r->mode == 0)
+        decide_mode(r);
+    if (r->mode == 1) {
+        if (mcp_sse_feed(&r->sse, data, n) != 0)
+            r->sse_overflow = 1;
+        return n;
+    }
+    /* A body beyond its limit fails the transfer rather than growing without bound. */
+    if (r->body.len + n > r->body_max) {
+        if (is_2xx(r->status))
+            return 0;
+        n = r->body_max > r->body.len ? r->body_max - r->body.len : 0;
+        mcp_buf_append(&r->body, data, n);
+        return size * nmemb;
+    }
+    if (mcp_buf_append(&r->body, data, n) != 0)
+        return 0;
+    return n;
+}
+
+/* Response headers: a new status line starts a new response (redirects, 100 Continue). */
+static size_t header_cb(char *data, size_t size, size_t nmemb, void *userp)
+{
+    mcp_hreq *r = userp;
+    size_t n = size * nmemb, nlen = 14;
+    if (n >= 5 && strncmp(data, "HTTP/", 5) == 0) {
+        free(r->session_id);
+        r->session_id = NULL;
+        return n;
+    }
+    if (n > nlen + 1 && strncasecmp(data, "mcp-session-id", nlen) == 0 && data[nlen] == ':') {
+        const char *v = data + nlen + 1, *end = data + n;
+        while (v < end && (*v == ' ' || *v == '\t'))
+            v++;
+        while (end > v && isspace((unsigned char)end[-1]))
+            end--;
+        free(r->session_id);
+        r->session_id = NULL;
+        if (end > v) {
+            r->session_id = malloc((size_t)(end - v) + 1);
+            if (r->session_id != NULL) {
+                memcpy(r->session_id, v, (size_t)(end - v));
+                r->session_id[end - v] = '\0';
+            }
+        }
+    }
+    return n;
+}
+
+static void really_free(mcp_hreq *r)
+{
+    mcp_xfer_cleanup(&r->x);
+    curl_slist_free_all(r->headers);
+    if (r->sse_ready)
+        mcp_sse_free(&r->sse);
+    mcp_buf_free(&r->body);
+    mcp_buf_free(&r->inbox);
+    free(r->payload);
+    free(r->session_id);
+    free(r);
+}
+
+/* Deliver the buffered events. A callback may free r (the transport closing): r is then only
+ * marked doomed and freed by whoever holds it busy, once the callback returned. The inbox cannot
+ * grow meanwhile: libcurl is not re-entered while the loop dispatches. */
+static void deliver(mcp_hreq *r)
+{
+    while (!r->doomed && r->inbox.len >= 8) {
+        const char *p = mcp_buf_head(&r->inbox);
+        size_t tlen = get_u32(p), dlen = get_u32(p + 4 + tlen);
+        const char *type = p + 4, *dat = p + 8 + tlen;
+        if (tlen == 7 && memcmp(type, "message", 7) == 0) {
+            if (dlen > 0)
+                r->ops->on_message(r, dat, dlen);
+        } else if (r->ops->on_event != NULL) {
+            r->ops->on_event(r, type, tlen, dat, dlen);
+        }
+        if (!r->doomed)
+            mcp_buf_consume(&r->inbox, 8 + tlen + dlen);
+    }
+}
+
+static void flush(mcp_xfer *x)
+{
+    mcp_hreq *r = (mcp_hreq *)x;
+    r->busy++;
+    deliver(r);
+    if (--r->busy == 0 && r->doomed)
+        really_free(r);
+}
+
+static void done(mcp_xfer *x, CURLcode rc)
+{
+    mcp_hreq *r = (mcp_hreq *)x;
+    if (r->mode == 0)
+        curl_easy_getinfo(r->x.easy, CURLINFO_RESPONSE_CODE, &r->status);
+    r->busy++;
+    deliver(r);
+    if (!r->doomed)
+        r->ops->on_done(r, rc);
+    if (--r->busy == 0 && r->doomed)
+        really_free(r);
+}
+
+static const mcp_xfer_ops hreq_xfer_ops = {flush, done};
+
+mcp_hreq *mcp_hreq_new(mcp_curl *c, int method, const char *url, const char *payload,
+                       size_t payload_len, size_t body_max, const mcp_hreq_ops *ops, void *owner)
+{
+    mcp_hreq *r = calloc(1, sizeof *r);
+    CURL *e;
+    if (r == NULL)
+        return NULL;
+    if (mcp_xfer_init(&r->x, c, &hreq_xfer_ops, r) != 0) {
+        free(r);
+        return NULL;
+    }
+    e = r->x.easy;
+    r->ops = ops;
+    r->owner = owner;
+    r->method = method;
+    r->body_max = body_max;
+    mcp_buf_init(&r->body);
+    mcp_buf_init(&r->inbox);
+    curl_easy_setopt(e, CURLOPT_URL, url);
+    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, write_cb);
+    curl_easy_setopt(e, CURLOPT_WRITEDATA, r);
+    curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, header_cb);
+    curl_easy_setopt(e, CURLOPT_HEADERDATA, r);
+    if (method == MCP_HREQ_POST) {
+        r->payload = malloc(payload_len ? payload_len : 1);
+        if (r->payload == NULL) {
+            mcp_hreq_free(r);
+            return NULL;
+        }
+        memcpy(r->payload, payload, payload_len);
+        r->payload_len = payload_len;
+        curl_easy_setopt(e, CURLOPT_POST, 1L);
+        curl_easy_setopt(e, CURLOPT_POSTFIELDS, r->payload);
+        curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)payload_len);
+    } else if (method == MCP_HREQ_DELETE) {
+        curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, "DELETE");
+    } else {
+        curl_easy_setopt(e, CURLOPT_HTTPGET, 1L);
+    }
+    return r;
+}
+
+void mcp_hreq_set_headers(mcp_hreq *r, struct curl_slist *headers)
+{
+    curl_slist_free_all(r->headers);
+    r->headers = headers;
+    curl_easy_setopt(r->x.easy, CURLOPT_HTTPHEADER, headers);
+}
+
+int mcp_hreq_start(mcp_hreq *r) { return mcp_xfer_start(&r->x); }
+
+void mcp_hreq_free(mcp_hreq *r)
+{
+    if (r == NULL)
+        return;
+    if (r->busy) {
+        /* In one of its own callbacks: stop the transfer now, free when the callback is over. */
+        r->doomed = 1;
+        mcp_xfer_cleanup(&r->x);
+        return;
+    }
+    really_free(r);
+}
+
+const char *mcp_hreq_last_event_id(mcp_hreq *r, size_t *len)
+{
+    const char *id;
+    if (!r->sse_ready)
+        return NULL;
+    id = mcp_sse_last_event_id(&r->sse, len);
+    return id != NULL && *len > 0 ? id : NULL;
+}
+
+void mcp_hreq_describe(mcp_hreq *r, CURLcode rc, char *out, size_t outlen)
+{
+    if (rc != CURLE_OK)
+        snprintf(out, outlen, "%s", r->x.errbuf[0] ? r->x.errbuf : curl_easy_strerror(rc));
+    else
+        snprintf(out, outlen, "HTTP %ld", r->status);
+}
+
+int mcp_headers_has(const struct curl_slist *list, const char *name)
+{
+    size_t n = strlen(name);
+    for (; list != NULL; list = list->next)
+        if (strncasecmp(list->data, name, n) == 0 && (list->data[n] == ':' || list->data[n] == ';'))
+            return 1;
+    return 0;
+}
+
+struct curl_slist *mcp_headers_add(struct curl_slist *list, const char *name, const char *value)
+{
+    char line[4096];
+    struct curl_slist *n;
+    if (mcp_headers_has(list, name))
+        return list;
+    snprintf(line, sizeof line, "%s: %s", name, value);
+    n = curl_slist_append(list, line);
+    return n != NULL ? n : list;
+}

@@ -1,0 +1,73 @@
+/* One HTTP exchange of an MCP transport (a POST carrying a message, a GET stream, a DELETE):
+ * request headers, response status and headers, and a body that is either one JSON document or
+ * an event stream, cut into messages. Shared by the streamable HTTP and legacy SSE transports. */
+#ifndef MCP_HTTP_REQUEST_H
+#define MCP_HTTP_REQUEST_H
+
+#include <stdint.h>
+
+#include "buf.h"
+#include "curl_loop.h"
+#include "sse_parser.h"
+
+typedef struct mcp_hreq mcp_hreq;
+
+typedef struct mcp_hreq_ops {
+    /* A JSON-RPC message: an SSE "message" event, or a 2xx JSON body at the end. */
+    void (*on_message)(mcp_hreq *r, const char *msg, size_t len);
+    /* Any other SSE event (the legacy "endpoint" event). May be NULL. */
+    void (*on_event)(mcp_hreq *r, const char *type, size_t type_len, const char *data,
+                     size_t data_len);
+    /* Finished (rc CURLE_OK or the failure); detached from libcurl, not yet freed. */
+    void (*on_done)(mcp_hreq *r, CURLcode rc);
+} mcp_hreq_ops;
+
+enum { MCP_HREQ_POST, MCP_HREQ_GET, MCP_HREQ_DELETE };
+
+struct mcp_hreq {
+    mcp_xfer x;
+    const mcp_hreq_ops *ops;
+    void *owner;
+    int method;
+    int64_t request_id;   /* the JSON-RPC request a POST carries, 0 if none */
+    int for_request;      /* a GET resuming the stream of request_id */
+    int sent_session;     /* the request carried a session id */
+    char *payload;
+    size_t payload_len;
+    struct curl_slist *headers;
+    /* response */
+    long status;
+    int mode;             /* 0 undecided, 1 event stream, 2 body */
+    char *session_id;     /* Mcp-Session-Id of the final response, if any */
+    mcp_sse_parser sse;
+    int sse_ready;
+    int sse_overflow;
+    mcp_buf body;         /* JSON or error body */
+    size_t body_max;
+    mcp_buf inbox;        /* events waiting for flush: [u32 tlen][type][u32 dlen][data]... */
+    unsigned long retry_ms; /* from the stream's retry field, 0 if none */
+    int events_seen;
+    int attempt;          /* resumption attempts without progress so far */
+    int keep_message;     /* a failure's own message beats the body's JSON-RPC message */
+    int busy, doomed;     /* inside its own callbacks / freed meanwhile */
+    mcp_hreq *next, **pprev;
+};
+
+/* Create a request (not started). url and payload are copied. NULL when out of memory. */
+mcp_hreq *mcp_hreq_new(mcp_curl *c, int method, const char *url, const char *payload,
+                       size_t payload_len, size_t body_max, const mcp_hreq_ops *ops, void *owner);
+/* Take ownership of a header list for the request. */
+void mcp_hreq_set_headers(mcp_hreq *r, struct curl_slist *headers);
+int mcp_hreq_start(mcp_hreq *r);
+/* Abort (if running) and free; from inside one of r's callbacks the free is deferred. */
+void mcp_hreq_free(mcp_hreq *r);
+/* The last event id the stream gave (NULL if none). */
+const char *mcp_hreq_last_event_id(mcp_hreq *r, size_t *len);
+/* "HTTP 404" style text of the outcome, or curl's error text, into out. */
+void mcp_hreq_describe(mcp_hreq *r, CURLcode rc, char *out, size_t outlen);
+
+/* Header list helpers: append "Name: value" unless the list already has Name. */
+struct curl_slist *mcp_headers_add(struct curl_slist *list, const char *name, const char *value);
+int mcp_headers_has(const struct curl_slist *list, const char *name);
+
+#endif

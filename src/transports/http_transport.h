@@ -1,0 +1,53 @@
+/* Streamable HTTP transport (MCP 2025-03-26 .. 2025-11-25) and the legacy HTTP+SSE transport
+ * (2024-11-05), both on libcurl inside the core's loop. */
+#ifndef MCP_HTTP_TRANSPORT_H
+#define MCP_HTTP_TRANSPORT_H
+
+#include <curl/curl.h>
+
+#include "curl_loop.h"
+#include "transport.h"
+
+/* A libcurl option the user set (CA bundle, client certificate, proxy, Unix socket, ...). */
+typedef struct mcp_curl_opt {
+    CURLoption opt;
+    int is_string;
+    long num;
+    char *str; /* owned */
+} mcp_curl_opt;
+
+typedef struct mcp_http_config {
+    char *url;                   /* owned */
+    struct curl_slist *headers;  /* owned: user headers "Name: value" */
+    int follow_redirects;
+    long connect_timeout_ms;     /* 0: libcurl's default */
+    long idle_timeout_ms;        /* POSTs fail after this long without a byte; 0: never */
+    int terminate_on_close;      /* DELETE the session on close */
+    char *initial_session_id;    /* owned, may be NULL */
+    char *bearer_token;          /* owned, may be NULL: Authorization: Bearer <token> */
+    size_t max_message;
+    int max_reconnects;          /* for the inbound GET stream and resumed POST streams */
+    mcp_curl_opt *curl_opts;     /* owned array */
+    size_t ncurl_opts;
+    int legacy_sse;              /* the 2024-11-05 HTTP+SSE transport */
+} mcp_http_config;
+
+/* Transport events for the Lua binding: "session_id" (value or NULL), "session_expired"
+ * (the old id), "endpoint" (legacy SSE ready), "error" (a diagnostic, also sent to the sink). */
+typedef void (*mcp_http_event_cb)(void *ctx, const char *kind, const char *value);
+
+/* Takes ownership of cfg's contents (also on failure). */
+mcp_transport *mcp_http_new(mcp_loop *loop, mcp_curl *curl, mcp_http_config *cfg);
+void mcp_http_config_free(mcp_http_config *cfg);
+void mcp_http_on_event(mcp_transport *t, mcp_http_event_cb cb, void *ctx);
+void mcp_http_set_protocol_version(mcp_transport *t, const char *version);
+/* Open the standalone GET stream for server-initiated messages (after initialize). */
+int mcp_http_open_inbound(mcp_transport *t);
+const char *mcp_http_session_id(mcp_transport *t);
+/* Exchanges still running (a DELETE on close, say). */
+int mcp_http_busy(mcp_transport *t);
+/* 1 when messages can be sent: always for streamable HTTP; for legacy SSE once the endpoint
+ * event arrived (0 before, -1 when the stream failed before it). */
+int mcp_http_ready(mcp_transport *t);
+
+#endif
