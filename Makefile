@@ -50,6 +50,9 @@ LUA_INCDIR ?= $(or $(patsubst -I%,%,$(firstword $(filter -I%,$(shell $(PKG_CONFI
 # already see it. Not liblua: the interpreter provides the Lua API symbols.
 CURL_CFLAGS ?= $(shell $(PKG_CONFIG) --cflags libcurl 2>/dev/null)
 CURL_LIBS ?= $(or $(shell $(PKG_CONFIG) --libs libcurl 2>/dev/null),-lcurl)
+# libcrypto (OpenSSL): SHA-256 for the tool and MCP App fingerprints (src/digest.c).
+CRYPTO_CFLAGS ?= $(shell $(PKG_CONFIG) --cflags libcrypto 2>/dev/null)
+CRYPTO_LIBS ?= $(or $(shell $(PKG_CONFIG) --libs libcrypto 2>/dev/null),-lcrypto)
 
 BUILDDIR ?= build/$(ABI)
 OBJDIR := $(BUILDDIR)/obj
@@ -68,7 +71,7 @@ CFLAGS ?=
 LDFLAGS ?=
 
 ALL_CFLAGS = $(CSTD) $(WARNFLAGS) $(OPTFLAGS) $(SANFLAGS) -fPIC -fvisibility=hidden \
-             -Isrc -I$(LUA_INCDIR) $(CURL_CFLAGS) $(CFLAGS)
+             -Isrc -I$(LUA_INCDIR) $(CURL_CFLAGS) $(CRYPTO_CFLAGS) $(CFLAGS)
 ALL_LDFLAGS = -shared $(SANFLAGS) $(LDFLAGS)
 
 # Test runner. Test servers started by the specs use $(MCP_TEST_LUA).
@@ -123,7 +126,7 @@ build: $(MODULE)
 $(MODULE): $(OBJS)
 	@if [ -z "$(OBJS)" ]; then echo "error: no C sources under src/ (src/*.c, src/transports/*.c)" >&2; exit 1; fi
 	@mkdir -p $(@D)
-	$(CC) $(ALL_LDFLAGS) -o $@ $(OBJS) -Wl,--push-state,--no-as-needed $(CURL_LIBS) -Wl,--pop-state
+	$(CC) $(ALL_LDFLAGS) -o $@ $(OBJS) -Wl,--push-state,--no-as-needed $(CURL_LIBS) -Wl,--pop-state $(CRYPTO_LIBS)
 
 $(OBJDIR)/%.o: %.c
 	@mkdir -p $(@D)
@@ -271,7 +274,7 @@ else
   add('         defines = { "_POSIX_C_SOURCE=200809L", "_DEFAULT_SOURCE" },')
   add('         incdirs = { "src", "$$(CURL_INCDIR)" },')
   add('         libdirs = { "$$(CURL_LIBDIR)" },')
-  add('         libraries = { "curl" },')
+  add('         libraries = { "curl", "crypto" },')
   add("      },")
   for _, m in ipairs(lmods) do add('      ["' .. m.name .. '"] = "' .. m.file .. '",') end
   add("      -- END modules")

@@ -7,6 +7,7 @@
 
 #include "compat.h"
 #include "core_loop.h"
+#include "digest.h"
 #include "json.h"
 #include "session.h"
 #include "transports/child.h"
@@ -145,6 +146,7 @@ int luaopen_mcp_core(lua_State *L)
         {"json_encode", mcp_json_lua_encode},
         {"json_decode", mcp_json_lua_decode},
         {"json_null_alias", l_json_null_alias},
+        {"sha256", mcp_digest_sha256}, {"base64_encode", mcp_digest_base64_encode}, {"base64_decode", mcp_digest_base64_decode},
         {NULL, NULL},
     };
     struct sigaction sa;

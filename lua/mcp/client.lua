@@ -715,55 +715,20 @@ end
 
 -- ---- built-in server request handlers ---------------------------------------------------------
 
-local function valid_action(a)
-  return a == "accept" or a == "decline" or a == "cancel"
-end
-
 request_handlers["elicitation/create"] = {
   enabled = function(self) return self.handlers.elicitation ~= nil end,
-  run = function(self, params)
-    local req = {
-      message = params.message,
-      requested_schema = params.requestedSchema,
-      meta = params._meta,
-      mode = params.mode or "form",
-      url = params.url,
-      elicitation_id = params.elicitationId,
-      params = params,
-    }
-    local result, err = self.handlers.elicitation(req)
-    if result == nil then return nil, err end
-    if type(result) ~= "table" or not valid_action(result.action) then
-      return nil, new_error(errors.ERROR_CODES.INTERNAL_ERROR,
-        "the elicitation handler returned an invalid result (action must be accept, decline or cancel)",
-        nil, { kind = "handler", method = "elicitation/create" })
-    end
-    local out = { action = result.action }
-    if result.action == "accept" and result.content ~= nil then out.content = result.content end
-    if result.meta or result._meta then out._meta = result.meta or result._meta end
-    return out
-  end,
+  -- Checks the params, applies the schema's defaults, validates the answer (mcp/elicitation.lua).
+  run = function(self, params) return require("mcp.elicitation").handle(self, params) end,
 }
 
 request_handlers["sampling/createMessage"] = {
   enabled = function(self) return self.handlers.sampling ~= nil end,
-  run = function(self, params) return self.handlers.sampling(params) end,
+  run = function(self, params) return require("mcp.sampling").handle(self, params) end,
 }
 
 request_handlers["roots/list"] = {
   enabled = function(self) return self.handlers.roots ~= nil or self.roots ~= nil end,
-  run = function(self)
-    local roots, err
-    if self.handlers.roots then
-      roots, err = self.handlers.roots()
-      if roots == nil then return nil, err end
-    else
-      roots = self.roots
-    end
-    local list = json.array()
-    for i, r in ipairs(roots) do list[i] = r end
-    return { roots = list }
-  end,
+  run = function(self) return require("mcp.roots").handle(self) end,
 }
 
 return M

@@ -116,4 +116,19 @@ function mcp.cancel_token()
   return token
 end
 
+-- tools for agents, content, elicitation/sampling/roots ergonomics, MCP Apps, drift (README "Tools for agents")
+local tools = require("mcp.tools")
+local drift = require("mcp.drift")
+mcp.tools = tools
+mcp.get_tools_for_agent = tools.get_tools_for_agent
+mcp.new_tool_converter = tools.new_tool_converter
+mcp.convert_content = require("mcp.content").convert_content
+mcp.elicitation = require("mcp.elicitation")
+mcp.sampling = require("mcp.sampling")
+mcp.roots = require("mcp.roots")
+mcp.apps = require("mcp.apps")
+mcp.schema = require("mcp.schema")
+mcp.fingerprint_tools = drift.fingerprint_tools
+mcp.detect_tool_drift = drift.detect_tool_drift
+
 return mcp

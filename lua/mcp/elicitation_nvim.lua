@@ -1,0 +1,109 @@
+--- The Neovim elicitation handler: vim.ui.select for booleans, choices and the URL consent,
+--- vim.ui.input for the rest (so dressing.nvim, snacks.nvim or telescope-ui-select restyle it).
+---
+---   client:on_elicitation_request(mcp.elicitation.nvim_handler())
+---
+--- Handlers run in an mcp task; each prompt suspends the task and resumes it from the
+--- vim.ui callback, so Neovim stays responsive. The host must drive lua-mcp's loop (poll
+--- mcp.loop.fd(), call mcp.loop.step(0)), as for any waiting call in Neovim. <Esc> at any prompt
+--- cancels the request. opts.open_url(url) opens the URL in URL mode (default vim.ui.open when it
+--- exists); opts.vim replaces the global vim (tests).
+local elicitation = require("mcp.elicitation")
+local sched = require("mcp.sched")
+
+local M = {}
+
+--- Build a Neovim handler.
+---@param opts table|nil open_url, vim
+---@return fun(req: table): table
+function M.handler(opts)
+  opts = opts or {}
+  return function(req)
+    local vim = opts.vim or _G.vim
+    if vim == nil or vim.ui == nil then error("mcp.elicitation.nvim_handler: not running inside Neovim", 0) end
+    -- vim.ui must be called from the main loop, never from a fast (libuv) callback: schedule it,
+    -- and resume our task from another scheduled callback.
+    local function ui_input(prompt, default)
+      return sched.await(function(cb)
+        vim.schedule(function()
+          vim.ui.input({ prompt = prompt, default = default }, function(v)
+            cb(v)
+            vim.schedule(sched.run_ready)
+          end)
+        end)
+      end)
+    end
+    local function ui_select(items, prompt, format)
+      return sched.await(function(cb)
+        vim.schedule(function()
+          vim.ui.select(items, { prompt = prompt, format_item = format }, function(item, idx)
+            cb(item, idx)
+            vim.schedule(sched.run_ready)
+          end)
+        end)
+      end)
+    end
+    local message = tostring(req.message)
+    if req.mode == "url" then
+      local _, idx = ui_select({ "Open the URL and continue", "Decline", "Cancel" },
+        message .. " (" .. tostring(req.url) .. ")")
+      if idx == 1 then
+        local open = opts.open_url or (vim.ui.open and function(u) vim.ui.open(u) end)
+        if open then pcall(open, req.url) end
+        return elicitation.accept()
+      end
+      return idx == 2 and elicitation.decline() or elicitation.cancel()
+    end
+    local _, first = ui_select({ "Answer", "Decline", "Cancel" }, message)
+    if first == 2 then return elicitation.decline() end
+    if first ~= 1 then return elicitation.cancel() end
+    local content = {}
+    for _, f in ipairs(elicitation.fields(req.requested_schema)) do
+      local label = (f.title or f.name) .. (f.description and (" - " .. f.description) or "")
+      if f.type == "boolean" and not f.choices then
+        local items = { "Yes", "No" }
+        if not f.required then items[3] = "(skip)" end
+        local _, idx = ui_select(items, label)
+        if idx == nil then return elicitation.cancel() end
+        if idx == 1 then content[f.name] = true elseif idx == 2 then content[f.name] = false end
+      elseif f.choices and not f.multiple then
+        local items = {}
+        for i, c in ipairs(f.choices) do items[i] = c end
+        if not f.required then items[#items + 1] = { label = "(skip)" } end
+        local item = ui_select(items, label, function(c) return c.label end)
+        if item == nil then return elicitation.cancel() end
+        content[f.name] = item.value
+      elseif f.choices then
+        local picked = require("mcp.json").array()
+        local left = {}
+        for i, c in ipairs(f.choices) do left[i] = c end
+        while #left > 0 and (f.max_items == nil or #picked < f.max_items) do
+          local items = { { label = "(done)" } }
+          for _, c in ipairs(left) do items[#items + 1] = c end
+          local item, idx = ui_select(items, label .. " (" .. #picked .. " chosen)", function(c) return c.label end)
+          if item == nil then return elicitation.cancel() end
+          if idx == 1 then break end
+          picked[#picked + 1] = item.value
+          table.remove(left, idx - 1)
+        end
+        if #picked > 0 then content[f.name] = picked end
+      else
+        while true do
+          local default = f.default ~= nil and tostring(f.default) or nil
+          local text = ui_input(label .. ": ", default)
+          if text == nil then return elicitation.cancel() end
+          if text == "" and not f.required then break end
+          local v, err = elicitation.parse_answer(f, text)
+          if v ~= nil then
+            content[f.name] = v
+            break
+          end
+          vim.notify("MCP: " .. err, vim.log and vim.log.levels and vim.log.levels.WARN or nil)
+        end
+      end
+    end
+    return elicitation.accept(content)
+  end
+end
+
+return M

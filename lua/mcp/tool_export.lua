@@ -1,0 +1,173 @@
+--- Converted tools (mcp.tools) in the function-calling shapes of model APIs, and an adapter for
+--- CodeCompanion.nvim's tool tables. Schemas are passed as they are (no keyword is stripped)
+--- except where an API documents a restricted dialect (Gemini's `parameters` with openapi = true).
+local json = require("mcp.json")
+
+local M = {}
+
+local function check(tools, fname)
+  if type(tools) ~= "table" then error("mcp.tools." .. fname .. ": an array of converted tools expected", 3) end
+  for i, t in ipairs(tools) do
+    if type(t) ~= "table" or type(t.name) ~= "string" then
+      error("mcp.tools." .. fname .. ": tool " .. i .. " has no name", 3)
+    end
+  end
+end
+
+local function params_of(t)
+  return t.input_schema or { type = "object", properties = json.object() }
+end
+
+--- OpenAI function tools. opts.api: "chat" (default, Chat Completions:
+--- {type="function", ["function"]={name, description, parameters, strict}}) or "responses"
+--- (Responses API: {type="function", name, description, parameters, strict}); opts.strict: sets
+--- `strict` (OpenAI's strict mode demands every property required and additionalProperties false).
+---@param tools table[]
+---@param opts table|nil
+---@return table[]
+function M.to_openai(tools, opts)
+  check(tools, "to_openai")
+  opts = opts or {}
+  local out = json.array()
+  for _, t in ipairs(tools) do
+    local fn = { name = t.name, description = t.description or "", parameters = params_of(t) }
+    if opts.strict ~= nil then fn.strict = opts.strict end
+    if opts.api == "responses" then
+      fn.type = "function"
+      out[#out + 1] = fn
+    else
+      out[#out + 1] = { type = "function", ["function"] = fn }
+    end
+  end
+  return out
+end
+
+--- Anthropic Messages API tools: {name, description, input_schema}.
+---@param tools table[]
+---@return table[]
+function M.to_anthropic(tools)
+  check(tools, "to_anthropic")
+  local out = json.array()
+  for _, t in ipairs(tools) do
+    local s = params_of(t)
+    if type(s) == "table" and s.type == nil then
+      local c = {}
+      for k, v in pairs(s) do c[k] = v end
+      c.type = "object" -- the API requires type "object" at the root
+      s = c
+    end
+    out[#out + 1] = { name = t.name, description = t.description, input_schema = s }
+  end
+  return out
+end
+
+-- The OpenAPI 3.0 subset Gemini's `parameters` accepts.
+local GEMINI_KEYS = { type = true, format = true, title = true, description = true, nullable = true,
+  enum = true, maxItems = true, minItems = true, properties = true, required = true, minProperties = true,
+  maxProperties = true, minLength = true, maxLength = true, pattern = true, example = true, anyOf = true,
+  propertyOrdering = true, default = true, items = true, minimum = true, maximum = true }
+
+local function openapi_subset(s)
+  if type(s) ~= "table" then return s end
+  local out = {}
+  for k, v in pairs(s) do
+    if GEMINI_KEYS[k] then
+      if k == "properties" then
+        local p = json.object()
+        for name, sub in pairs(v) do p[name] = openapi_subset(sub) end
+        out[k] = p
+      elseif k == "items" then
+        out[k] = openapi_subset(v)
+      elseif k == "anyOf" then
+        local l = json.array()
+        for i, sub in ipairs(v) do l[i] = openapi_subset(sub) end
+        out[k] = l
+      else
+        out[k] = v
+      end
+    end
+  end
+  return setmetatable(out, getmetatable(s))
+end
+
+--- A Gemini `Tool`: {functionDeclarations = {{name, description, parametersJsonSchema}}}. With
+--- opts.openapi = true the schema goes in `parameters`, reduced to the OpenAPI subset that field
+--- accepts ($ref, additionalProperties, oneOf... are dropped), for endpoints without
+--- parametersJsonSchema.
+---@param tools table[]
+---@param opts table|nil
+---@return table
+function M.to_gemini(tools, opts)
+  check(tools, "to_gemini")
+  opts = opts or {}
+  local decls = json.array()
+  for _, t in ipairs(tools) do
+    local d = { name = t.name, description = t.description }
+    if opts.openapi then
+      d.parameters = openapi_subset(params_of(t))
+    else
+      d.parametersJsonSchema = params_of(t)
+    end
+    decls[#decls + 1] = d
+  end
+  return { functionDeclarations = decls }
+end
+
+--- A CodeCompanion.nvim tool table for one converted tool (the function-tool API of
+--- CodeCompanion v17+: cmds receive (self, args, opts) and report through opts.output_cb).
+--- The call runs in an mcp task, so the host must drive lua-mcp's loop (mcp.loop.fd/step);
+--- opts.blocking = true calls the tool synchronously instead. The text of the content parts
+--- goes to the chat. Register it as
+---   tools = { [name] = { callback = mcp.tools.to_codecompanion(tool), description = tool.description } }
+---@param tool table a converted tool
+---@param opts table|nil blocking (boolean), timeout_ms (per call)
+---@return table
+function M.to_codecompanion(tool, opts)
+  if type(tool) ~= "table" or type(tool.execute) ~= "function" then
+    error("mcp.tools.to_codecompanion: a converted tool expected", 2)
+  end
+  opts = opts or {}
+  local content = require("mcp.content")
+  local function run(args, cb)
+    local parts, res_or_err = tool.execute(args, { timeout_ms = opts.timeout_ms })
+    if parts == nil then
+      cb({ status = "error", data = tostring(res_or_err) })
+    elseif type(res_or_err) == "table" and res_or_err.isError == true then
+      cb({ status = "error", data = content.to_text(parts) })
+    else
+      cb({ status = "success", data = content.to_text(parts) })
+    end
+  end
+  return {
+    name = tool.name,
+    schema = { type = "function", ["function"] = {
+      name = tool.name, description = tool.description or "", parameters = params_of(tool),
+    } },
+    cmds = {
+      function(_, args, cmd_opts)
+        local cb = cmd_opts and cmd_opts.output_cb
+        if opts.blocking or cb == nil then
+          local result
+          run(args, function(r) result = r end)
+          if cb then return cb(result) end
+          return result
+        end
+        local sched = require("mcp.sched")
+        sched.spawn_handler(function(e) cb({ status = "error", data = tostring(e) }) end, run, args, cb)
+        sched.run_ready() -- sends the request now; the answer arrives through the host's loop
+      end,
+    },
+    output = {
+      success = function(self, stdout, meta)
+        local text = type(stdout) == "table" and table.concat(stdout, "\n") or tostring(stdout)
+        meta.tools.chat:add_tool_output(self, text)
+      end,
+      error = function(self, stderr, meta)
+        local text = type(stderr) == "table" and table.concat(stderr, "\n") or tostring(stderr)
+        meta.tools.chat:add_tool_output(self, "Error from MCP tool " .. tool.name .. ": " .. text)
+      end,
+    },
+  }
+end
+
+return M
