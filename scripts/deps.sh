@@ -20,7 +20,7 @@ NPM_PREFIX=.deps/npm
 PACKAGES=(
   lua5.4 liblua5.4-dev lua-cjson libcurl4-openssl-dev lua-busted luarocks
   luajit libluajit-5.1-dev lua5.1 liblua5.1-0-dev lua-compat53-dev
-  valgrind pkg-config libssl-dev
+  valgrind pkg-config clang libclang-rt-14-dev libssl-dev
 )
 # Tools that usually come with the image; installed from Debian only if the command is absent.
 declare -A TOOL_PACKAGES=([gcc]=gcc [make]=make [node]=nodejs [npm]=npm [curl]=curl)
