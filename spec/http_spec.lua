@@ -50,6 +50,13 @@ describe("streamable HTTP #http", function()
     assert.same({ sid }, seen)
   end)
 
+  it("sends a static OAuth access token as a bearer token", function()
+    local c = assert(new_client(srv, { oauth = { access_token = "tok-123" } }))
+    local h = assert(c:call_tool("last_headers", {})).structuredContent.headers
+    assert.equal("Bearer tok-123", h["authorization"])
+    c:close()
+  end)
+
   it("does every client method in json and in sse mode", function()
     for _, mode in ipairs({ "json", "sse" }) do
       H.control(srv, { reset = true, mode = mode, page_size = 3 })
