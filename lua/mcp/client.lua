@@ -127,7 +127,8 @@ function Client:_on_request(id, method, params)
       or new_error(errors.ERROR_CODES.INTERNAL_ERROR, tostring(err), nil, { kind = "handler", method = method })
     self:_report(e)
     if self.session == session then
-      session:respond_error(id, e.kind == "rpc" and e.code or errors.ERROR_CODES.INTERNAL_ERROR,
+      -- A code the error carries (the server's, or -32602 for malformed params) goes back as is.
+      session:respond_error(id, e.code or errors.ERROR_CODES.INTERNAL_ERROR,
         e.message, e.data)
     end
   end

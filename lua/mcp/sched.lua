@@ -32,25 +32,29 @@ function M.current()
   return nil
 end
 
+-- A task's function runs as the coroutine's body itself, with no pcall around it inside the
+-- coroutine: PUC Lua 5.1 cannot yield across pcall, and a task must be able to yield. Its error
+-- surfaces from coroutine.resume in run_ready, which gets the traceback from the dead coroutine.
 local function new_task(fn, args, on_failure)
-  local co
-  co = coroutine.create(function()
-    local ok, err = xpcall(function() return fn(unpack(args, 1, args.n)) end, debug.traceback)
-    tasks[co] = nil
-    live = live - 1
-    if not ok then
-      if on_failure then
-        local ok2, err2 = pcall(on_failure, err)
-        if not ok2 then failures[#failures + 1] = err2 end
-      else
-        failures[#failures + 1] = err
-      end
-    end
-  end)
-  tasks[co] = true
+  local co = coroutine.create(fn)
+  tasks[co] = { on_failure = on_failure }
   live = live + 1
-  push_ready(co)
+  push_ready(co, unpack(args, 1, args.n))
   return co
+end
+
+local function task_ended(co, ok, err)
+  local t = tasks[co]
+  tasks[co] = nil
+  live = live - 1
+  if ok then return end
+  local msg = debug.traceback(co, tostring(err))
+  if t and t.on_failure then
+    local ok2, err2 = pcall(t.on_failure, msg)
+    if not ok2 then failures[#failures + 1] = err2 end
+  else
+    failures[#failures + 1] = msg
+  end
 end
 
 --- Run fn(...) in a new task. An error in it is raised by the mcp.run/step that ran it.
@@ -74,7 +78,11 @@ function M.run_ready()
     qhead = qhead + 1
     if coroutine.status(item.co) == "suspended" then
       local ok, err = coroutine.resume(item.co, unpack(item.args, 1, item.args.n))
-      if not ok then failures[#failures + 1] = err end
+      if coroutine.status(item.co) == "dead" and tasks[item.co] then
+        task_ended(item.co, ok, err)
+      elseif not ok then
+        failures[#failures + 1] = err
+      end
     end
   end
   qhead, qtail = 1, 0
