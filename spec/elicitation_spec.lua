@@ -259,10 +259,6 @@ local function fake_vim(script)
 end
 
 local function run_nvim(vim, req)
-  if _VERSION == "Lua 5.1" and not rawget(_G, "jit") then
-    pending("PUC Lua 5.1: a task cannot yield across the xpcall in sched.lua")
-    return nil
-  end
   local h = el.nvim_handler({ vim = vim })
   local result, done
   mcp.spawn(function()

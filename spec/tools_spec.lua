@@ -258,9 +258,6 @@ describe("mcp.tools against a live server", function()
   end)
 
   it("runs inside tasks", function()
-    if _VERSION == "Lua 5.1" and not rawget(_G, "jit") then
-      return pending("PUC Lua 5.1: a task cannot yield across the xpcall in sched.lua")
-    end
     local echo = tool("echo")
     local got = {}
     for i = 1, 5 do
