@@ -14,12 +14,20 @@ local function sh(cmd)
   return out
 end
 
+-- `command` is a shell builtin: `env -u LD_PRELOAD command ...` cannot run it, so no prefix here.
+local function have(tool)
+  local f = assert(io.popen("command -v " .. tool .. " 2>/dev/null", "r"))
+  local out = f:read("*a")
+  f:close()
+  return out ~= ""
+end
+
 function H.have_node()
-  return sh("command -v node 2>/dev/null") ~= ""
+  return have("node")
 end
 
 function H.have_curl()
-  return sh("command -v curl 2>/dev/null") ~= ""
+  return have("curl")
 end
 
 --- Start the fault server with extra flags; returns {url=, port=, pid=}.
