@@ -6,8 +6,7 @@
 --   luarocks make lua-mcp-0.1.0-1.rockspec \
 --     CURL_INCDIR=$(pkg-config --variable=includedir libcurl) \
 --     CURL_LIBDIR=$(pkg-config --variable=libdir libcurl)
--- Debian keeps curl/curl.h under /usr/include/<multiarch>, where luarocks does not
--- look by itself: pass CURL_INCDIR as above (libcurl4-openssl-dev must be installed).
+-- Plain `luarocks make` works on Debian too (see external_dependencies below).
 rockspec_format = "3.0"
 package = "lua-mcp"
 version = "0.1.0-1"
@@ -32,10 +31,16 @@ dependencies = {
    "lua >= 5.1",
 }
 
+-- Only the library is looked up: luarocks searches multiarch library directories but not
+-- /usr/include/<triplet>, where Debian keeps curl/curl.h (the compiler finds it there itself).
+-- When libcurl is missing, luarocks names CURL and asks for CURL_DIR / CURL_LIBDIR: install
+-- libcurl4-openssl-dev (Debian) or pass the directories. OpenSSL's libcrypto gives SHA-256.
 external_dependencies = {
    CURL = {
-      header = "curl/curl.h",
       library = "curl",
+   },
+   OPENSSL = {
+      library = "crypto",
    },
 }
 
