@@ -115,7 +115,7 @@ ROCK_FLAGS ?= --tree=$(ROCKS_TREE)
 
 LUA_FILES = $(shell find lua spec examples bench -name '*.lua' 2>/dev/null | sort) $(ROCKSPEC)
 
-.PHONY: all build deps test test-all demo asan asan-build memcheck fuzz fuzz-build fuzz-smoke \
+.PHONY: all build deps test test-all demo asan asan-build memcheck fuzz fuzz-build fuzz-smoke nvim test-nvim \
         clean distclean lint \
         format-check check-rockspec rockspec rock clean-rock-artifacts help lint-lua lint-c
 
@@ -156,6 +156,33 @@ demo: deps
 	env -u LUA_PATH_5_2 -u LUA_PATH_5_3 -u LUA_PATH_5_4 -u LUA_CPATH_5_2 -u LUA_CPATH_5_3 -u LUA_CPATH_5_4 \
 	  LUA_PATH='./lua/?.lua;./lua/?/init.lua;;' LUA_CPATH='./$(BUILDDIR)/?.so;;' \
 	  $(LUAI) examples/quickstart.lua
+
+# Neovim loads C modules through its own Lua: LuaJIT 2.1 (Debian, most builds) or PUC Lua 5.1
+# on a few distributions. `make nvim` builds that ABI (never 5.2+; LUA= given to make is ignored
+# here) and installs it as lua/mcp/core.so, where Neovim's runtimepath loader finds it beside the
+# Lua files: add this checkout to 'runtimepath' (or let a plugin manager do it, build = "make nvim").
+NVIM ?= nvim
+NVIM_ABI ?= luajit
+NVIM_SPECS ?= spec/nvim/adapter.lua spec/nvim/plugin.lua
+NVIM_TIMEOUT ?= 300
+
+nvim:
+	@case "$(NVIM_ABI)" in luajit|5.1) ;; *) echo "nvim: NVIM_ABI must be luajit or 5.1 (Neovim's Lua ABIs), not '$(NVIM_ABI)'" >&2; exit 1;; esac
+	@$(MAKE) --no-print-directory build LUA=$(NVIM_ABI) BUILDDIR=build/$(NVIM_ABI)
+	install -m 755 build/$(NVIM_ABI)/mcp/core.so lua/mcp/core.so
+
+# Headless Neovim specs (spec/nvim/*.lua, their own small harness; busted does not run in Neovim).
+# The example servers they start run under $(MCP_TEST_LUA).
+test-nvim: deps
+	@$(MAKE) --no-print-directory nvim
+	@command -v $(NVIM) >/dev/null 2>&1 || { echo "test-nvim: $(NVIM) not found (apt-get install neovim, or make deps)" >&2; exit 1; }
+	@$(NVIM) --version | head -n 3
+	@rc=0; for f in $(NVIM_SPECS); do \
+	  echo "== $(NVIM) --headless: $$f"; \
+	  env -u LUA_PATH -u LUA_CPATH -u LUA_INIT timeout $(NVIM_TIMEOUT) \
+	    $(NVIM) --headless -u NONE -i NONE -n --cmd 'set rtp^=$(CURDIR)' -c "luafile $$f" -c 'cquit 2' </dev/null \
+	    || { echo "test-nvim: $$f failed (exit $$?)"; rc=1; }; \
+	done; exit $$rc
 
 asan-build:
 	@$(MAKE) --no-print-directory build BUILDDIR=$(ASAN_BUILDDIR) OPTFLAGS='-O1 -g' SANFLAGS='$(ASAN_SANFLAGS)'
@@ -203,7 +230,7 @@ fuzz-smoke:
 	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=30
 
 clean: clean-rock-artifacts
-	rm -rf build
+	rm -rf build lua/mcp/core.so
 
 distclean: clean
 	rm -rf .deps
@@ -318,6 +345,8 @@ help:
 	@echo "  test             deps, build, run busted ($(SPEC)) under $(LUAI)"
 	@echo "  test-all         test for LUA=5.4, LUA=luajit and LUA=5.1"
 	@echo "  demo             deps, build, run examples/quickstart.lua"
+	@echo "  nvim             build the LuaJIT module (NVIM_ABI=5.1 for a PUC-5.1 Neovim) as lua/mcp/core.so for Neovim"
+	@echo "  test-nvim        deps, nvim, headless Neovim specs ($(NVIM_SPECS))"
 	@echo "  asan             ASan+UBSan build in $(ASAN_BUILDDIR), busted with gcc's runtimes preloaded"
 	@echo "  memcheck         busted under valgrind (lua5.4)"
 	@echo "  fuzz             build and run the SSE parser fuzzer (clang libFuzzer) for FUZZ_SECONDS=$(FUZZ_SECONDS)"

@@ -90,6 +90,7 @@ build = {
       ["mcp.http"] = "lua/mcp/http.lua",
       ["mcp"] = "lua/mcp/init.lua",
       ["mcp.json"] = "lua/mcp/json.lua",
+      ["mcp.nvim"] = "lua/mcp/nvim.lua",
       ["mcp.protocol"] = "lua/mcp/protocol.lua",
       ["mcp.regex"] = "lua/mcp/regex.lua",
       ["mcp.roots"] = "lua/mcp/roots.lua",

@@ -131,4 +131,13 @@ mcp.schema = require("mcp.schema")
 mcp.fingerprint_tools = drift.fingerprint_tools
 mcp.detect_tool_drift = drift.detect_tool_drift
 
+--- Drive lua-mcp from Neovim's event loop (lua/mcp/nvim.lua: a poll handle on mcp.loop.fd(), a
+--- timer for mcp.loop.timeout(), tasks run through vim.schedule, blocking calls wait with vim.wait).
+---@param opts table|nil see require("mcp.nvim").setup
+---@return table mcp
+function mcp.setup_nvim(opts)
+  require("mcp.nvim").setup(opts)
+  return mcp
+end
+
 return mcp

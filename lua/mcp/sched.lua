@@ -105,6 +105,37 @@ function M.step(timeout_ms)
   return n
 end
 
+--- How code outside any task waits until pred() holds: run ready tasks and step the loop, each
+--- step sleeping in the core until one of its fds or timers fires. With ms it gives up after ms
+--- milliseconds; without, it raises when nothing in flight could make pred() true. This is the
+--- default of M.block; a host with its own loop replaces M.block (mcp.nvim waits with vim.wait
+--- so that Neovim keeps running) and may fall back to this one.
+---@param pred fun(): any
+---@param ms number|nil
+function M.loop_block(pred, ms)
+  if ms ~= nil then
+    local deadline = core.now_ms() + ms
+    local guard = core.timer(ms, function() end)
+    while not pred() and core.now_ms() < deadline do
+      M.run_ready()
+      core.step(has_ready() and 0 or -1)
+    end
+    guard:cancel()
+    return
+  end
+  while not pred() do
+    M.run_ready()
+    if pred() then break end
+    local n, alive = core.step(has_ready() and 0 or -1)
+    if n == 0 and not alive and not has_ready() and not pred() then
+      error("mcp: waiting for a result but nothing is in flight (deadlock)", 3)
+    end
+  end
+end
+
+--- The blocking wait used by await (outside tasks) and wait_until: fn(pred, ms|nil). Replaceable.
+M.block = M.loop_block
+
 --- Wait for start(cb) to call cb(...) and return its arguments. In a task this suspends the task;
 --- elsewhere it runs the loop until cb fires. cb may be called synchronously.
 function M.await(start)
@@ -124,14 +155,7 @@ function M.await(start)
     done = true
     res = pack(...)
   end)
-  while not done do
-    M.run_ready()
-    if done then break end
-    local n, alive = core.step(has_ready() and 0 or -1)
-    if n == 0 and not alive and not has_ready() and not done then
-      error("mcp: waiting for a result but nothing is in flight (deadlock)", 2)
-    end
-  end
+  if not done then M.block(function() return done end) end
   -- Handlers queued by the same read (progress, notifications) run before the caller goes on,
   -- as they would for a task, which is resumed after them.
   M.run_ready()
@@ -147,13 +171,7 @@ end
 --- each step sleeps until an fd or timer of the loop fires. Inside a task it does not wait.
 function M.wait_until(pred, ms)
   if M.current() then return pred() end
-  local deadline = core.now_ms() + ms
-  local guard = core.timer(ms, function() end)
-  while not pred() and core.now_ms() < deadline do
-    M.run_ready()
-    core.step(has_ready() and 0 or -1)
-  end
-  guard:cancel()
+  M.block(pred, ms)
   return pred()
 end
 
