@@ -38,7 +38,7 @@ local CONFIG_FIELDS = {
   request_timeout_ms = "number", enable_logging = "boolean", max_retries = "number",
   on_error = "function", on_elicitation_request = "function", on_sampling_request = "function",
   on_roots_list = "function", roots = "table", protocol_version_discovery = "boolean",
-  on_close = "function",
+  on_close = "function", protocol_version = "string",
 }
 
 local function normalize_config(config)
@@ -63,6 +63,7 @@ local function normalize_config(config)
     max_retries = max_retries,
     on_error = config.on_error,
     on_close = config.on_close,
+    protocol_version = config.protocol_version,
   }
 end
 
@@ -298,6 +299,10 @@ function Client:connect()
   if self.config.max_retries < 0 then
     return nil, new_error(nil, "maxRetries must be >= 0", nil, { kind = "config" })
   end
+  local version, verr = protocol.requestable(self.config.protocol_version)
+  if not version then
+    return nil, new_error(nil, verr, self.config.protocol_version, { kind = "config" })
+  end
   self.state = "connecting"
   local transport = self.transport
   local ok, err = transport:start()
@@ -323,7 +328,7 @@ function Client:connect()
   end)
   local res
   res, err = self:request("initialize", {
-    protocolVersion = protocol.PROTOCOL_VERSION,
+    protocolVersion = version,
     capabilities = advertised_capabilities(self),
     clientInfo = { name = self.config.client_name, version = self.config.client_version },
   })

@@ -15,6 +15,30 @@ M.LOGGING_LEVELS = {
   "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency",
 }
 
+--- Versions with the stateful lifecycle (initialize, then notifications/initialized), the ones
+--- a client can ask for in initialize (config.protocol_version).
+M.STATEFUL_PROTOCOL_VERSIONS = {
+  "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05",
+}
+
+--- The version to send in initialize for config.protocol_version (nil: PROTOCOL_VERSION), or
+--- nil and a message when it is unknown or needs a lifecycle this client does not have yet.
+---@param version string|nil
+---@return string|nil version, string|nil err
+function M.requestable(version)
+  if version == nil then return M.PROTOCOL_VERSION end
+  for _, v in ipairs(M.STATEFUL_PROTOCOL_VERSIONS) do
+    if v == version then return v end
+  end
+  if M.is_supported(version) then
+    return nil, "protocol version " .. version .. " uses the stateless lifecycle (server/discover, "
+      .. "per-request _meta), which lua-mcp does not implement yet; use one of "
+      .. table.concat(M.STATEFUL_PROTOCOL_VERSIONS, ", ")
+  end
+  return nil, "unknown protocol version " .. tostring(version) .. "; use one of "
+    .. table.concat(M.STATEFUL_PROTOCOL_VERSIONS, ", ")
+end
+
 function M.is_supported(version)
   for _, v in ipairs(M.SUPPORTED_PROTOCOL_VERSIONS) do
     if v == version then return true end

@@ -1,0 +1,47 @@
+-- Client config `protocol_version`: the version asked for in initialize (the conformance client
+-- passes MCP_CONFORMANCE_PROTOCOL_VERSION through it).
+local mcp = require("mcp")
+local helper = require("helper")
+
+local function initialize_params(c)
+  local res = assert(c:call_tool("last_initialize", {}))
+  return res.structuredContent
+end
+
+describe("client config protocol_version", function()
+  it("defaults to mcp.PROTOCOL_VERSION", function()
+    local c = assert(helper.test_server({}))
+    finally(function() c:close() end)
+    assert.are.equal(mcp.PROTOCOL_VERSION, initialize_params(c).protocolVersion)
+  end)
+
+  for _, v in ipairs(mcp.STATEFUL_PROTOCOL_VERSIONS) do
+    it("asks for " .. v .. " and negotiates it", function()
+      local c = assert(helper.test_server({}, { protocol_version = v }))
+      finally(function() c:close() end)
+      assert.are.equal(v, initialize_params(c).protocolVersion)
+      assert.are.equal(v, c:protocol_version())
+    end)
+  end
+
+  it("2026-07-28 (stateless lifecycle): connect fails with kind config, nothing is started", function()
+    local before = mcp.core.children()
+    local c, err = helper.test_server({}, { protocol_version = "2026-07-28" })
+    assert.is_nil(c)
+    assert.are.equal("config", err.kind)
+    assert.is_truthy(helper.has(err.message, "2026-07-28"), err.message)
+    assert.is_truthy(helper.has(err.message, "stateless"), err.message)
+    assert.are.equal(before, mcp.core.children())
+  end)
+
+  it("an unknown version: connect fails with kind config naming it", function()
+    local c, err = helper.test_server({}, { protocol_version = "1999-01-01" })
+    assert.is_nil(c)
+    assert.are.equal("config", err.kind)
+    assert.is_truthy(helper.has(err.message, "1999-01-01"), err.message)
+  end)
+
+  it("a non-string version is misuse and raises", function()
+    assert.has_error(function() mcp.new_client(mcp.stdio_transport({ command = "true" }), { protocol_version = 20251125 }) end)
+  end)
+end)
