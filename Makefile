@@ -116,7 +116,7 @@ ROCK_FLAGS ?= --tree=$(ROCKS_TREE)
 LUA_FILES = $(shell find lua spec examples bench -name '*.lua' 2>/dev/null | sort) $(ROCKSPEC)
 
 .PHONY: all build deps test test-all demo asan asan-build memcheck fuzz fuzz-build fuzz-smoke nvim test-nvim \
-        clean distclean lint \
+        conformance clean distclean lint \
         format-check check-rockspec rockspec rock clean-rock-artifacts help lint-lua lint-c
 
 all: build
@@ -228,6 +228,20 @@ fuzz: fuzz-build
 
 fuzz-smoke:
 	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=30
+
+# The official MCP conformance suite (@modelcontextprotocol/conformance, pinned; installed into
+# .deps/conformance-<version>) against examples/conformance/client.lua: legs 2025-11-25,
+# 2026-07-28, all (alpha) and 0.1.16 (released), one table, and a failure on any regression
+# against conformance/expected-failures*.yml. Needs node and npm. See conformance/run.sh.
+CONFORMANCE_VERSION ?= 0.2.0-alpha.12
+CONFORMANCE_STABLE_VERSION ?= 0.1.16
+CONFORMANCE_TIMEOUT ?= 60000
+
+conformance: deps
+	@$(MAKE) --no-print-directory build
+	CONFORMANCE_VERSION=$(CONFORMANCE_VERSION) CONFORMANCE_STABLE_VERSION=$(CONFORMANCE_STABLE_VERSION) \
+	  CONFORMANCE_TIMEOUT=$(CONFORMANCE_TIMEOUT) LUA=$(LUAI) LUA_BUILDDIR=$(BUILDDIR) \
+	  bash conformance/run.sh
 
 clean: clean-rock-artifacts
 	rm -rf build lua/mcp/core.so
@@ -351,6 +365,7 @@ help:
 	@echo "  memcheck         busted under valgrind (lua5.4)"
 	@echo "  fuzz             build and run the SSE parser fuzzer (clang libFuzzer) for FUZZ_SECONDS=$(FUZZ_SECONDS)"
 	@echo "  fuzz-smoke       the same for 30 s (CI)"
+	@echo "  conformance      the official MCP conformance suite ($(CONFORMANCE_VERSION), $(CONFORMANCE_STABLE_VERSION)) vs conformance/expected-failures*.yml"
 	@echo "  lint             luac5.4 -p / luajit parse of Lua files, cppcheck, check-rockspec"
 	@echo "  format-check     clang-format --dry-run when .clang-format exists"
 	@echo "  rockspec         regenerate $(ROCKSPEC) build.modules from src/*.c, src/transports/*.c, lua/mcp/**/*.lua"
