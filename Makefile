@@ -243,6 +243,10 @@ conformance: deps
 	  CONFORMANCE_TIMEOUT=$(CONFORMANCE_TIMEOUT) LUA=$(LUAI) LUA_BUILDDIR=$(BUILDDIR) \
 	  bash conformance/run.sh
 
+# Benchmarks against the TypeScript SDK client: make bench [QUICK=1], make bench-profile
+# (bench/bench.mk, bench/README.md).
+include bench/bench.mk
+
 clean: clean-rock-artifacts
 	rm -rf build lua/mcp/core.so
 
@@ -366,6 +370,8 @@ help:
 	@echo "  fuzz             build and run the SSE parser fuzzer (clang libFuzzer) for FUZZ_SECONDS=$(FUZZ_SECONDS)"
 	@echo "  fuzz-smoke       the same for 30 s (CI)"
 	@echo "  conformance      the official MCP conformance suite ($(CONFORMANCE_VERSION), $(CONFORMANCE_STABLE_VERSION)) vs conformance/expected-failures*.yml"
+	@echo "  bench            lua-mcp vs the TypeScript SDK client, stdio and HTTP (QUICK=1: short run); writes bench/results.md"
+	@echo "  bench-profile    callgrind/perf/Lua VM profile of the stdio hot path into build/bench/profile/"
 	@echo "  lint             luac5.4 -p / luajit parse of Lua files, cppcheck, check-rockspec"
 	@echo "  format-check     clang-format --dry-run when .clang-format exists"
 	@echo "  rockspec         regenerate $(ROCKSPEC) build.modules from src/*.c, src/transports/*.c, lua/mcp/**/*.lua"

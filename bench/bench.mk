@@ -1,0 +1,48 @@
+# Benchmarks against the TypeScript SDK client (bench/README.md); included by the Makefile.
+#
+#   make bench            full run (median of 3), prints the table, writes bench/results.md
+#   make bench QUICK=1    short run (CI: checks that the benchmark still runs; never timed pass/fail),
+#                         writes build/bench/results.md
+#   make bench-profile    callgrind / perf / Lua VM profile of sequential stdio calls and of the
+#                         10 MiB result (Lua 5.4), into build/bench/profile/
+#
+# Builds the module for Lua 5.4 and LuaJIT (build/5.4, build/luajit) and the tiny C server
+# (build/bench/tiny_server); installs the pinned @modelcontextprotocol/sdk into .deps/bench-npm.
+
+BENCH_BUILDDIR := build/bench
+BENCH_CFLAGS ?= -std=c99 -Wall -Wextra -Werror -O2 -g
+QUICK ?=
+BENCH_SDK_VERSION ?= 1.32.2
+LUA54_STATIC ?= $(shell $(CC) -print-file-name=liblua5.4.a)
+LUAJIT_INCDIR ?= $(or $(patsubst -I%,%,$(firstword $(filter -I%,$(shell $(PKG_CONFIG) --cflags-only-I luajit 2>/dev/null)))),/usr/include/luajit-2.1)
+LUA54_INCDIR ?= $(or $(patsubst -I%,%,$(firstword $(filter -I%,$(shell $(PKG_CONFIG) --cflags-only-I lua5.4 2>/dev/null)))),/usr/include/lua5.4)
+
+.PHONY: bench bench-build bench-profile
+
+$(BENCH_BUILDDIR)/tiny_server: bench/tiny_server.c bench/bench.mk
+	@mkdir -p $(@D)
+	$(CC) $(BENCH_CFLAGS) -o $@ $<
+
+# A lua5.4 with symbols (Debian's is stripped) for callgrind and perf: liblua5.4.a keeps them.
+$(BENCH_BUILDDIR)/lua_prof_host: bench/lua_prof_host.c bench/bench.mk
+	@mkdir -p $(@D)
+	$(CC) $(BENCH_CFLAGS) -I$(LUA54_INCDIR) -o $@ $< -Wl,-E $(LUA54_STATIC) -lm -ldl
+
+# Wall and CPU clocks for the Lua driver (bench/benchclock.c), one per Lua ABI.
+$(BENCH_BUILDDIR)/5.4/benchclock.so: bench/benchclock.c bench/bench.mk
+	@mkdir -p $(@D)
+	$(CC) $(BENCH_CFLAGS) -fPIC -shared -I$(LUA54_INCDIR) -o $@ $<
+
+$(BENCH_BUILDDIR)/luajit/benchclock.so: bench/benchclock.c bench/bench.mk
+	@mkdir -p $(@D)
+	$(CC) $(BENCH_CFLAGS) -fPIC -shared -I$(LUAJIT_INCDIR) -o $@ $<
+
+bench-build: $(BENCH_BUILDDIR)/tiny_server $(BENCH_BUILDDIR)/5.4/benchclock.so $(BENCH_BUILDDIR)/luajit/benchclock.so
+	@$(MAKE) --no-print-directory build LUA=5.4
+	@$(MAKE) --no-print-directory build LUA=luajit
+
+bench: deps bench-build
+	QUICK=$(QUICK) SDK_VERSION=$(BENCH_SDK_VERSION) bash bench/run.sh
+
+bench-profile: deps bench-build $(BENCH_BUILDDIR)/lua_prof_host
+	bash bench/profile.sh

@@ -1,0 +1,169 @@
+--- lua-mcp benchmark driver: one row of the benchmark per process (bench/README.md).
+---
+---   lua5.4|luajit bench/lua_driver.lua ROW TRANSPORT TARGET [N] [WARMUP]
+---
+--- ROW: connect | seq | inflight | big1m | big10m | list1000 | scale
+--- TRANSPORT: stdio (TARGET = the server's executable) | http (TARGET = the server's URL)
+--- N: operations measured (connects, calls, lists; scale: servers); WARMUP: unmeasured ones first.
+---
+--- Prints one line "BENCH key=value ..." with the wall time and this process's own CPU time
+--- (user+sys of this process only, not of the server), and VmHWM (peak RSS) from
+--- /proc/self/status at the end. Clocks: bench/benchclock.c (CLOCK_MONOTONIC, and
+--- getrusage(RUSAGE_SELF) as Node's process.cpuUsage() uses) when built, else the core's
+--- millisecond clock and os.clock() (glibc: CLOCK_PROCESS_CPUTIME_ID, also user+sys).
+local mcp = require("mcp")
+local core = require("mcp.core")
+local has_bc, bc = pcall(require, "benchclock")
+
+local row, transport, target = arg[1], arg[2], arg[3]
+local N = tonumber(arg[4] or "") or 1000
+local WARMUP = tonumber(arg[5] or "") or 0
+assert(row and (transport == "stdio" or transport == "http") and target,
+  "usage: lua_driver.lua ROW stdio|http TARGET [N] [WARMUP]")
+
+local client_name = (jit and jit.version) and "luajit" or ("lua" .. _VERSION:match("%d+%.%d+"))
+local INFLIGHT = 64
+local SIZES = { big1m = 1048576, big10m = 10485760 }
+
+local now_ms = has_bc and function() return bc.wall() * 1000 end or core.now_ms
+local cpu_s = has_bc and bc.cpu or os.clock
+
+local function proc_status(key)
+  local f = io.open("/proc/self/status", "r")
+  if not f then return 0 end
+  local text = f:read("*a")
+  f:close()
+  return tonumber(text:match(key .. ":%s*(%d+)")) or 0
+end
+
+local function connect()
+  local c, err
+  if transport == "stdio" then
+    c, err = mcp.create_stdio_client(target, {}, { stderr = "inherit" })
+  else
+    c, err = mcp.create_http_client(target, {})
+  end
+  if not c then error("connect failed: " .. tostring(err), 0) end
+  return c
+end
+
+local function call(c, name)
+  local res, err = c:call_tool(name, { message = "hello" })
+  if not res then error("tools/call " .. name .. " failed: " .. tostring(err), 0) end
+  return res
+end
+
+--- Times fn() (wall ms, own CPU seconds).
+local function timed(fn)
+  local w0, c0 = now_ms(), cpu_s()
+  fn()
+  return now_ms() - w0, cpu_s() - c0
+end
+
+local out = {}
+local function emit(ops, wall_ms, cpu, extra)
+  local parts = {
+    "BENCH", "client=" .. client_name, "transport=" .. transport, "row=" .. row,
+    "ops=" .. ops, ("wall_ms=%.3f"):format(wall_ms), ("cpu_s=%.6f"):format(cpu),
+  }
+  for k, v in pairs(extra or {}) do parts[#parts + 1] = k .. "=" .. tostring(v) end
+  parts[#parts + 1] = "clock=" .. (has_bc and "benchclock" or "os.clock")
+  out[#out + 1] = parts
+end
+
+if row == "connect" then
+  -- spawn (stdio) + initialize + notifications/initialized; close is not timed.
+  for _ = 1, WARMUP do connect():close() end
+  local wall, cpu = 0, 0
+  for _ = 1, N do
+    local c
+    local w, p = timed(function() c = connect() end)
+    wall, cpu = wall + w, cpu + p
+    c:close()
+  end
+  emit(N, wall, cpu)
+elseif row == "seq" then
+  local c = connect()
+  for _ = 1, WARMUP do call(c, "echo") end
+  local w, p = timed(function()
+    for _ = 1, N do call(c, "echo") end
+  end)
+  emit(N, w, p)
+  c:close()
+elseif row == "inflight" then
+  -- 64 tasks on one connection, each making N/64 calls one after the other.
+  local c = connect()
+  local function round(total)
+    local per = math.floor(total / INFLIGHT)
+    for _ = 1, INFLIGHT do
+      mcp.spawn(function()
+        for _ = 1, per do call(c, "echo") end
+      end)
+    end
+    mcp.run()
+    return per * INFLIGHT
+  end
+  if WARMUP > 0 then round(WARMUP) end
+  local done
+  local w, p = timed(function() done = round(N) end)
+  emit(done, w, p, { concurrency = INFLIGHT })
+  c:close()
+elseif row == "big1m" or row == "big10m" then
+  local c = connect()
+  local want = SIZES[row]
+  local function check(res)
+    local text = res.content[1].text
+    if #text ~= want then error(("%s: got %d bytes of text, want %d"):format(row, #text, want), 0) end
+  end
+  for _ = 1, WARMUP do check(call(c, row)) end
+  local w, p = timed(function()
+    for _ = 1, N do check(call(c, row)) end
+  end)
+  emit(N, w, p, { bytes = want })
+  c:close()
+elseif row == "list1000" then
+  local c = connect()
+  local function list()
+    local tools, err = c:list_tools()
+    if not tools then error("tools/list failed: " .. tostring(err), 0) end
+    if #tools ~= 1000 then error("tools/list: got " .. #tools .. " tools", 0) end
+  end
+  for _ = 1, WARMUP do list() end
+  local w, p = timed(function()
+    for _ = 1, N do list() end
+  end)
+  emit(N, w, p)
+  c:close()
+elseif row == "scale" then
+  -- One process, N servers connected at once (tasks connect concurrently), then one round of
+  -- one call to each server (concurrently).
+  local clients = {}
+  local w1, p1 = timed(function()
+    for i = 1, N do
+      mcp.spawn(function() clients[i] = connect() end)
+    end
+    mcp.run()
+  end)
+  local live = 0
+  for i = 1, N do if clients[i] then live = live + 1 end end
+  if live ~= N then error("scale: only " .. live .. " of " .. N .. " connected", 0) end
+  local w2, p2 = timed(function()
+    for i = 1, N do
+      mcp.spawn(function() call(clients[i], "echo") end)
+    end
+    mcp.run()
+  end)
+  emit(N, w1, p1, { phase = "connect_all" })
+  emit(N, w2, p2, { phase = "round" })
+  local rss_all = proc_status("VmRSS")
+  for i = 1, N do clients[i]:close() end
+  for _, parts in ipairs(out) do parts[#parts + 1] = "rss_connected_kb=" .. rss_all end
+else
+  error("unknown row " .. tostring(row), 0)
+end
+
+local hwm = proc_status("VmHWM")
+for _, parts in ipairs(out) do
+  parts[#parts + 1] = "hwm_kb=" .. hwm
+  print(table.concat(parts, " "))
+end
