@@ -11,9 +11,10 @@
 ---   `vim.schedule` callback, where every Neovim API may be used;
 --- * inside a task (`mcp.spawn(fn)`) a waiting call suspends the task;
 --- * outside a task (a command, a keymap, a plain coroutine) a waiting call waits with `vim.wait`,
----   which keeps Neovim's loop, UI and timers running until the answer arrives; <C-c> interrupts
----   it with an error. From a fast callback (a luv callback, where vim.wait is not allowed) it falls
----   back to stepping the core, which blocks Neovim for that call: use mcp.spawn there;
+---   which keeps Neovim's loop, UI and timers running until the answer (or the request's timeout)
+---   arrives; an interrupt that vim.wait reports (<C-c>; Neovim 0.7 does not report it) raises an
+---   error. From a fast callback (a luv callback, where vim.wait is not allowed) it falls back to
+---   stepping the core, which blocks Neovim for that call: use mcp.spawn there;
 --- * with `coroutines = "yield"`, a call from a bare coroutine that is not a task suspends that
 ---   coroutine (it yields nothing to whoever resumed it and is resumed from a vim.schedule callback
 ---   when the answer is in); leave the default "wait" for coroutines owned by async libraries

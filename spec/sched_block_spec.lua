@@ -1,0 +1,87 @@
+-- sched.block: the replaceable blocking wait used outside tasks (hosts such as Neovim swap it),
+-- and mcp.nvim's parts that work without Neovim.
+local helper = require("helper")
+local mcp = require("mcp")
+local sched = require("mcp.sched")
+
+describe("sched.block", function()
+  after_each(function() sched.block = sched.loop_block end)
+
+  it("defaults to loop_block, which steps the core", function()
+    assert.are.equal(sched.loop_block, sched.block)
+    local fired = false
+    mcp.core.timer(20, function() fired = true end)
+    sched.block(function() return fired end)
+    assert.is_true(fired)
+  end)
+
+  it("is what a blocking call outside a task waits with (await: no ms; wait_until: ms)", function()
+    local client = assert(helper.example_server())
+    local calls = {}
+    sched.block = function(pred, ms)
+      calls[#calls + 1] = { ms = ms }
+      return sched.loop_block(pred, ms)
+    end
+    local r = assert(client:call_tool("add", { a = 1, b = 2 }))
+    assert.are.equal(3, r.structuredContent.sum)
+    assert.is_true(#calls >= 1)
+    assert.is_nil(calls[1].ms)
+    local n = #calls
+    assert.is_true(sched.wait_until(function() return false end, 30) == false)
+    assert.are.equal(30, calls[n + 1].ms)
+    sched.block = sched.loop_block
+    client:close()
+  end)
+
+  it("is not used inside a task (the task suspends)", function()
+    local client = assert(helper.example_server())
+    local used = false
+    local result
+    mcp.spawn(function()
+      sched.block = function(pred, ms)
+        used = true
+        return sched.loop_block(pred, ms)
+      end
+      result = client:call_tool("echo", { message = "in a task" })
+      sched.block = sched.loop_block
+    end)
+    mcp.run()
+    assert.is_false(used)
+    assert.are.equal("in a task", result.content[1].text)
+    client:close()
+  end)
+
+  it("loop_block with ms gives up after ms", function()
+    local t0 = mcp.core.now_ms()
+    sched.loop_block(function() return false end, 50)
+    local dt = mcp.core.now_ms() - t0
+    assert.is_true(dt >= 49 and dt < helper.ms(5000), "waited " .. dt .. " ms")
+  end)
+
+  it("loop_block without ms raises when nothing in flight can answer", function()
+    if mcp.core.alive() then return end -- fds or timers left by other specs could answer
+    local ok, err = pcall(sched.await, function() end)
+    assert.is_false(ok)
+    assert.is_truthy(tostring(err):find("deadlock", 1, true))
+  end)
+end)
+
+describe("mcp.nvim outside Neovim", function()
+  it("loads, names only Neovim's ABIs, and refuses to set up", function()
+    local nvim = require("mcp.nvim")
+    local abi = nvim.abi()
+    if rawget(_G, "jit") then
+      assert.are.equal("luajit", abi)
+    elseif _VERSION == "Lua 5.1" then
+      assert.are.equal("5.1", abi)
+    else
+      assert.is_nil(abi, "never a build directory for " .. _VERSION)
+    end
+    assert.is_nil(nvim.find_core(), "mcp.core is already loaded")
+    assert.is_false(nvim.is_active())
+    local ok, err = pcall(nvim.setup)
+    assert.is_false(ok)
+    assert.is_truthy(tostring(err):find("not running inside Neovim", 1, true))
+    assert.is_false((pcall(mcp.setup_nvim)))
+  end)
+end)
