@@ -169,7 +169,8 @@ NVIM_TIMEOUT ?= 300
 nvim:
 	@case "$(NVIM_ABI)" in luajit|5.1) ;; *) echo "nvim: NVIM_ABI must be luajit or 5.1 (Neovim's Lua ABIs), not '$(NVIM_ABI)'" >&2; exit 1;; esac
 	@$(MAKE) --no-print-directory build LUA=$(NVIM_ABI) BUILDDIR=build/$(NVIM_ABI)
-	install -m 755 build/$(NVIM_ABI)/mcp/core.so lua/mcp/core.so
+	@# a new file renamed over the old one: a running Neovim keeps its mapping of the old module
+	install -m 755 build/$(NVIM_ABI)/mcp/core.so lua/mcp/core.so.new && mv -f lua/mcp/core.so.new lua/mcp/core.so
 
 # Headless Neovim specs (spec/nvim/*.lua, their own small harness; busted does not run in Neovim).
 # The example servers they start run under $(MCP_TEST_LUA).
