@@ -281,34 +281,6 @@ static http_box *check_box(lua_State *L)
     return box;
 }
 
-static int l_start(lua_State *L)
-{
-    http_box *box = check_box(L);
-    char err[512];
-    if (box->base.t->vt->start(box->base.t, err, sizeof err) != 0) {
-        lua_pushnil(L);
-        lua_pushstring(L, err);
-        return 2;
-    }
-    lua_pushboolean(L, 1);
-    return 1;
-}
-
-static int l_close(lua_State *L)
-{
-    http_box *box = luaL_checkudata(L, 1, HTTP_MT);
-    if (box->base.t != NULL)
-        box->base.t->vt->close(box->base.t);
-    return 0;
-}
-
-static int l_is_open(lua_State *L)
-{
-    http_box *box = luaL_checkudata(L, 1, HTTP_MT);
-    lua_pushboolean(L, box->base.t != NULL && box->base.t->vt->is_open(box->base.t));
-    return 1;
-}
-
 static int l_set_protocol_version(lua_State *L)
 {
     http_box *box = check_box(L);
@@ -370,9 +342,9 @@ static int l_gc(lua_State *L)
 void mcp_http_lua_open(lua_State *L)
 {
     static const luaL_Reg methods[] = {
-        {"start", l_start},
-        {"close", l_close},
-        {"is_open", l_is_open},
+        {"start", mcp_transport_lua_start},
+        {"close", mcp_transport_lua_close},
+        {"is_open", mcp_transport_lua_is_open},
         {"set_protocol_version", l_set_protocol_version},
         {"open_inbound", l_open_inbound},
         {"session_id", l_session_id},

@@ -161,35 +161,6 @@ static stdio_box *check_box(lua_State *L)
     return box;
 }
 
-/* t:start() -> true | nil, message */
-static int l_start(lua_State *L)
-{
-    stdio_box *box = check_box(L);
-    char err[512];
-    if (box->base.t->vt->start(box->base.t, err, sizeof err) != 0) {
-        lua_pushnil(L);
-        lua_pushstring(L, err);
-        return 2;
-    }
-    lua_pushboolean(L, 1);
-    return 1;
-}
-
-static int l_close(lua_State *L)
-{
-    stdio_box *box = luaL_checkudata(L, 1, STDIO_MT);
-    if (box->base.t != NULL)
-        box->base.t->vt->close(box->base.t);
-    return 0;
-}
-
-static int l_is_open(lua_State *L)
-{
-    stdio_box *box = luaL_checkudata(L, 1, STDIO_MT);
-    lua_pushboolean(L, box->base.t != NULL && box->base.t->vt->is_open(box->base.t));
-    return 1;
-}
-
 static int l_pid(lua_State *L)
 {
     stdio_box *box = check_box(L);
@@ -243,7 +214,9 @@ static int l_tostring(lua_State *L)
 void mcp_stdio_lua_open(lua_State *L)
 {
     static const luaL_Reg methods[] = {
-        {"start", l_start}, {"close", l_close},   {"is_open", l_is_open},
+        {"start", mcp_transport_lua_start},
+        {"close", mcp_transport_lua_close},
+        {"is_open", mcp_transport_lua_is_open},
         {"pid", l_pid},     {"reaped", l_reaped}, {"exit_text", l_exit_text},
         {NULL, NULL},
     };

@@ -15,7 +15,12 @@ typedef struct mcp_transport_box {
 mcp_transport *mcp_transport_check(lua_State *L, int idx);
 /* Push a new box for t (takes over one reference) with the metatable named mt. */
 mcp_transport_box *mcp_transport_push(lua_State *L, mcp_transport *t, const char *mt);
-/* __gc / __close / close helper shared by transport metatables. */
+/* __gc helper shared by transport metatables. */
 int mcp_transport_lua_gc(lua_State *L);
+/* The methods every transport has, for its metatable's method table:
+ * start() -> true | nil, message; close(); is_open() -> boolean. */
+int mcp_transport_lua_start(lua_State *L);
+int mcp_transport_lua_close(lua_State *L);
+int mcp_transport_lua_is_open(lua_State *L);
 
 #endif
