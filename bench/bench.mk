@@ -23,6 +23,11 @@ $(BENCH_BUILDDIR)/tiny_server: bench/tiny_server.c bench/bench.mk
 	@mkdir -p $(@D)
 	$(CC) $(BENCH_CFLAGS) -o $@ $<
 
+# The floor: the cheapest possible stdio client (bench/floor.c).
+$(BENCH_BUILDDIR)/floor: bench/floor.c bench/bench.mk
+	@mkdir -p $(@D)
+	$(CC) $(BENCH_CFLAGS) -o $@ $<
+
 # A lua5.4 with symbols (Debian's is stripped) for callgrind and perf: liblua5.4.a keeps them.
 $(BENCH_BUILDDIR)/lua_prof_host: bench/lua_prof_host.c bench/bench.mk
 	@mkdir -p $(@D)
@@ -37,7 +42,7 @@ $(BENCH_BUILDDIR)/luajit/benchclock.so: bench/benchclock.c bench/bench.mk
 	@mkdir -p $(@D)
 	$(CC) $(BENCH_CFLAGS) -fPIC -shared -I$(LUAJIT_INCDIR) -o $@ $<
 
-bench-build: $(BENCH_BUILDDIR)/tiny_server $(BENCH_BUILDDIR)/5.4/benchclock.so $(BENCH_BUILDDIR)/luajit/benchclock.so
+bench-build: $(BENCH_BUILDDIR)/tiny_server $(BENCH_BUILDDIR)/floor $(BENCH_BUILDDIR)/5.4/benchclock.so $(BENCH_BUILDDIR)/luajit/benchclock.so
 	@$(MAKE) --no-print-directory build LUA=5.4
 	@$(MAKE) --no-print-directory build LUA=luajit
 

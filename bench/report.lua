@@ -203,6 +203,7 @@ local doc = {
   "| Lua | " .. env("BENCH_LUA") .. ", " .. env("BENCH_LUAJIT") .. " |",
   "| TS SDK | @modelcontextprotocol/sdk " .. env("BENCH_SDK") .. " on Node " .. env("BENCH_NODE") .. " |",
   "| operations per row (measured+warm-up) | " .. env("BENCH_COUNTS") .. " |",
+  "| floor of a sequential stdio call here (bench/floor.c) | " .. env("BENCH_FLOOR") .. " |",
   "",
   table_text,
   "",

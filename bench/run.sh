@@ -137,6 +137,12 @@ for ((rep = 1; rep <= REPEAT; rep++)); do
   done
 done
 log "measured in $((SECONDS - t0)) s"
+# The floor of a sequential stdio call on this machine (bench/floor.c), for the notes.
+if [[ -x $BENCH_DIR/floor && " $ROWS " == *" seq "* ]]; then
+  read -r n _ <<<"${COUNT[seq]}"
+  export BENCH_FLOOR="$("$BENCH_DIR/floor" "$SERVER" "$n" 2>&1 | tail -n1)"
+  log "$BENCH_FLOOR"
+fi
 
 # --- the table ---------------------------------------------------------------------------------
 commit=$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
