@@ -17,7 +17,7 @@ typedef struct dec {
     int array_mt;     /* stack index of the array metatable */
     int scratch_slot; /* stack index owning the scratch buffer for escaped strings (nil until needed) */
     mcp_buf *scratch;
-    const char *dp;   /* the C locale's decimal point, as strtod expects it */
+    const char *dp;   /* the C locale's decimal point, as strtod expects it (NULL: not looked up yet) */
 } dec;
 
 static const char *decode_value(dec *d, const char *p, int depth);
@@ -334,6 +334,8 @@ static const char *decode_number(dec *d, const char *p)
         }
     }
 #endif
+    if (d->dp == NULL) /* looked up once, and only when a number needs strtod */
+        d->dp = localeconv()->decimal_point;
     if (slow_double(start, (size_t)(p - start), d->dp, &v) != 0)
         return fail(d, start, "out of memory");
     lua_pushnumber(d->L, (lua_Number)v);
@@ -473,7 +475,7 @@ const char *mcp_json_decode_value(lua_State *L, const char *base, const char *p,
     lua_pushnil(L);
     d.scratch_slot = top + 2;
     d.scratch = NULL;
-    d.dp = localeconv()->decimal_point;
+    d.dp = NULL;
     q = decode_value(&d, p, depth);
     if (d.scratch != NULL)
         mcp_buf_free(d.scratch); /* now rather than at the next GC cycle */

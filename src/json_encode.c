@@ -15,7 +15,7 @@ typedef struct enc {
     char *err;
     size_t errlen;
     int alias;      /* stack index of the null alias, 0 when none is set */
-    const char *dp; /* the C locale's decimal point, as snprintf writes it */
+    const char *dp; /* the C locale's decimal point, as snprintf writes it (NULL: not looked up yet) */
 } enc;
 
 static int encode_value(enc *e, int idx, int depth);
@@ -210,6 +210,8 @@ static int encode_number(enc *e, int idx)
         return fail(e, "cannot encode NaN");
     if (isinf(d))
         return fail(e, "cannot encode infinity");
+    if (e->dp == NULL) /* looked up once per encode, and only when a float is written */
+        e->dp = localeconv()->decimal_point;
     e->b->len += fmt_double(o, d, e->dp);
     return 0;
 }
@@ -408,7 +410,7 @@ int mcp_json_encode(lua_State *L, int idx, mcp_buf *b, char *err, size_t errlen)
     e.b = b;
     e.err = err;
     e.errlen = errlen;
-    e.dp = localeconv()->decimal_point;
+    e.dp = NULL;
     lua_getfield(L, LUA_REGISTRYINDEX, MCP_JSON_NULL_ALIAS);
     e.alias = lua_isnil(L, -1) ? 0 : lua_gettop(L);
     rc = encode_value(&e, idx, 0);

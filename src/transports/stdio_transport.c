@@ -184,7 +184,7 @@ static void deliver_lines(mcp_stdio *s)
 static void on_stdout(mcp_loop *loop, mcp_watch *w, unsigned events)
 {
     mcp_stdio *s = w->data;
-    size_t budget = READ_BUDGET;
+    size_t budget = READ_BUDGET, room;
     (void)loop;
     (void)events;
     mcp_transport_ref(&s->base);
@@ -195,11 +195,16 @@ static void on_stdout(mcp_loop *loop, mcp_watch *w, unsigned events)
             stdio_lost(s, "out of memory");
             break;
         }
-        n = read(s->fd_out, mcp_buf_tail(&s->rbuf), s->rbuf.cap - s->rbuf.off - s->rbuf.len);
+        room = s->rbuf.cap - s->rbuf.off - s->rbuf.len;
+        n = read(s->fd_out, mcp_buf_tail(&s->rbuf), room);
         if (n > 0) {
             s->rbuf.len += (size_t)n;
             budget = (size_t)n >= budget ? 0 : budget - (size_t)n;
             deliver_lines(s);
+            /* A short read emptied the pipe: the loop (level-triggered) wakes us when more
+             * comes, so asking again would only return EAGAIN, one syscall per message. */
+            if ((size_t)n < room)
+                break;
             continue;
         }
         if (n < 0 && errno == EINTR)
