@@ -6,9 +6,6 @@ local json = require("mcp.json")
 local protocol = require("mcp.protocol")
 local sched = require("mcp.sched")
 
-local unpack = table.unpack or unpack
-local pack = table.pack or function(...) return { n = select("#", ...), ... } end
-
 local M = {}
 
 M.VERSION = "0.1.0"
@@ -196,6 +193,8 @@ end
 
 -- ---- requests --------------------------------------------------------------------------------
 
+local NO_OPTIONS = {} -- read only: the options of a call that passed none
+
 --- Send a raw request and wait for its result.
 ---@param method string
 ---@param params table|nil
@@ -204,7 +203,7 @@ end
 function Client:request(method, params, opts)
   if type(method) ~= "string" then error("mcp: method must be a string", 2) end
   if params ~= nil and type(params) ~= "table" then error("mcp: params must be a table", 2) end
-  opts = opts or {}
+  opts = opts or NO_OPTIONS
   if type(opts) ~= "table" then error("mcp: request options must be a table", 2) end
   local session = self.session
   if session == nil or self.state == "closed" then
@@ -226,7 +225,7 @@ function Client:request(method, params, opts)
     params._meta = meta
     self.progress[id] = opts.on_progress
   end
-  local r = pack(sched.await(function(cb)
+  local res, code, message, data, kind, status = sched.await(function(cb)
     local rid, err = session:request(method, params, timeout, cb, id)
     if not rid then
       cb(nil, nil, err, nil, self.closed_reason and "closed" or "transport")
@@ -234,10 +233,9 @@ function Client:request(method, params, opts)
     end
     id = rid
     if cancel then cancel:_attach(function(reason) session:cancel(rid, reason) end) end
-  end))
+  end)
   if opts.on_progress then self.progress[id] = nil end
   if cancel then cancel:_attach(nil) end
-  local res, code, message, data, kind, status = unpack(r, 1, 6)
   if kind ~= nil then
     if kind == "closed" and self.closed_reason and not message:find(self.closed_reason, 1, true) then
       message = message .. ": " .. self.closed_reason
