@@ -45,14 +45,12 @@ PKG_CONFIG ?= pkg-config
 # Lua headers: pkg-config first, the Debian path as fallback. Override with LUA_INCDIR=...
 LUA_INCDIR ?= $(or $(patsubst -I%,%,$(firstword $(filter -I%,$(shell $(PKG_CONFIG) --cflags-only-I $(LUA_PC) 2>/dev/null)))),$(LUA_INC_FALLBACK))
 
-# libcurl: linked now (--no-as-needed, so it is loaded even before any code uses
-# it) so the later HTTP transport just works and the sanitizer/valgrind runs
-# already see it. Not liblua: the interpreter provides the Lua API symbols.
+# libcurl and libcrypto: only their headers at build time. The module opens them on first use
+# (src/lazylib.c), so a stdio-only host never maps them; it links only what dlopen and
+# pthread_once need. Not liblua: the interpreter provides the Lua API symbols.
 CURL_CFLAGS ?= $(shell $(PKG_CONFIG) --cflags libcurl 2>/dev/null)
-CURL_LIBS ?= $(or $(shell $(PKG_CONFIG) --libs libcurl 2>/dev/null),-lcurl)
-# libcrypto (OpenSSL): SHA-256 for the tool and MCP App fingerprints (src/digest.c).
 CRYPTO_CFLAGS ?= $(shell $(PKG_CONFIG) --cflags libcrypto 2>/dev/null)
-CRYPTO_LIBS ?= $(or $(shell $(PKG_CONFIG) --libs libcrypto 2>/dev/null),-lcrypto)
+LAZY_LIBS ?= -ldl -pthread
 
 BUILDDIR ?= build/$(ABI)
 OBJDIR := $(BUILDDIR)/obj
@@ -126,7 +124,7 @@ build: $(MODULE)
 $(MODULE): $(OBJS)
 	@if [ -z "$(OBJS)" ]; then echo "error: no C sources under src/ (src/*.c, src/transports/*.c)" >&2; exit 1; fi
 	@mkdir -p $(@D)
-	$(CC) $(ALL_LDFLAGS) -o $@ $(OBJS) -Wl,--push-state,--no-as-needed $(CURL_LIBS) -Wl,--pop-state $(CRYPTO_LIBS)
+	$(CC) $(ALL_LDFLAGS) -o $@ $(OBJS) $(LAZY_LIBS)
 
 $(OBJDIR)/%.o: %.c
 	@mkdir -p $(@D)
@@ -319,8 +317,7 @@ else
   add("         },")
   add('         defines = { "_POSIX_C_SOURCE=200809L", "_DEFAULT_SOURCE" },')
   add('         incdirs = { "src", "$$(CURL_INCDIR)" },')
-  add('         libdirs = { "$$(CURL_LIBDIR)" },')
-  add('         libraries = { "curl", "crypto" },')
+  add('         libraries = { "dl", "pthread" }, -- libcurl and libcrypto are opened on first use')
   add("      },")
   for _, m in ipairs(lmods) do add('      ["' .. m.name .. '"] = "' .. m.file .. '",') end
   add("      -- END modules")

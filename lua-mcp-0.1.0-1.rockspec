@@ -31,10 +31,12 @@ dependencies = {
    "lua >= 5.1",
 }
 
--- Only the library is looked up: luarocks searches multiarch library directories but not
+-- The module is not linked against libcurl and libcrypto: it opens them on first use (an HTTP
+-- transport, a SHA-256 fingerprint), so stdio-only hosts never map them. They must be installed,
+-- with their headers for the build (libcurl4-openssl-dev libssl-dev on Debian). Only the
+-- libraries are looked up here: luarocks searches multiarch library directories but not
 -- /usr/include/<triplet>, where Debian keeps curl/curl.h (the compiler finds it there itself).
--- When libcurl is missing, luarocks names CURL and asks for CURL_DIR / CURL_LIBDIR: install
--- libcurl4-openssl-dev (Debian) or pass the directories. OpenSSL's libcrypto gives SHA-256.
+-- When libcurl is missing, luarocks names CURL and asks for CURL_DIR / CURL_LIBDIR.
 external_dependencies = {
    CURL = {
       library = "curl",
@@ -58,11 +60,13 @@ build = {
             "src/digest.c",
             "src/json_decode.c",
             "src/json_encode.c",
+            "src/lazylib.c",
             "src/loop.c",
             "src/pending.c",
             "src/session.c",
             "src/timer_lua.c",
             "src/transports/child.c",
+            "src/transports/curl_api.c",
             "src/transports/curl_loop.c",
             "src/transports/http_lua.c",
             "src/transports/http_request.c",
@@ -75,8 +79,7 @@ build = {
          },
          defines = { "_POSIX_C_SOURCE=200809L", "_DEFAULT_SOURCE" },
          incdirs = { "src", "$(CURL_INCDIR)" },
-         libdirs = { "$(CURL_LIBDIR)" },
-         libraries = { "curl", "crypto" },
+         libraries = { "dl", "pthread" }, -- libcurl and libcrypto are opened on first use
       },
       ["mcp.apps"] = "lua/mcp/apps.lua",
       ["mcp.canonical"] = "lua/mcp/canonical.lua",

@@ -8,7 +8,7 @@
 #ifndef MCP_CURL_LOOP_H
 #define MCP_CURL_LOOP_H
 
-#include <curl/curl.h>
+#include "curl_api.h"
 
 #include "loop.h"
 

@@ -46,7 +46,11 @@ static mcp_curl *state_curl(lua_State *L)
     lua_pop(L, 1);
     if (b != NULL && b->c != NULL)
         return b->c;
-    curl_global_init(CURL_GLOBAL_DEFAULT);
+    {
+        char err[512];
+        if (mcp_curl_load(err, sizeof err) != 0)
+            luaL_error(L, "mcp: %s", err);
+    }
     b = mcp_newuserdata(L, sizeof *b);
     b->c = NULL;
     if (luaL_newmetatable(L, CURL_MT)) {

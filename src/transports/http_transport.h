@@ -3,7 +3,7 @@
 #ifndef MCP_HTTP_TRANSPORT_H
 #define MCP_HTTP_TRANSPORT_H
 
-#include <curl/curl.h>
+#include "curl_api.h"
 
 #include "curl_loop.h"
 #include "transport.h"
