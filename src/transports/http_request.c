@@ -56,7 +56,12 @@ static void decide_mode(mcp_hreq *r)
             r->sse_ready = 1;
         }
     } else {
+        curl_off_t len = -1;
         r->mode = 2;
+        /* A body of known size gets its buffer at once, not by doubling from 256 bytes. */
+        if (curl_easy_getinfo(r->x.easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &len) == CURLE_OK &&
+            len > 0 && (size_t)len <= r->body_max)
+            mcp_buf_reserve(&r->body, (size_t)len);
     }
 }
 
