@@ -351,3 +351,60 @@ describe("server-everything over HTTP #http #everything", function()
     end)
   end
 end)
+
+describe("HTTP clients going away at awkward moments #http", function()
+  if not available then
+    pending("node and curl are needed to run the HTTP test server")
+    return
+  end
+
+  local srv
+  setup(function() srv = H.start("") end)
+  teardown(function() H.stop(srv) end)
+
+  it("fails a call in flight when another task closes the client", function()
+    local c = assert(new_client(srv))
+    local res, err
+    mcp.spawn(function() res, err = c:call_tool("hang", {}) end)
+    mcp.spawn(function()
+      mcp.sleep(100)
+      c:close()
+    end)
+    mcp.run()
+    assert.is_nil(res)
+    assert.equal("closed", err.kind)
+  end)
+
+  it("survives a client collected with a request in flight", function()
+    local done = false
+    do
+      local c = assert(new_client(srv))
+      local session = c.session
+      -- A raw request whose callback keeps nothing alive but a flag.
+      session:request("tools/call", { name = "hang", arguments = mcp.object() }, 60000, function() done = true end)
+    end
+    collectgarbage()
+    collectgarbage()
+    for _ = 1, 5 do mcp.loop.step(20) end
+    assert.is_true(mcp.core.now_ms() > 0)
+    assert.is_false(done) -- nothing came back, and nothing crashed
+  end)
+
+  it("fails pending calls promptly when the server process dies", function()
+    local dying = H.start("")
+    local c = assert(new_client(dying, { request_timeout_ms = helper.ms(60000) }))
+    local res, err
+    local t0 = mcp.core.now_ms()
+    mcp.spawn(function() res, err = c:call_tool("hang", {}) end)
+    mcp.spawn(function()
+      mcp.sleep(100)
+      helper.kill(dying.pid, "KILL")
+    end)
+    mcp.run()
+    assert.is_nil(res)
+    assert.equal("transport", err.kind)
+    assert.is_true(mcp.core.now_ms() - t0 < helper.ms(10000))
+    c:close()
+    if dying.f then dying.f:close() end
+  end)
+end)
