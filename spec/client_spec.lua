@@ -1283,6 +1283,28 @@ describe("lifecycle", function()
     assert.is_false((helper.proc_exists(pid)))
   end)
 
+  it("a client dropped with a request in flight is collected and its server reaped", function()
+    local before = mcp.core.children()
+    local fired = false
+    local function start_and_drop()
+      local c = assert(helper.test_server())
+      -- The callback holds nothing of the client, so the client is garbage while it waits.
+      c.session:request("tools/call", { name = "hang", arguments = mcp.object() }, 60000,
+        function() fired = true end)
+      return c.transport:pid()
+    end
+    local pid = start_and_drop()
+    collectgarbage()
+    collectgarbage()
+    local deadline = now() + ms(5000)
+    while mcp.core.children() > before and now() < deadline do
+      mcp.loop.step(50)
+    end
+    assert.are.equal(before, mcp.core.children())
+    assert.is_false((helper.proc_exists(pid)))
+    assert.is_false(fired) -- finalizers never call back into Lua
+  end)
+
   it("--protocol=1999-01-01: connect fails with kind protocol naming the version", function()
     local before = mcp.core.children()
     local c, err = helper.test_server({ "--protocol=1999-01-01" })
