@@ -408,3 +408,34 @@ describe("HTTP clients going away at awkward moments #http", function()
     if dying.f then dying.f:close() end
   end)
 end)
+
+describe("resuming a streamable HTTP session #http", function()
+  if not available then
+    pending("node and curl are needed to run the HTTP test server")
+    return
+  end
+
+  it("reattaches with initial_session_id and the saved initialize_result, without initialize", function()
+    local srv = H.start("")
+    local a = assert(new_client(srv, { terminate_session_on_close = false }))
+    local sid, saved = a.transport:session_id(), a:initialize_result()
+    a:close()
+    H.control(srv, { clear_records = true })
+    local b = assert(new_client(srv, { initial_session_id = sid, initialize_result = saved }))
+    assert.equal(sid, b.transport:session_id())
+    assert.equal(saved.serverInfo.name, b:server_info().name)
+    local h = assert(b:call_tool("last_headers", {})).structuredContent.headers
+    assert.equal(sid, h["mcp-session-id"])
+    for _, r in ipairs(H.state(srv).requests) do assert.not_equal("initialize", r.rpc_method) end
+    b:close()
+    local deleted = H.state(srv).deleted_sessions
+    assert.equal(sid, deleted[#deleted].id)
+    H.stop(srv)
+  end)
+
+  it("rejects an initialize_result without a supported protocol version as a config error", function()
+    local c, err = mcp.create_http_client("http://127.0.0.1:1/mcp", { initialize_result = { protocolVersion = "1999" } })
+    assert.is_nil(c)
+    assert.equal("config", err.kind)
+  end)
+end)

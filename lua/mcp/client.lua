@@ -35,7 +35,7 @@ local CONFIG_FIELDS = {
   request_timeout_ms = "number", enable_logging = "boolean", max_retries = "number",
   on_error = "function", on_elicitation_request = "function", on_sampling_request = "function",
   on_roots_list = "function", roots = "table", protocol_version_discovery = "boolean",
-  on_close = "function", protocol_version = "string",
+  on_close = "function", protocol_version = "string", initialize_result = "table",
 }
 
 local function normalize_config(config)
@@ -61,6 +61,7 @@ local function normalize_config(config)
     on_error = config.on_error,
     on_close = config.on_close,
     protocol_version = config.protocol_version,
+    initialize_result = config.initialize_result,
   }
 end
 
@@ -301,6 +302,11 @@ function Client:connect()
   if not version then
     return nil, new_error(nil, verr, self.config.protocol_version, { kind = "config" })
   end
+  local reattach = self.config.initialize_result
+  if reattach ~= nil and (type(reattach.protocolVersion) ~= "string"
+      or not protocol.is_supported(reattach.protocolVersion)) then
+    return nil, new_error(nil, "initialize_result needs a supported protocolVersion", reattach, { kind = "config" })
+  end
   self.state = "connecting"
   local transport = self.transport
   local ok, err = transport:start()
@@ -325,11 +331,17 @@ function Client:connect()
     if client then client:_on_event(kind, a, b, c) end
   end)
   local res
-  res, err = self:request("initialize", {
-    protocolVersion = version,
-    capabilities = advertised_capabilities(self),
-    clientInfo = { name = self.config.client_name, version = self.config.client_version },
-  })
+  if reattach ~= nil then
+    -- Reattach to a session that is already initialized (with the transport's
+    -- initial_session_id, say): its InitializeResult stands in for the handshake.
+    res = reattach
+  else
+    res, err = self:request("initialize", {
+      protocolVersion = version,
+      capabilities = advertised_capabilities(self),
+      clientInfo = { name = self.config.client_name, version = self.config.client_version },
+    })
+  end
   if res ~= nil and (type(res) ~= "table" or type(res.protocolVersion) ~= "string") then
     err = new_error(nil, "invalid initialize result", res, { kind = "protocol", method = "initialize" })
     res = nil
@@ -346,10 +358,12 @@ function Client:connect()
   self.init_result = res
   self.state = "connected"
   if transport.set_protocol_version then transport:set_protocol_version(res.protocolVersion) end
-  local nok, nerr = self:notify("notifications/initialized")
-  if not nok then
-    self:close()
-    return nil, nerr
+  if reattach == nil then
+    local nok, nerr = self:notify("notifications/initialized")
+    if not nok then
+      self:close()
+      return nil, nerr
+    end
   end
   -- Streamable HTTP: the standalone GET stream for server-initiated messages (405 is fine).
   if transport.open_inbound then transport:open_inbound() end
