@@ -90,6 +90,7 @@ build = {
       ["mcp.elicitation_nvim"] = "lua/mcp/elicitation_nvim.lua",
       ["mcp.elicitation_tty"] = "lua/mcp/elicitation_tty.lua",
       ["mcp.errors"] = "lua/mcp/errors.lua",
+      ["mcp.headers"] = "lua/mcp/headers.lua",
       ["mcp.http"] = "lua/mcp/http.lua",
       ["mcp"] = "lua/mcp/init.lua",
       ["mcp.json"] = "lua/mcp/json.lua",

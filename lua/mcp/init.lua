@@ -140,4 +140,14 @@ function mcp.setup_nvim(opts)
   return mcp
 end
 
+-- tool parameter headers (x-mcp-header)
+local headers = require("mcp.headers")
+mcp.headers = headers
+mcp.get_tool_header_bindings = headers.get_tool_header_bindings
+mcp.create_tool_headers = headers.create_tool_headers
+mcp.encode_header_value = headers.encode_header_value
+mcp.HEADER_VALUE_STRING = headers.VALUE_STRING
+mcp.HEADER_VALUE_INTEGER = headers.VALUE_INTEGER
+mcp.HEADER_VALUE_BOOLEAN = headers.VALUE_BOOLEAN
+
 return mcp
