@@ -17,6 +17,7 @@ mcp.core = core
 for k, v in pairs(protocol) do
   if type(v) ~= "function" then mcp[k] = v end
 end
+mcp.discover_result_server_info = protocol.discover_result_server_info
 
 -- errors
 mcp.Error = errors.Error

@@ -39,6 +39,19 @@ function M.requestable(version)
     .. table.concat(M.STATEFUL_PROTOCOL_VERSIONS, ", ")
 end
 
+--- The server info a 2026-07-28 DiscoverResult carries in its _meta
+--- (DiscoverResultServerInfo): {name, version, title?}, or nil when name or version is missing.
+---@param result table
+---@return table|nil
+function M.discover_result_server_info(result)
+  local meta = type(result) == "table" and result._meta
+  local info = type(meta) == "table" and meta["io.modelcontextprotocol/serverInfo"]
+  if type(info) ~= "table" or type(info.name) ~= "string" or type(info.version) ~= "string" then
+    return nil
+  end
+  return { name = info.name, version = info.version, title = type(info.title) == "string" and info.title or nil }
+end
+
 function M.is_supported(version)
   for _, v in ipairs(M.SUPPORTED_PROTOCOL_VERSIONS) do
     if v == version then return true end
