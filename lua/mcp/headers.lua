@@ -4,6 +4,7 @@
 --- them once the 2026-07-28 lifecycle is in place.
 local core = require("mcp.core")
 local errors = require("mcp.errors")
+local schema = require("mcp.schema")
 
 local M = {}
 
@@ -18,17 +19,11 @@ local function fail(message)
   return nil, errors.new(nil, message, nil, { kind = "validation" })
 end
 
-local function is_object(v)
-  return type(v) == "table" and getmetatable(v) ~= core.array_mt and (next(v) == nil or v[1] == nil)
-end
+local sorted_keys = schema.sorted_keys
 
-local function sorted_keys(t)
-  local keys = {}
-  for k in pairs(t) do
-    if type(k) == "string" then keys[#keys + 1] = k end
-  end
-  table.sort(keys)
-  return keys
+local function is_object(v)
+  local k = schema.kind(v)
+  return k == "object" or k == "empty"
 end
 
 local function copy_path(path, name)

@@ -480,6 +480,7 @@ local function sorted_keys(t)
   table.sort(keys)
   return keys
 end
+M.sorted_keys = sorted_keys
 
 local function check_object(ctx, s, v, path)
   local keys = sorted_keys(v)
