@@ -84,6 +84,7 @@ build = {
       ["mcp.apps"] = "lua/mcp/apps.lua",
       ["mcp.canonical"] = "lua/mcp/canonical.lua",
       ["mcp.client"] = "lua/mcp/client.lua",
+      ["mcp.config"] = "lua/mcp/config.lua",
       ["mcp.content"] = "lua/mcp/content.lua",
       ["mcp.drift"] = "lua/mcp/drift.lua",
       ["mcp.elicitation"] = "lua/mcp/elicitation.lua",

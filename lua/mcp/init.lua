@@ -151,4 +151,7 @@ mcp.HEADER_VALUE_STRING = headers.VALUE_STRING
 mcp.HEADER_VALUE_INTEGER = headers.VALUE_INTEGER
 mcp.HEADER_VALUE_BOOLEAN = headers.VALUE_BOOLEAN
 
+-- server configuration files (mcpServers, VS Code, mcphub)
+mcp.config = require("mcp.config")
+
 return mcp
