@@ -56,7 +56,10 @@ BUILDDIR ?= build/$(ABI)
 OBJDIR := $(BUILDDIR)/obj
 MODULE := $(BUILDDIR)/mcp/core.so
 
-SRCS := $(sort $(wildcard src/*.c src/transports/*.c))
+# Test hooks (src/testing/*.c built with -DMCP_TEST_HOOKS: core._sse_parse) are in every build
+# made here, since the specs use them; `make nvim` (TEST_HOOKS=0) and the rock leave them out.
+TEST_HOOKS ?= 1
+SRCS := $(sort $(wildcard src/*.c src/transports/*.c) $(if $(filter 1,$(TEST_HOOKS)),$(wildcard src/testing/*.c)))
 OBJS := $(SRCS:%.c=$(OBJDIR)/%.o)
 DEPS := $(OBJS:.o=.d)
 
@@ -68,7 +71,7 @@ SANFLAGS ?=
 CFLAGS ?=
 LDFLAGS ?=
 
-ALL_CFLAGS = $(CSTD) $(WARNFLAGS) $(OPTFLAGS) $(SANFLAGS) -fPIC -fvisibility=hidden \
+ALL_CFLAGS = $(CSTD) $(WARNFLAGS) $(OPTFLAGS) $(SANFLAGS) $(if $(filter 1,$(TEST_HOOKS)),-DMCP_TEST_HOOKS) -fPIC -fvisibility=hidden \
              -Isrc -I$(LUA_INCDIR) $(CURL_CFLAGS) $(CRYPTO_CFLAGS) $(CFLAGS)
 ALL_LDFLAGS = -shared $(SANFLAGS) $(LDFLAGS)
 
@@ -112,8 +115,9 @@ ROCKS_TREE ?= build/rocks
 ROCK_FLAGS ?= --tree=$(ROCKS_TREE)
 
 LUA_FILES = $(shell find lua spec examples bench -name '*.lua' 2>/dev/null | sort) $(ROCKSPEC)
+C_FORMAT_FILES = $(sort $(wildcard src/*.c src/*.h src/transports/*.c src/transports/*.h src/testing/*.c spec/c/*.c fuzz/*.c))
 
-.PHONY: all build deps test test-all demo asan asan-build memcheck fuzz fuzz-build fuzz-smoke nvim test-nvim \
+.PHONY: all build deps test test-c test-all demo asan asan-build memcheck fuzz fuzz-build fuzz-smoke nvim test-nvim \
         conformance clean distclean lint \
         format-check check-rockspec rockspec rock clean-rock-artifacts help lint-lua lint-c
 
@@ -139,8 +143,24 @@ deps:
 	@bash scripts/deps.sh
 
 test: deps
-	@$(MAKE) --no-print-directory build
+	@$(MAKE) --no-print-directory build test-c
 	$(LUAI) $(BUSTED) --lpath='$(BUSTED_LPATH)' --cpath='./$(BUILDDIR)/?.so' $(BUSTED_FLAGS) $(SPEC)
+
+# C unit tests of parts that stand alone (spec/c/*_test.c): the event loop, compiled without Lua
+# or any transport, once per backend (epoll and poll(2)).
+CTEST_DIR := $(BUILDDIR)/ctest
+CTESTS := $(CTEST_DIR)/loop_test $(CTEST_DIR)/loop_test_poll
+
+test-c: $(CTESTS)
+	@set -e; for t in $(CTESTS); do $$t; done
+
+$(CTEST_DIR)/loop_test: spec/c/loop_test.c src/loop.c src/loop.h Makefile
+	@mkdir -p $(@D)
+	$(CC) $(CSTD) $(WARNFLAGS) $(OPTFLAGS) $(SANFLAGS) -Isrc $(CFLAGS) -o $@ spec/c/loop_test.c src/loop.c $(LDFLAGS)
+
+$(CTEST_DIR)/loop_test_poll: spec/c/loop_test.c src/loop.c src/loop.h Makefile
+	@mkdir -p $(@D)
+	$(CC) $(CSTD) $(WARNFLAGS) $(OPTFLAGS) $(SANFLAGS) -DMCP_LOOP_POLL -Isrc $(CFLAGS) -o $@ spec/c/loop_test.c src/loop.c $(LDFLAGS)
 
 test-all: deps
 	@$(MAKE) --no-print-directory test LUA=5.4
@@ -166,9 +186,9 @@ NVIM_TIMEOUT ?= 300
 
 nvim:
 	@case "$(NVIM_ABI)" in luajit|5.1) ;; *) echo "nvim: NVIM_ABI must be luajit or 5.1 (Neovim's Lua ABIs), not '$(NVIM_ABI)'" >&2; exit 1;; esac
-	@$(MAKE) --no-print-directory build LUA=$(NVIM_ABI) BUILDDIR=build/$(NVIM_ABI)
+	@$(MAKE) --no-print-directory build LUA=$(NVIM_ABI) BUILDDIR=build/nvim-$(NVIM_ABI) TEST_HOOKS=0
 	@# a new file renamed over the old one: a running Neovim keeps its mapping of the old module
-	install -m 755 build/$(NVIM_ABI)/mcp/core.so lua/mcp/core.so.new && mv -f lua/mcp/core.so.new lua/mcp/core.so
+	install -m 755 build/nvim-$(NVIM_ABI)/mcp/core.so lua/mcp/core.so.new && mv -f lua/mcp/core.so.new lua/mcp/core.so
 
 # Headless Neovim specs (spec/nvim/*.lua, their own small harness; busted does not run in Neovim).
 # The example servers they start run under $(MCP_TEST_LUA).
@@ -191,6 +211,7 @@ asan-build:
 # MCP_TEST_SANITIZER and prefix `env -u LD_PRELOAD`.
 asan: deps
 	@$(MAKE) --no-print-directory asan-build
+	@$(MAKE) --no-print-directory test-c BUILDDIR=$(ASAN_BUILDDIR) OPTFLAGS='-O1 -g' SANFLAGS='$(ASAN_SANFLAGS)'
 	@for f in $(ASAN_LIBS); do [ -f "$$f" ] || { echo "asan: $$f not found ($(CC) -print-file-name)" >&2; exit 1; }; done
 	$(ASAN_ENV) $(LUAI) $(BUSTED) --lpath='$(BUSTED_LPATH)' --cpath='./$(ASAN_BUILDDIR)/?.so' $(BUSTED_FLAGS) $(SPEC)
 
@@ -272,7 +293,7 @@ lint-c:
 format-check:
 	@if [ ! -f .clang-format ]; then echo "format-check: no .clang-format, skipped"; \
 	elif ! command -v clang-format >/dev/null 2>&1; then echo "format-check: clang-format not installed, skipped"; \
-	else clang-format --dry-run -Werror $(SRCS) $(wildcard src/*.h src/transports/*.h) && echo "format-check: ok"; fi
+	else clang-format --dry-run -Werror $(C_FORMAT_FILES) && echo "format-check: ok"; fi
 
 # The rockspec's builtin build cannot glob. `make rockspec` rewrites the part of
 # build.modules between "-- BEGIN modules" and "-- END modules" from the tree
@@ -359,6 +380,7 @@ help:
 	@echo "  build (default)  build $(MODULE)"
 	@echo "  deps             install missing Debian packages and the npm test peer (scripts/deps.sh)"
 	@echo "  test             deps, build, run busted ($(SPEC)) under $(LUAI)"
+	@echo "  test-c           C unit tests without Lua (spec/c/: the event loop, epoll and poll backends); part of test"
 	@echo "  test-all         test for LUA=5.4, LUA=luajit and LUA=5.1"
 	@echo "  demo             deps, build, run examples/quickstart.lua"
 	@echo "  nvim             build the LuaJIT module (NVIM_ABI=5.1 for a PUC-5.1 Neovim) as lua/mcp/core.so for Neovim"

@@ -57,9 +57,9 @@ static int l_step(lua_State *L)
                              "loop callback? run it in mcp.spawn instead)");
     box->stepping = 1;
     prev = mcp_loop_lua(box->loop);
-    mcp_loop_set_lua(box->loop, L);
+    mcp_loop_set_context(box->loop, L);
     n = mcp_loop_run_once(box->loop, t < 0 ? -1 : (int64_t)t);
-    mcp_loop_set_lua(box->loop, prev);
+    mcp_loop_set_context(box->loop, prev);
     box->stepping = 0;
     if (n < 0)
         return luaL_error(L, "mcp: waiting for events failed");
@@ -183,7 +183,9 @@ int luaopen_mcp_core(lua_State *L)
     mcp_stdio_lua_open(L);
     mcp_timer_lua_open(L);
     mcp_http_lua_open(L);
+#ifdef MCP_TEST_HOOKS
     mcp_sse_lua_open(L);
+#endif
     lua_pushlightuserdata(L, NULL);
     lua_setfield(L, -2, "null");
     luaL_getmetatable(L, MCP_JSON_ARRAY_MT);

@@ -13,9 +13,14 @@
 #include <poll.h>
 #endif
 
-#include "transports/child.h"
-
 #define MCP_LOOP_BATCH 64
+
+typedef struct loop_hook {
+    const void *key;
+    void *data;
+    mcp_loop_hook_fn shutdown, release;
+    struct loop_hook *next;
+} loop_hook;
 
 struct mcp_loop {
 #ifdef MCP_LOOP_EPOLL
@@ -34,8 +39,8 @@ struct mcp_loop {
     mcp_timer **heap;
     size_t nheap, capheap;
     uint64_t seq;
-    lua_State *L;
-    struct mcp_child *children;
+    void *context;
+    loop_hook *hooks; /* in the order they were added */
 };
 
 uint64_t mcp_now_ms(void)
@@ -65,12 +70,52 @@ mcp_loop *mcp_loop_new(void)
 
 void mcp_loop_ref(mcp_loop *loop) { loop->refs++; }
 
-void mcp_loop_shutdown(mcp_loop *loop) { mcp_child_reap_all(loop); }
+void mcp_loop_shutdown(mcp_loop *loop)
+{
+    loop_hook *h;
+    for (h = loop->hooks; h != NULL; h = h->next)
+        if (h->shutdown != NULL)
+            h->shutdown(loop, h->data);
+}
+
+int mcp_loop_add_hook(mcp_loop *loop, const void *key, void *data, mcp_loop_hook_fn shutdown,
+                      mcp_loop_hook_fn release)
+{
+    loop_hook **pp, *h;
+    for (pp = &loop->hooks; *pp != NULL; pp = &(*pp)->next)
+        if ((*pp)->key == key)
+            return -1;
+    h = calloc(1, sizeof *h);
+    if (h == NULL)
+        return -1;
+    h->key = key;
+    h->data = data;
+    h->shutdown = shutdown;
+    h->release = release;
+    *pp = h;
+    return 0;
+}
+
+void *mcp_loop_hook_data(mcp_loop *loop, const void *key)
+{
+    loop_hook *h;
+    for (h = loop->hooks; h != NULL; h = h->next)
+        if (h->key == key)
+            return h->data;
+    return NULL;
+}
 
 void mcp_loop_unref(mcp_loop *loop)
 {
     if (loop == NULL || --loop->refs > 0)
         return;
+    while (loop->hooks != NULL) {
+        loop_hook *h = loop->hooks;
+        loop->hooks = h->next;
+        if (h->release != NULL)
+            h->release(loop, h->data);
+        free(h);
+    }
 #ifdef MCP_LOOP_EPOLL
     close(loop->epfd);
 #else
@@ -82,9 +127,8 @@ void mcp_loop_unref(mcp_loop *loop)
     free(loop);
 }
 
-lua_State *mcp_loop_lua(mcp_loop *loop) { return loop->L; }
-void mcp_loop_set_lua(mcp_loop *loop, lua_State *L) { loop->L = L; }
-struct mcp_child **mcp_loop_children(mcp_loop *loop) { return &loop->children; }
+void *mcp_loop_context(mcp_loop *loop) { return loop->context; }
+void mcp_loop_set_context(mcp_loop *loop, void *ctx) { loop->context = ctx; }
 
 int mcp_loop_fd(mcp_loop *loop)
 {

@@ -1,13 +1,13 @@
 /* The event loop: one per Lua state. It owns the readiness of every fd and every timer of every
  * client and transport; epoll on Linux (its fd is the one pollable fd a host waits on), poll(2)
- * elsewhere. Callbacks run inside mcp_loop_run_once, i.e. inside the Lua call `core.step`. */
+ * elsewhere. Callbacks run inside mcp_loop_run_once, i.e. inside the Lua call `core.step`.
+ * It knows no transport and no Lua: modules keep their per-loop state in hooks, and the host
+ * passes what callbacks need (the Lua binding: its lua_State) as the dispatch context. */
 #ifndef MCP_LOOP_H
 #define MCP_LOOP_H
 
 #include <stddef.h>
 #include <stdint.h>
-
-#include <lua.h>
 
 #define MCP_EV_READ 1u
 #define MCP_EV_WRITE 2u
@@ -37,15 +37,24 @@ struct mcp_timer {
     void *data;
 };
 
-struct mcp_child;
-
 /* The loop is reference counted: the Lua state's loop userdata holds one reference, and so does
  * every transport, session and child that points at it, so none of them outlives it. */
 mcp_loop *mcp_loop_new(void);
 void mcp_loop_ref(mcp_loop *loop);
 void mcp_loop_unref(mcp_loop *loop);
-/* The Lua state is closing: finish the shutdown of every child still alive (blocking, bounded). */
+/* The host is closing: run every hook's shutdown, in the order they were added (blocking,
+ * bounded: the child hook stops and reaps every child still alive). */
 void mcp_loop_shutdown(mcp_loop *loop);
+
+/* Per-loop state of a module (child.c keeps its list of children here), found by key (the
+ * address of something of the module's own). shutdown (may be NULL) runs in mcp_loop_shutdown;
+ * release (may be NULL) when the loop is freed. Returns 0, or -1 when out of memory or when key
+ * already has a hook. */
+typedef void (*mcp_loop_hook_fn)(mcp_loop *loop, void *data);
+int mcp_loop_add_hook(mcp_loop *loop, const void *key, void *data, mcp_loop_hook_fn shutdown,
+                      mcp_loop_hook_fn release);
+/* The data of key's hook, or NULL. */
+void *mcp_loop_hook_data(mcp_loop *loop, const void *key);
 
 void mcp_watch_init(mcp_watch *w, int fd, mcp_io_cb cb, void *data);
 /* Set the wanted events (0 stops watching). Returns 0 or -1 with errno. */
@@ -69,11 +78,8 @@ int mcp_loop_alive(mcp_loop *loop);
 /* The pollable fd (epoll) or -1 when the backend has none. */
 int mcp_loop_fd(mcp_loop *loop);
 
-/* The Lua state whose `core.step` is dispatching right now (NULL outside a step). */
-lua_State *mcp_loop_lua(mcp_loop *loop);
-void mcp_loop_set_lua(mcp_loop *loop, lua_State *L);
-
-/* Children handed to the loop (child.c keeps the list head here). */
-struct mcp_child **mcp_loop_children(mcp_loop *loop);
+/* What the host set for the callbacks of the dispatch running now (NULL outside one). */
+void *mcp_loop_context(mcp_loop *loop);
+void mcp_loop_set_context(mcp_loop *loop, void *ctx);
 
 #endif

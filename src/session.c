@@ -1,6 +1,5 @@
 #include "session.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,9 +8,11 @@
 
 #include "buf.h"
 #include "compat.h"
+#include "core_loop.h"
 #include "json.h"
 #include "pending.h"
 #include "transports/transport_lua.h"
+#include "wire.h"
 
 typedef struct mcp_session {
     int refs;
@@ -113,41 +114,6 @@ static void complete_local_error(lua_State *L, mcp_session *s, mcp_pending *p, c
     complete(L, s, p, 5);
 }
 
-/* The error object of a JSON-RPC error response in body, pushed as code, message, data; or
- * nothing (returns 0) when the body is not one. Runs under lua_pcall. */
-static int push_body_rpc_error(lua_State *L, const char *body, size_t len)
-{
-    char err[64];
-    const char *end = body + len, *q;
-    int top = lua_gettop(L);
-    if (body == NULL || len == 0)
-        return 0;
-    q = mcp_json_decode_value(L, body, body, end, 0, err, sizeof err);
-    if (q == NULL || mcp_json_skip_ws(q, end) != end || !lua_istable(L, -1)) {
-        lua_settop(L, top);
-        return 0;
-    }
-    lua_getfield(L, -1, "error");
-    if (!lua_istable(L, -1)) {
-        lua_settop(L, top);
-        return 0;
-    }
-    lua_getfield(L, -1, "code");
-    lua_getfield(L, -2, "message");
-    lua_getfield(L, -3, "data");
-    if (lua_type(L, -3) != LUA_TNUMBER || !lua_isstring(L, -2)) {
-        lua_settop(L, top);
-        return 0;
-    }
-    /* stack: body, error, code, message, data -> code, message, data */
-    lua_pushvalue(L, top + 3);
-    lua_pushvalue(L, top + 4);
-    lua_pushvalue(L, top + 5);
-    while (lua_gettop(L) > top + 3)
-        lua_remove(L, top + 1);
-    return 1;
-}
-
 typedef struct failure_args {
     mcp_session *s;
     mcp_pending *p;
@@ -163,7 +129,7 @@ static int complete_failure(lua_State *L)
     mcp_pending *p = a->p;
     a->p = NULL; /* complete() frees it, even if it raises later */
     lua_pushnil(L);
-    if (push_body_rpc_error(L, f->body, f->body_len)) {
+    if (mcp_wire_push_rpc_error(L, f->body, f->body_len)) {
         if (f->keep_message) {
             lua_pushstring(L, f->message);
             lua_replace(L, -3);
@@ -184,15 +150,6 @@ static int complete_failure(lua_State *L)
 }
 
 /* ---- encoding and sending ------------------------------------------------------------------ */
-
-#define LIT(b, s) mcp_buf_append((b), (s), sizeof(s) - 1)
-
-static void put_int(mcp_buf *b, int64_t v)
-{
-    char tmp[24];
-    int n = snprintf(tmp, sizeof tmp, "%lld", (long long)v);
-    mcp_buf_append(b, tmp, (size_t)n);
-}
 
 /* Encode the value at idx or raise (misuse: the caller passed something JSON cannot hold). */
 static void encode_or_raise(lua_State *L, mcp_session *s, int idx, const char *what)
@@ -235,12 +192,7 @@ static void send_cancelled(mcp_session *s, int64_t id, const char *reason)
     char err[256];
     if (s->closed || s->t == NULL)
         return;
-    mcp_buf_reset(&s->out);
-    LIT(&s->out, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":");
-    put_int(&s->out, id);
-    LIT(&s->out, ",\"reason\":");
-    mcp_json_encode_string(&s->out, reason, strlen(reason));
-    LIT(&s->out, "}}");
+    mcp_wire_cancelled(&s->out, id, reason);
     s->t->vt->send(s->t, mcp_buf_head(&s->out), s->out.len, &info, err, sizeof err);
     mcp_buf_reset(&s->out);
     if (s->t->vt->abandon != NULL)
@@ -269,149 +221,17 @@ static void on_timeout(mcp_loop *loop, mcp_timer *timer)
 
 /* ---- incoming messages --------------------------------------------------------------------- */
 
-enum { SLOT_ID = 1, SLOT_METHOD, SLOT_PARAMS, SLOT_RESULT, SLOT_ERROR, SLOT_JSONRPC, NSLOTS = 6 };
-
 typedef struct inbound {
+    mcp_envelope e;
     mcp_session *s;
-    const char *msg;
-    size_t len;
-    int base; /* stack index before slot 1 */
-    int has[NSLOTS + 1];
 } inbound;
-
-/* A key without escapes compares in place; one with escapes is decoded. */
-static const char *read_key(lua_State *L, inbound *in, const char *p, const char *end,
-                            const char **key, size_t *klen, char *err, size_t errlen)
-{
-    const char *q = p + 1;
-    while (q < end && *q != '"' && *q != '\\')
-        q++;
-    if (q < end && *q == '"') {
-        *key = p + 1;
-        *klen = (size_t)(q - p - 1);
-        return q + 1;
-    }
-    q = mcp_json_decode_value(L, in->msg, p, end, 1, err, errlen);
-    if (q == NULL)
-        return NULL;
-    *key = lua_tolstring(L, -1, klen); /* stays valid: the string remains on the stack */
-    return q;
-}
-
-static int key_slot(const char *k, size_t n)
-{
-#define IS(lit) (n == sizeof(lit) - 1 && memcmp(k, lit, n) == 0)
-    if (IS("id"))
-        return SLOT_ID;
-    if (IS("method"))
-        return SLOT_METHOD;
-    if (IS("params"))
-        return SLOT_PARAMS;
-    if (IS("result"))
-        return SLOT_RESULT;
-    if (IS("error"))
-        return SLOT_ERROR;
-    if (IS("jsonrpc"))
-        return SLOT_JSONRPC;
-    return 0;
-#undef IS
-}
-
-/* Parse one top-level object into the stack slots without building a table for it. */
-static const char *parse_envelope(lua_State *L, inbound *in, const char *p, const char *end,
-                                  char *err, size_t errlen)
-{
-    int i, top = lua_gettop(L);
-    for (i = 0; i <= NSLOTS; i++)
-        in->has[i] = 0;
-    p = mcp_json_skip_ws(p + 1, end);
-    if (p < end && *p == '}')
-        return p + 1;
-    for (;;) {
-        const char *key;
-        size_t klen;
-        int slot;
-        if (p >= end || *p != '"') {
-            snprintf(err, errlen, "expected a member name at byte %ld", (long)(p - in->msg));
-            return NULL;
-        }
-        p = read_key(L, in, p, end, &key, &klen, err, errlen);
-        if (p == NULL)
-            return NULL;
-        slot = key_slot(key, klen);
-        lua_settop(L, top); /* drop a decoded key */
-        p = mcp_json_skip_ws(p, end);
-        if (p >= end || *p != ':') {
-            snprintf(err, errlen, "expected ':' at byte %ld", (long)(p - in->msg));
-            return NULL;
-        }
-        p = mcp_json_decode_value(L, in->msg, p + 1, end, 1, err, errlen);
-        if (p == NULL)
-            return NULL;
-        if (slot) {
-            lua_replace(L, in->base + slot);
-            in->has[slot] = 1;
-        } else {
-            lua_pop(L, 1);
-        }
-        p = mcp_json_skip_ws(p, end);
-        if (p < end && *p == ',') {
-            p = mcp_json_skip_ws(p + 1, end);
-            continue;
-        }
-        if (p < end && *p == '}')
-            return p + 1;
-        snprintf(err, errlen, "expected ',' or '}' at byte %ld", (long)(p - in->msg));
-        return NULL;
-    }
-}
-
-/* The numeric key of an id: 7, 7.0, 7e0 and "7" all match request 7. */
-static int id_key(lua_State *L, int idx, int64_t *out)
-{
-    if (lua_type(L, idx) == LUA_TNUMBER) {
-        lua_Number n;
-#if MCP_HAS_INTEGERS
-        if (lua_isinteger(L, idx)) {
-            *out = (int64_t)lua_tointeger(L, idx);
-            return 1;
-        }
-#endif
-        n = lua_tonumber(L, idx);
-        if (n == floor(n) && fabs(n) < 9007199254740992.0) {
-            *out = (int64_t)n;
-            return 1;
-        }
-        return 0;
-    }
-    if (lua_type(L, idx) == LUA_TSTRING) {
-        size_t len, i;
-        const char *str = lua_tolstring(L, idx, &len);
-        int64_t v = 0;
-        if (len == 0 || len > 15)
-            return 0;
-        for (i = 0; i < len; i++) {
-            if (str[i] < '0' || str[i] > '9')
-                return 0;
-            v = v * 10 + (str[i] - '0');
-        }
-        *out = v;
-        return 1;
-    }
-    return 0;
-}
 
 static void answer_ping(lua_State *L, inbound *in)
 {
     mcp_session *s = in->s;
     char err[200];
-    mcp_buf_reset(&s->out);
-    LIT(&s->out, "{\"jsonrpc\":\"2.0\",\"id\":");
-    if (mcp_json_encode(L, in->base + SLOT_ID, &s->out, err, sizeof err) != 0) {
-        mcp_buf_reset(&s->out);
+    if (mcp_wire_ping_result(L, in->e.base + MCP_WIRE_ID, &s->out, err, sizeof err) != 0)
         return;
-    }
-    LIT(&s->out, ",\"result\":{}}");
     if (s->t != NULL && !s->closed)
         s->t->vt->send(s->t, mcp_buf_head(&s->out), s->out.len, &no_info, err, sizeof err);
     mcp_buf_reset(&s->out);
@@ -422,19 +242,19 @@ static void dispatch_response(lua_State *L, inbound *in)
     mcp_session *s = in->s;
     int64_t key;
     mcp_pending *p;
-    if (!id_key(L, in->base + SLOT_ID, &key) || (p = mcp_pending_take(&s->pending, key)) == NULL) {
+    if (!mcp_wire_id_key(L, in->e.base + MCP_WIRE_ID, &key) || (p = mcp_pending_take(&s->pending, key)) == NULL) {
         char text[160];
         /* A late answer to a request we gave up on is expected; anything else is reported. */
-        if (id_key(L, in->base + SLOT_ID, &key) && key > 0 && key < s->next_id)
+        if (mcp_wire_id_key(L, in->e.base + MCP_WIRE_ID, &key) && key > 0 && key < s->next_id)
             return;
         snprintf(text, sizeof text, "received a response for an unknown request id (%s)",
-                 luaL_typename(L, in->base + SLOT_ID));
+                 luaL_typename(L, in->e.base + MCP_WIRE_ID));
         report_error(L, s, "protocol", text);
         return;
     }
     mcp_timer_stop(s->loop, &p->timer);
-    if (in->has[SLOT_ERROR]) {
-        int e = in->base + SLOT_ERROR;
+    if (in->e.has[MCP_WIRE_ERROR]) {
+        int e = in->e.base + MCP_WIRE_ERROR;
         lua_pushnil(L);
         if (lua_istable(L, e)) {
             lua_getfield(L, e, "code");
@@ -452,7 +272,7 @@ static void dispatch_response(lua_State *L, inbound *in)
         lua_pushstring(L, "rpc");
         complete(L, s, p, 5);
     } else {
-        lua_pushvalue(L, in->base + SLOT_RESULT);
+        lua_pushvalue(L, in->e.base + MCP_WIRE_RESULT);
         complete(L, s, p, 1);
     }
 }
@@ -460,48 +280,48 @@ static void dispatch_response(lua_State *L, inbound *in)
 static void dispatch_envelope(lua_State *L, inbound *in)
 {
     mcp_session *s = in->s;
-    int b = in->base;
+    int b = in->e.base;
     size_t vlen;
-    const char *v = in->has[SLOT_JSONRPC] ? lua_tolstring(L, b + SLOT_JSONRPC, &vlen) : NULL;
-    int has_id = in->has[SLOT_ID] && !lua_islightuserdata(L, b + SLOT_ID);
+    const char *v = in->e.has[MCP_WIRE_JSONRPC] ? lua_tolstring(L, b + MCP_WIRE_JSONRPC, &vlen) : NULL;
+    int has_id = in->e.has[MCP_WIRE_ID] && !lua_islightuserdata(L, b + MCP_WIRE_ID);
     if (v == NULL || vlen != 3 || memcmp(v, "2.0", 3) != 0) {
         report_error(L, s, "protocol", "ignored a message without \"jsonrpc\": \"2.0\"");
         return;
     }
-    if (in->has[SLOT_METHOD]) {
-        if (lua_type(L, b + SLOT_METHOD) != LUA_TSTRING) {
+    if (in->e.has[MCP_WIRE_METHOD]) {
+        if (lua_type(L, b + MCP_WIRE_METHOD) != LUA_TSTRING) {
             report_error(L, s, "protocol", "ignored a message whose method is not a string");
             return;
         }
         if (has_id) {
             size_t mlen;
-            const char *m = lua_tolstring(L, b + SLOT_METHOD, &mlen);
+            const char *m = lua_tolstring(L, b + MCP_WIRE_METHOD, &mlen);
             if (mlen == 4 && memcmp(m, "ping", 4) == 0) {
                 answer_ping(L, in);
                 return;
             }
             lua_pushstring(L, "request");
-            lua_pushvalue(L, b + SLOT_ID);
-            lua_pushvalue(L, b + SLOT_METHOD);
-            lua_pushvalue(L, b + SLOT_PARAMS);
+            lua_pushvalue(L, b + MCP_WIRE_ID);
+            lua_pushvalue(L, b + MCP_WIRE_METHOD);
+            lua_pushvalue(L, b + MCP_WIRE_PARAMS);
             call_handler(L, s, 4);
         } else {
             lua_pushstring(L, "notification");
-            lua_pushvalue(L, b + SLOT_METHOD);
-            lua_pushvalue(L, b + SLOT_PARAMS);
+            lua_pushvalue(L, b + MCP_WIRE_METHOD);
+            lua_pushvalue(L, b + MCP_WIRE_PARAMS);
             call_handler(L, s, 3);
         }
         return;
     }
-    if (has_id && (in->has[SLOT_RESULT] || in->has[SLOT_ERROR])) {
+    if (has_id && (in->e.has[MCP_WIRE_RESULT] || in->e.has[MCP_WIRE_ERROR])) {
         dispatch_response(L, in);
         return;
     }
-    if (in->has[SLOT_ERROR]) {
+    if (in->e.has[MCP_WIRE_ERROR]) {
         const char *m = NULL;
         char text[512];
-        if (lua_istable(L, b + SLOT_ERROR)) {
-            lua_getfield(L, b + SLOT_ERROR, "message");
+        if (lua_istable(L, b + MCP_WIRE_ERROR)) {
+            lua_getfield(L, b + MCP_WIRE_ERROR, "message");
             m = lua_tostring(L, -1);
         }
         snprintf(text, sizeof text, "the server reported an error without a request id: %s",
@@ -516,12 +336,12 @@ static void dispatch_envelope(lua_State *L, inbound *in)
 static int process_message(lua_State *L)
 {
     inbound *in = lua_touserdata(L, 1);
-    const char *p = in->msg, *end = in->msg + in->len;
+    const char *p = in->e.msg, *end = in->e.msg + in->e.len;
     char err[256];
     int i, batch = 0;
-    luaL_checkstack(L, NSLOTS + 8, "mcp: stack overflow");
-    in->base = lua_gettop(L);
-    for (i = 0; i < NSLOTS; i++)
+    luaL_checkstack(L, MCP_WIRE_NSLOTS + 8, "mcp: stack overflow");
+    in->e.base = lua_gettop(L);
+    for (i = 0; i < MCP_WIRE_NSLOTS; i++)
         lua_pushnil(L);
     p = mcp_json_skip_ws(p, end);
     if (p < end && *p == '[') { /* a batch (2025-03-26): each member on its own */
@@ -536,17 +356,17 @@ static int process_message(lua_State *L)
             p = NULL;
             break;
         }
-        p = parse_envelope(L, in, p, end, err, sizeof err);
+        p = mcp_wire_parse_envelope(L, &in->e, p, end, err, sizeof err);
         if (p == NULL)
             break;
         dispatch_envelope(L, in);
         if (in->s->closed)
             return 0;
-        for (i = 1; i <= NSLOTS; i++) {
+        for (i = 1; i <= MCP_WIRE_NSLOTS; i++) {
             lua_pushnil(L);
-            lua_replace(L, in->base + i);
+            lua_replace(L, in->e.base + i);
         }
-        lua_settop(L, in->base + NSLOTS);
+        lua_settop(L, in->e.base + MCP_WIRE_NSLOTS);
         p = mcp_json_skip_ws(p, end);
         if (batch && p < end && *p == ',') {
             p = mcp_json_skip_ws(p + 1, end);
@@ -556,16 +376,16 @@ static int process_message(lua_State *L)
             p = mcp_json_skip_ws(p + 1, end);
         if (p != end) {
             snprintf(err, sizeof err, "unexpected data after the message at byte %ld",
-                     (long)(p - in->msg));
+                     (long)(p - in->e.msg));
             p = NULL;
         }
         break;
     }
     if (p == NULL) {
         char text[400];
-        size_t show = in->len < 80 ? in->len : 80;
+        size_t show = in->e.len < 80 ? in->e.len : 80;
         snprintf(text, sizeof text, "skipped a line that is not valid JSON-RPC (%s): %.*s%s", err,
-                 (int)show, in->msg, in->len > show ? "..." : "");
+                 (int)show, in->e.msg, in->e.len > show ? "..." : "");
         report_error(L, in->s, "invalid_message", text);
     }
     return 0;
@@ -581,8 +401,8 @@ static void sink_message(void *ctx, const char *msg, size_t len)
         return;
     memset(&in, 0, sizeof in);
     in.s = s;
-    in.msg = msg;
-    in.len = len;
+    in.e.msg = msg;
+    in.e.len = len;
     s->refs++;
     top = lua_gettop(L);
     lua_pushcfunction(L, process_message);
@@ -675,18 +495,12 @@ static const mcp_sink session_sink = {sink_message, sink_error, sink_closed, sin
 
 /* ---- Lua methods ---------------------------------------------------------------------------- */
 
-static void begin_message(mcp_session *s)
-{
-    mcp_buf_reset(&s->out);
-    LIT(&s->out, "{\"jsonrpc\":\"2.0\",");
-}
-
+/* "method":<the string at idx> (raises when it is not a string). */
 static void put_method(lua_State *L, mcp_session *s, int idx)
 {
     size_t n;
     const char *m = luaL_checklstring(L, idx, &n);
-    LIT(&s->out, "\"method\":");
-    mcp_json_encode_string(&s->out, m, n);
+    mcp_wire_put_method(&s->out, m, n);
 }
 
 /* s:request(method, params|nil, timeout_ms, cb [, id]) -> id | nil, err */
@@ -710,16 +524,14 @@ static int l_request(lua_State *L)
         lua_pushstring(L, "connection closed");
         return 2;
     }
-    begin_message(s);
-    LIT(&s->out, "\"id\":");
-    put_int(&s->out, id);
-    LIT(&s->out, ",");
+    mcp_wire_begin(&s->out);
+    mcp_wire_put_id(&s->out, id);
     put_method(L, s, 2);
     if (!lua_isnoneornil(L, 3)) {
-        LIT(&s->out, ",\"params\":");
+        mcp_wire_put_key(&s->out, "params");
         encode_or_raise(L, s, 3, "params");
     }
-    LIT(&s->out, "}");
+    mcp_buf_append(&s->out, "}", 1);
     p = calloc(1, sizeof *p);
     if (p != NULL)
         p->id = id;
@@ -764,13 +576,13 @@ static int l_next_id(lua_State *L)
 static int l_notify(lua_State *L)
 {
     mcp_session *s = check_session(L);
-    begin_message(s);
+    mcp_wire_begin(&s->out);
     put_method(L, s, 2);
     if (!lua_isnoneornil(L, 3)) {
-        LIT(&s->out, ",\"params\":");
+        mcp_wire_put_key(&s->out, "params");
         encode_or_raise(L, s, 3, "params");
     }
-    LIT(&s->out, "}");
+    mcp_buf_append(&s->out, "}", 1);
     {
         mcp_send_info info;
         info.request_id = 0;
@@ -785,15 +597,15 @@ static int l_respond(lua_State *L)
 {
     mcp_session *s = check_session(L);
     luaL_checkany(L, 2);
-    begin_message(s);
-    LIT(&s->out, "\"id\":");
+    mcp_wire_begin(&s->out);
+    mcp_buf_append(&s->out, "\"id\":", 5);
     encode_or_raise(L, s, 2, "id");
-    LIT(&s->out, ",\"result\":");
+    mcp_wire_put_key(&s->out, "result");
     if (lua_isnoneornil(L, 3))
-        LIT(&s->out, "{}");
+        mcp_buf_append(&s->out, "{}", 2);
     else
         encode_or_raise(L, s, 3, "result");
-    LIT(&s->out, "}");
+    mcp_buf_append(&s->out, "}", 1);
     return flush_out(L, s, &no_info);
 }
 
@@ -805,18 +617,15 @@ static int l_respond_error(lua_State *L)
     size_t mlen;
     const char *msg = luaL_checklstring(L, 4, &mlen);
     luaL_checkany(L, 2);
-    begin_message(s);
-    LIT(&s->out, "\"id\":");
+    mcp_wire_begin(&s->out);
+    mcp_buf_append(&s->out, "\"id\":", 5);
     encode_or_raise(L, s, 2, "id");
-    LIT(&s->out, ",\"error\":{\"code\":");
-    put_int(&s->out, (int64_t)code);
-    LIT(&s->out, ",\"message\":");
-    mcp_json_encode_string(&s->out, msg, mlen);
+    mcp_wire_put_error_head(&s->out, (int64_t)code, msg, mlen);
     if (!lua_isnoneornil(L, 5)) {
-        LIT(&s->out, ",\"data\":");
+        mcp_wire_put_key(&s->out, "data");
         encode_or_raise(L, s, 5, "error data");
     }
-    LIT(&s->out, "}}");
+    mcp_buf_append(&s->out, "}}", 2);
     return flush_out(L, s, &no_info);
 }
 

@@ -18,6 +18,47 @@
 #define MCP_CHILD_POLL_MIN_MS 5
 #define MCP_CHILD_POLL_MAX_MS 200
 
+/* The children of a loop, kept in a loop hook whose shutdown reaps them. */
+typedef struct child_list {
+    mcp_child *head;
+} child_list;
+
+static const char children_key = 0; /* its address is the hook's key */
+
+static void children_shutdown(mcp_loop *loop, void *data)
+{
+    (void)data;
+    mcp_child_reap_all(loop);
+}
+
+static void children_release(mcp_loop *loop, void *data)
+{
+    (void)loop;
+    free(data);
+}
+
+/* The loop's list head, created on first use; NULL when out of memory. */
+static mcp_child **children(mcp_loop *loop)
+{
+    child_list *l = mcp_loop_hook_data(loop, &children_key);
+    if (l == NULL) {
+        l = calloc(1, sizeof *l);
+        if (l == NULL)
+            return NULL;
+        if (mcp_loop_add_hook(loop, &children_key, l, children_shutdown, children_release) != 0) {
+            free(l);
+            return NULL;
+        }
+    }
+    return &l->head;
+}
+
+static mcp_child *first_child(mcp_loop *loop)
+{
+    child_list *l = mcp_loop_hook_data(loop, &children_key);
+    return l != NULL ? l->head : NULL;
+}
+
 static void child_free(mcp_child *c)
 {
     mcp_loop *loop = c->loop;
@@ -62,7 +103,7 @@ static void child_reaped(mcp_child *c, int status)
     mcp_watch_stop(c->loop, &c->pidw);
     mcp_timer_stop(c->loop, &c->timer);
     /* The group may still hold helpers that ignored SIGTERM: they must not outlive a stop. */
-    if (c->stage >= 2)
+    if (c->stage >= MCP_CHILD_TERMINATED)
         kill(-c->pid, SIGKILL);
     if (owner != NULL && c->on_exit != NULL)
         c->on_exit(c, owner);
@@ -96,7 +137,7 @@ static void on_pidfd(mcp_loop *loop, mcp_watch *w, unsigned events)
 static void arm_stage_timer(mcp_child *c)
 {
     uint64_t now = mcp_now_ms(), wait;
-    if (c->stage == 0)
+    if (c->stage == MCP_CHILD_RUNNING)
         return;
     wait = c->stage_deadline > now ? c->stage_deadline - now : 0;
     /* Without a pidfd we learn of the exit only by asking: ask with a growing interval. */
@@ -112,14 +153,14 @@ static void on_stage_timer(mcp_loop *loop, mcp_timer *t)
     if (mcp_child_poll(c))
         return;
     if (mcp_now_ms() >= c->stage_deadline) {
-        if (c->stage == 1) {
+        if (c->stage == MCP_CHILD_GRACE) {
             child_signal(c, SIGTERM);
-            c->stage = 2;
+            c->stage = MCP_CHILD_TERMINATED;
         } else {
             child_signal(c, SIGKILL);
-            c->stage = 3;
+            c->stage = MCP_CHILD_KILLED;
         }
-        c->stage_deadline = mcp_now_ms() + (c->stage == 3 ? 1000 : c->grace_ms);
+        c->stage_deadline = mcp_now_ms() + (c->stage == MCP_CHILD_KILLED ? 1000 : c->grace_ms);
         c->poll_ms = MCP_CHILD_POLL_MIN_MS;
     } else if (c->poll_ms < MCP_CHILD_POLL_MAX_MS) {
         c->poll_ms *= 2;
@@ -129,9 +170,9 @@ static void on_stage_timer(mcp_loop *loop, mcp_timer *t)
 
 void mcp_child_stop(mcp_child *c, uint64_t grace_ms)
 {
-    if (c->exited || c->stage != 0)
+    if (c->exited || c->stage != MCP_CHILD_RUNNING)
         return;
-    c->stage = 1;
+    c->stage = MCP_CHILD_GRACE;
     c->grace_ms = grace_ms;
     c->poll_ms = MCP_CHILD_POLL_MIN_MS;
     c->stage_deadline = mcp_now_ms() + grace_ms;
@@ -161,7 +202,7 @@ int mcp_child_count(mcp_loop *loop)
 {
     int n = 0;
     mcp_child *c;
-    for (c = *mcp_loop_children(loop); c != NULL; c = c->next)
+    for (c = first_child(loop); c != NULL; c = c->next)
         n += !c->exited;
     return n;
 }
@@ -170,8 +211,8 @@ int mcp_child_stopping(mcp_loop *loop)
 {
     int n = 0;
     mcp_child *c;
-    for (c = *mcp_loop_children(loop); c != NULL; c = c->next)
-        n += !c->exited && c->stage > 0;
+    for (c = first_child(loop); c != NULL; c = c->next)
+        n += !c->exited && c->stage != MCP_CHILD_RUNNING;
     return n;
 }
 
@@ -194,7 +235,7 @@ static int wait_all(mcp_loop *loop, int ms)
     for (;;) {
         int alive = 0;
         mcp_child *c, *next;
-        for (c = *mcp_loop_children(loop); c != NULL; c = next) {
+        for (c = first_child(loop); c != NULL; c = next) {
             next = c->next;
             if (!c->exited && !mcp_child_poll(c))
                 alive++;
@@ -210,13 +251,13 @@ void mcp_child_reap_all(mcp_loop *loop)
 {
     mcp_child *c, *next;
     if (wait_all(loop, 2000) > 0) {
-        for (c = *mcp_loop_children(loop); c != NULL; c = c->next)
+        for (c = first_child(loop); c != NULL; c = c->next)
             if (!c->exited) {
-                c->stage = 2;
+                c->stage = MCP_CHILD_TERMINATED;
                 child_signal(c, SIGTERM);
             }
         if (wait_all(loop, 2000) > 0)
-            for (c = *mcp_loop_children(loop); c != NULL; c = next) {
+            for (c = first_child(loop); c != NULL; c = next) {
                 int status = 0;
                 next = c->next;
                 if (c->exited)
@@ -337,7 +378,7 @@ int mcp_child_spawn(mcp_loop *loop, const mcp_spawn_opts *o, mcp_child **outc, i
     int e, child_errno = 0;
     ssize_t n;
     pid_t pid;
-    mcp_child *c;
+    mcp_child *c, **head;
 
     e = resolve_command(o, file, sizeof file);
     if (e != 0) {
@@ -352,7 +393,8 @@ int mcp_child_spawn(mcp_loop *loop, const mcp_spawn_opts *o, mcp_child **outc, i
             return -1;
         }
     }
-    c = calloc(1, sizeof *c);
+    head = children(loop);
+    c = head != NULL ? calloc(1, sizeof *c) : NULL;
     if (c == NULL) {
         snprintf(err, errlen, "out of memory");
         return -1;
@@ -406,10 +448,10 @@ int mcp_child_spawn(mcp_loop *loop, const mcp_spawn_opts *o, mcp_child **outc, i
     mcp_watch_init(&c->pidw, c->pidfd, on_pidfd, c);
     if (c->pidfd >= 0)
         mcp_watch_set(loop, &c->pidw, MCP_EV_READ);
-    c->next = *mcp_loop_children(loop);
+    c->next = *head;
     if (c->next)
         c->next->pprev = &c->next;
-    c->pprev = mcp_loop_children(loop);
+    c->pprev = head;
     *c->pprev = c;
     *outc = c;
     return 0;

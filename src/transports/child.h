@@ -12,6 +12,14 @@
 
 enum { MCP_STDERR_INHERIT, MCP_STDERR_DISCARD, MCP_STDERR_PIPE };
 
+/* Where a child is in its stop sequence. */
+typedef enum mcp_child_stage {
+    MCP_CHILD_RUNNING,    /* not asked to stop */
+    MCP_CHILD_GRACE,      /* stdin closed, waiting out the grace period */
+    MCP_CHILD_TERMINATED, /* SIGTERM sent */
+    MCP_CHILD_KILLED      /* SIGKILL sent */
+} mcp_child_stage;
+
 typedef struct mcp_child mcp_child;
 typedef void (*mcp_child_exit_cb)(mcp_child *c, void *owner);
 
@@ -22,7 +30,7 @@ struct mcp_child {
     int pidfd;
     mcp_watch pidw;
     mcp_timer timer;
-    int stage; /* 0 running, 1 grace after stdin closed, 2 SIGTERM sent, 3 SIGKILL sent */
+    mcp_child_stage stage;
     uint64_t grace_ms, poll_ms, stage_deadline;
     int exited;
     int status; /* waitpid status */

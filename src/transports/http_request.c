@@ -50,14 +50,14 @@ static void decide_mode(mcp_hreq *r)
     curl_easy_getinfo(r->x.easy, CURLINFO_RESPONSE_CODE, &r->status);
     curl_easy_getinfo(r->x.easy, CURLINFO_CONTENT_TYPE, &ct);
     if (is_2xx(r->status) && ct != NULL && strncasecmp(ct, "text/event-stream", 17) == 0) {
-        r->mode = 1;
+        r->mode = MCP_HREQ_STREAM;
         if (!r->sse_ready) {
             mcp_sse_init(&r->sse, on_sse_event, on_sse_retry, r, r->body_max);
             r->sse_ready = 1;
         }
     } else {
         curl_off_t len = -1;
-        r->mode = 2;
+        r->mode = MCP_HREQ_BODY;
         /* A body of known size gets its buffer at once, not by doubling from 256 bytes. */
         if (curl_easy_getinfo(r->x.easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &len) == CURLE_OK &&
             len > 0 && (size_t)len <= r->body_max)
@@ -69,9 +69,9 @@ static size_t write_cb(char *data, size_t size, size_t nmemb, void *userp)
 {
     mcp_hreq *r = userp;
     size_t n = size * nmemb;
-    if (r->mode == 0)
+    if (r->mode == MCP_HREQ_UNDECIDED)
         decide_mode(r);
-    if (r->mode == 1) {
+    if (r->mode == MCP_HREQ_STREAM) {
         if (mcp_sse_feed(&r->sse, data, n) != 0)
             r->sse_overflow = 1;
         return n;
@@ -163,7 +163,7 @@ static void flush(mcp_xfer *x)
 static void done(mcp_xfer *x, CURLcode rc)
 {
     mcp_hreq *r = (mcp_hreq *)x;
-    if (r->mode == 0)
+    if (r->mode == MCP_HREQ_UNDECIDED)
         curl_easy_getinfo(r->x.easy, CURLINFO_RESPONSE_CODE, &r->status);
     r->busy++;
     deliver(r);

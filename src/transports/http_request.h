@@ -24,6 +24,13 @@ typedef struct mcp_hreq_ops {
 
 enum { MCP_HREQ_POST, MCP_HREQ_GET, MCP_HREQ_DELETE };
 
+/* What the response body turned out to be, decided at its first byte. */
+typedef enum mcp_hreq_mode {
+    MCP_HREQ_UNDECIDED, /* no body byte yet */
+    MCP_HREQ_STREAM,    /* a 2xx text/event-stream, cut into events */
+    MCP_HREQ_BODY       /* one document (JSON, or an error body) */
+} mcp_hreq_mode;
+
 struct mcp_hreq {
     mcp_xfer x;
     const mcp_hreq_ops *ops;
@@ -37,7 +44,7 @@ struct mcp_hreq {
     struct curl_slist *headers;
     /* response */
     long status;
-    int mode;             /* 0 undecided, 1 event stream, 2 body */
+    mcp_hreq_mode mode;
     char *session_id;     /* Mcp-Session-Id of the final response, if any */
     mcp_sse_parser sse;
     int sse_ready;

@@ -1,48 +1,18 @@
-#include "http_transport.h"
+/* What the streamable HTTP and the legacy SSE transports share: the transport object and its
+ * vtable, request set-up (headers, libcurl options), the outcome of POSTs, the GET/DELETE
+ * completions' common part. The protocol-specific parts are in streamable_http.c and
+ * legacy_sse.c. */
+#include "http_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-
-#include "http_request.h"
 
 #define USER_AGENT "lua-mcp/0.1.0"
 #define ERROR_BODY_MAX (64 * 1024)
-#define DELETE_TIMEOUT_MS 2000L
 
-typedef struct resume {
-    mcp_timer timer;
-    struct mcp_http *h;
-    int64_t request_id;
-    char *last_id;
-    unsigned long retry_ms;
-    int attempts;
-    struct resume *next;
-} resume;
 
-typedef struct mcp_http {
-    mcp_transport base;
-    mcp_http_config cfg;
-    mcp_curl *curl;
-    mcp_hreq *reqs;
-    char *session_id;
-    char *protocol_version;
-    char *endpoint; /* legacy SSE: where messages are POSTed */
-    int ready;      /* legacy SSE: 1 endpoint known, -1 failed before it */
-    int started, closing;
-    mcp_hreq *inbound;
-    int inbound_wanted;
-    int reconnects;
-    unsigned long inbound_retry_ms;
-    char *inbound_last_id;
-    mcp_timer reconnect_timer;
-    resume *resumes;
-    mcp_http_event_cb ev_cb;
-    void *ev_ctx;
-} mcp_http;
-
-static void set_str(char **dst, const char *src, size_t len)
+void mcp_http_set_str(char **dst, const char *src, size_t len)
 {
     char *c = NULL;
     if (src != NULL) {
@@ -56,20 +26,20 @@ static void set_str(char **dst, const char *src, size_t len)
     *dst = c;
 }
 
-static void emit(mcp_http *h, const char *kind, const char *value)
+void mcp_http_emit(mcp_http *h, const char *kind, const char *value)
 {
     if (h->ev_cb != NULL)
         h->ev_cb(h->ev_ctx, kind, value);
 }
 
-static void report(mcp_http *h, const char *msg)
+void mcp_http_report(mcp_http *h, const char *msg)
 {
-    emit(h, "error", msg);
+    mcp_http_emit(h, "error", msg);
     if (h->base.sink != NULL)
         h->base.sink->on_error(h->base.sink_ctx, "transport", msg);
 }
 
-static void link_req(mcp_http *h, mcp_hreq *r)
+void mcp_http_link_req(mcp_http *h, mcp_hreq *r)
 {
     r->next = h->reqs;
     if (r->next)
@@ -78,7 +48,7 @@ static void link_req(mcp_http *h, mcp_hreq *r)
     h->reqs = r;
 }
 
-static void drop_req(mcp_http *h, mcp_hreq *r)
+void mcp_http_drop_req(mcp_http *h, mcp_hreq *r)
 {
     if (r->pprev != NULL) {
         *r->pprev = r->next;
@@ -157,7 +127,7 @@ static void common_options(mcp_http *h, mcp_hreq *r, int streaming)
 
 static const mcp_hreq_ops post_ops, get_ops, delete_ops;
 
-static mcp_hreq *new_request(mcp_http *h, int method, const char *url, const char *payload,
+mcp_hreq *mcp_http_new_request(mcp_http *h, int method, const char *url, const char *payload,
                              size_t len, int is_initialize, const char *last_event_id)
 {
     const mcp_hreq_ops *ops = method == MCP_HREQ_POST ? &post_ops
@@ -174,8 +144,8 @@ static mcp_hreq *new_request(mcp_http *h, int method, const char *url, const cha
 
 /* ---- outcomes ------------------------------------------------------------------------------ */
 
-/* A POST that failed: fail its request, or report when it carried no request. */
-static void post_failed(mcp_http *h, mcp_hreq *r, int status, const char *msg)
+/* A POST that failed: fail its request, or mcp_http_report when it carried no request. */
+void mcp_http_post_failed(mcp_http *h, mcp_hreq *r, int status, const char *msg)
 {
     const mcp_sink *sink = h->base.sink;
     if (r->request_id != 0 && sink != NULL) {
@@ -187,29 +157,8 @@ static void post_failed(mcp_http *h, mcp_hreq *r, int status, const char *msg)
         f.keep_message = r->keep_message;
         sink->on_request_failed(h->base.sink_ctx, r->request_id, &f);
     } else {
-        report(h, msg);
+        mcp_http_report(h, msg);
     }
-}
-
-static void adopt_session_id(mcp_http *h, mcp_hreq *r)
-{
-    if (h->cfg.legacy_sse || r->session_id == NULL)
-        return;
-    if (h->session_id != NULL && strcmp(h->session_id, r->session_id) == 0)
-        return;
-    set_str(&h->session_id, r->session_id, strlen(r->session_id));
-    emit(h, "session_id", h->session_id);
-}
-
-static void expire_session(mcp_http *h)
-{
-    char *old = h->session_id;
-    if (old == NULL)
-        return; /* another exchange already found it expired */
-    h->session_id = NULL;
-    emit(h, "session_expired", old);
-    emit(h, "session_id", NULL);
-    free(old);
 }
 
 static void on_message(mcp_hreq *r, const char *msg, size_t len)
@@ -219,22 +168,10 @@ static void on_message(mcp_hreq *r, const char *msg, size_t len)
         h->base.sink->on_message(h->base.sink_ctx, msg, len);
 }
 
-static int request_pending(mcp_http *h, int64_t id)
+int mcp_http_request_pending(mcp_http *h, int64_t id)
 {
     return id != 0 && h->base.sink != NULL && h->base.sink->is_pending(h->base.sink_ctx, id);
 }
-
-static unsigned long backoff_ms(int attempt)
-{
-    double d = 1000.0;
-    int i;
-    for (i = 0; i < attempt && d < 30000.0; i++)
-        d *= 1.5;
-    return d > 30000.0 ? 30000ul : (unsigned long)d;
-}
-
-static void schedule_resume(mcp_http *h, int64_t request_id, const char *last_id,
-                            unsigned long retry_ms, int attempts);
 
 /* What the response said, for messages: "HTTP 500: <body>" or curl's text. */
 static void describe(mcp_hreq *r, CURLcode rc, char *out, size_t outlen)
@@ -257,26 +194,26 @@ static void post_done(mcp_hreq *r, CURLcode rc)
     long status = r->status;
     mcp_transport_ref(&h->base);
     if (rc == CURLE_OK && status >= 200 && status < 300)
-        adopt_session_id(h, r);
+        mcp_http_adopt_session_id(h, r);
     describe(r, rc, what, sizeof what);
     if (h->closing) {
         /* nothing to report: the client is going away */
-    } else if (r->mode == 1 && request_pending(h, r->request_id)) {
+    } else if (r->mode == MCP_HREQ_STREAM && mcp_http_request_pending(h, r->request_id)) {
         /* An event stream ended before the response: resume it where it stopped (GET with
          * Last-Event-ID after the server's retry delay), as MCP 2025-11-25 prescribes. */
         if (last_id != NULL) {
             char id[512];
             snprintf(id, sizeof id, "%.*s", (int)idlen, last_id);
-            schedule_resume(h, r->request_id, id, r->retry_ms, 0);
+            mcp_http_schedule_resume(h, r->request_id, id, r->retry_ms, 0);
         } else {
             snprintf(msg, sizeof msg,
                      "MCP HTTP Transport Error: the event stream ended before the response (%s)",
                      what);
-            post_failed(h, r, (int)status, msg);
+            mcp_http_post_failed(h, r, (int)status, msg);
         }
     } else if (rc != CURLE_OK) {
         snprintf(msg, sizeof msg, "MCP HTTP Transport Error: POSTing to endpoint failed: %s", what);
-        post_failed(h, r, 0, msg);
+        mcp_http_post_failed(h, r, 0, msg);
     } else if (status >= 300 && status < 400) {
         char *loc = NULL;
         curl_easy_getinfo(r->x.easy, CURLINFO_REDIRECT_URL, &loc);
@@ -284,23 +221,23 @@ static void post_done(mcp_hreq *r, CURLcode rc)
                  "MCP HTTP Transport Error: the server redirected (HTTP %ld) to %s; redirects are "
                  "refused unless redirect = mcp.REDIRECT_FOLLOW",
                  status, loc ? loc : "(no location)");
-        post_failed(h, r, (int)status, msg);
+        mcp_http_post_failed(h, r, (int)status, msg);
     } else if (status == 404 && r->sent_session) {
-        expire_session(h);
+        mcp_http_expire_session(h);
         snprintf(msg, sizeof msg,
                  "MCP HTTP Transport Error: POSTing to endpoint (%s). The MCP session expired. "
                  "Create a new client without initial_session_id to start a fresh session",
                  what);
         r->keep_message = 1;
-        post_failed(h, r, 404, msg);
+        mcp_http_post_failed(h, r, 404, msg);
     } else if (status < 200 || status >= 300) {
         snprintf(msg, sizeof msg, "%s POSTing to endpoint (%s)%s",
                  h->cfg.legacy_sse ? "MCP SSE Transport Error:" : "MCP HTTP Transport Error:", what,
                  status == 404 && !h->cfg.legacy_sse
                      ? ". This server does not support HTTP transport. Try using `sse` transport instead"
                      : "");
-        post_failed(h, r, (int)status, msg);
-    } else if (r->mode == 2 && r->body.len > 0 && !h->cfg.legacy_sse && status != 202) {
+        mcp_http_post_failed(h, r, (int)status, msg);
+    } else if (r->mode == MCP_HREQ_BODY && r->body.len > 0 && !h->cfg.legacy_sse && status != 202) {
         char *ct = NULL;
         curl_easy_getinfo(r->x.easy, CURLINFO_CONTENT_TYPE, &ct);
         if (ct != NULL && strstr(ct, "json") != NULL) {
@@ -308,106 +245,32 @@ static void post_done(mcp_hreq *r, CURLcode rc)
         } else {
             snprintf(msg, sizeof msg, "MCP HTTP Transport Error: Unexpected content type: %s",
                      ct ? ct : "(none)");
-            post_failed(h, r, (int)status, msg);
+            mcp_http_post_failed(h, r, (int)status, msg);
         }
-    } else if (r->mode == 1 && r->sse_overflow) {
-        report(h, "MCP HTTP Transport Error: an event exceeded max_message_size and was skipped");
+    } else if (r->mode == MCP_HREQ_STREAM && r->sse_overflow) {
+        mcp_http_report(h, "MCP HTTP Transport Error: an event exceeded max_message_size and was skipped");
     }
     if (!h->closing && h->protocol_version != NULL && !h->cfg.legacy_sse && h->inbound_wanted &&
         h->inbound == NULL && status == 202)
         mcp_http_open_inbound(&h->base);
-    drop_req(h, r);
+    mcp_http_drop_req(h, r);
     mcp_transport_unref(&h->base);
-}
-
-static void start_get(mcp_http *h, int64_t for_request, const char *last_id, int attempts);
-
-static void on_reconnect_timer(mcp_loop *loop, mcp_timer *t)
-{
-    mcp_http *h = t->data;
-    (void)loop;
-    if (!h->closing && h->inbound == NULL)
-        start_get(h, 0, h->inbound_last_id, h->reconnects);
 }
 
 static void get_done(mcp_hreq *r, CURLcode rc)
 {
     mcp_http *h = r->owner;
-    long status = r->status;
-    size_t idlen;
-    const char *last_id = mcp_hreq_last_event_id(r, &idlen);
-    char msg[1400], what[1200], id[512];
-    int64_t req = r->for_request ? r->request_id : 0;
-    int ok = rc == CURLE_OK || r->mode == 1; /* a stream that broke after it started */
+    char what[1200];
     mcp_transport_ref(&h->base);
     describe(r, rc, what, sizeof what);
-    id[0] = '\0';
-    if (last_id != NULL)
-        snprintf(id, sizeof id, "%.*s", (int)idlen, last_id);
     if (h->closing) {
         /* going away */
     } else if (h->cfg.legacy_sse && !r->for_request) {
-        if (h->ready != 1) {
-            h->ready = -1;
-            snprintf(msg, sizeof msg, "MCP SSE Transport Error: %s%s",
-                     rc == CURLE_OK && r->mode == 1 ? "Connection closed unexpectedly" : what,
-                     status == 405 ? ". This server does not support SSE transport. Try using `http` transport instead" : "");
-            emit(h, "endpoint_failed", msg);
-            report(h, msg);
-        } else if (h->base.sink != NULL) {
-            h->base.sink->on_closed(h->base.sink_ctx, "the SSE stream closed");
-        }
-    } else if (status == 405 && !r->for_request) {
-        h->inbound_wanted = 0; /* the server offers no standalone stream: fine */
-    } else if (status == 404 && r->sent_session) {
-        expire_session(h);
-        snprintf(msg, sizeof msg, "MCP HTTP Transport Error: GET SSE failed (%s). The MCP session expired", what);
-        if (req != 0)
-            post_failed(h, r, 404, msg);
-        else
-            report(h, msg);
-    } else if (req != 0) {
-        /* A resumed POST stream: resume again while the request waits, a bounded number of
-         * times without progress. */
-        if (request_pending(h, req)) {
-            if (ok && (r->mode == 1 || (status >= 200 && status < 300)))
-                schedule_resume(h, req, id[0] ? id : NULL, r->retry_ms,
-                                r->events_seen > 0 ? 0 : r->attempt);
-            else {
-                snprintf(msg, sizeof msg, "MCP HTTP Transport Error: resuming the event stream failed: %s", what);
-                post_failed(h, r, (int)status, msg);
-            }
-        }
-    } else if (ok || rc != CURLE_OK) {
-        /* The inbound stream ended, broke, or could not connect: reconnect from the last event
-         * id after the server's retry delay, else 1 s x 1.5 up to 30 s; a server that answered
-         * resets the count, so only consecutive failures run out. */
-        if (id[0])
-            set_str(&h->inbound_last_id, id, strlen(id));
-        if (r->retry_ms)
-            h->inbound_retry_ms = r->retry_ms;
-        if (r->mode == 1 || (rc == CURLE_OK && status >= 200 && status < 300))
-            h->reconnects = 0;
-        else {
-            snprintf(msg, sizeof msg, "MCP HTTP Transport Error: GET SSE failed: %s", what);
-            report(h, msg);
-        }
-        if (h->reconnects >= h->cfg.max_reconnects) {
-            snprintf(msg, sizeof msg,
-                     "MCP HTTP Transport Error: Maximum reconnection attempts (%d) exceeded.",
-                     h->cfg.max_reconnects);
-            report(h, msg);
-        } else {
-            unsigned long delay =
-                h->inbound_retry_ms ? h->inbound_retry_ms : backoff_ms(h->reconnects);
-            h->reconnects++;
-            mcp_timer_start(h->base.loop, &h->reconnect_timer, delay);
-        }
+        mcp_sse_stream_done(h, r, rc, what);
     } else {
-        snprintf(msg, sizeof msg, "MCP HTTP Transport Error: GET SSE failed: %s", what);
-        report(h, msg);
+        mcp_http_stream_done(h, r, rc, what);
     }
-    drop_req(h, r);
+    mcp_http_drop_req(h, r);
     mcp_transport_unref(&h->base);
 }
 
@@ -415,147 +278,30 @@ static void delete_done(mcp_hreq *r, CURLcode rc)
 {
     mcp_http *h = r->owner;
     (void)rc;
-    drop_req(h, r);
+    mcp_http_drop_req(h, r);
     mcp_transport_unref(&h->base); /* the reference the DELETE held */
 }
 
-/* Legacy SSE: the first "endpoint" event names the POST URL; it must keep the stream's origin. */
-static void on_event(mcp_hreq *r, const char *type, size_t tlen, const char *data, size_t dlen)
-{
-    mcp_http *h = r->owner;
-    CURLU *base, *ep;
-    char *rel, *url = NULL, *s1 = NULL, *h1 = NULL, *p1 = NULL, *s2 = NULL, *h2 = NULL, *p2 = NULL;
-    char msg[1200];
-    if (!h->cfg.legacy_sse || tlen != 8 || memcmp(type, "endpoint", 8) != 0 || h->ready == 1)
-        return;
-    rel = malloc(dlen + 1);
-    base = curl_url();
-    ep = curl_url();
-    if (rel == NULL || base == NULL || ep == NULL)
-        goto out;
-    memcpy(rel, data, dlen);
-    rel[dlen] = '\0';
-    if (curl_url_set(base, CURLUPART_URL, h->cfg.url, 0) != CURLUE_OK ||
-        curl_url_set(ep, CURLUPART_URL, h->cfg.url, 0) != CURLUE_OK ||
-        curl_url_set(ep, CURLUPART_URL, rel, 0) != CURLUE_OK ||
-        curl_url_get(ep, CURLUPART_URL, &url, 0) != CURLUE_OK) {
-        snprintf(msg, sizeof msg, "MCP SSE Transport Error: invalid endpoint URL: %.200s", rel);
-        goto fail;
-    }
-    curl_url_get(base, CURLUPART_SCHEME, &s1, 0);
-    curl_url_get(base, CURLUPART_HOST, &h1, 0);
-    curl_url_get(base, CURLUPART_PORT, &p1, CURLU_DEFAULT_PORT);
-    curl_url_get(ep, CURLUPART_SCHEME, &s2, 0);
-    curl_url_get(ep, CURLUPART_HOST, &h2, 0);
-    curl_url_get(ep, CURLUPART_PORT, &p2, CURLU_DEFAULT_PORT);
-    if (!s1 || !s2 || !h1 || !h2 || !p1 || !p2 || strcasecmp(s1, s2) != 0 ||
-        strcasecmp(h1, h2) != 0 || strcmp(p1, p2) != 0) {
-        snprintf(msg, sizeof msg,
-                 "MCP SSE Transport Error: Endpoint origin does not match connection origin: %.300s",
-                 url);
-        goto fail;
-    }
-    set_str(&h->endpoint, url, strlen(url));
-    h->ready = 1;
-    emit(h, "endpoint", h->endpoint);
-    goto out;
-fail:
-    h->ready = -1;
-    emit(h, "endpoint_failed", msg);
-    report(h, msg);
-    if (h->inbound != NULL)
-        drop_req(h, h->inbound); /* deferred if we are inside its callback */
-out:
-    curl_free(url);
-    curl_free(s1);
-    curl_free(h1);
-    curl_free(p1);
-    curl_free(s2);
-    curl_free(h2);
-    curl_free(p2);
-    curl_url_cleanup(base);
-    curl_url_cleanup(ep);
-    free(rel);
-}
-
 static const mcp_hreq_ops post_ops = {on_message, NULL, post_done};
-static const mcp_hreq_ops get_ops = {on_message, on_event, get_done};
+static const mcp_hreq_ops get_ops = {on_message, mcp_sse_on_event, get_done};
 static const mcp_hreq_ops delete_ops = {on_message, NULL, delete_done};
 
-static void start_get(mcp_http *h, int64_t for_request, const char *last_id, int attempts)
+void mcp_http_start_get(mcp_http *h, int64_t for_request, const char *last_id, int attempts)
 {
-    mcp_hreq *r = new_request(h, MCP_HREQ_GET, h->cfg.url, NULL, 0, 0, last_id);
+    mcp_hreq *r = mcp_http_new_request(h, MCP_HREQ_GET, h->cfg.url, NULL, 0, 0, last_id);
     char msg[256];
     if (r == NULL || mcp_hreq_start(r) != 0) {
         snprintf(msg, sizeof msg, "MCP HTTP Transport Error: cannot start a GET request");
         mcp_hreq_free(r);
-        report(h, msg);
+        mcp_http_report(h, msg);
         return;
     }
     r->request_id = for_request;
     r->for_request = for_request != 0;
     r->attempt = attempts;
-    link_req(h, r);
+    mcp_http_link_req(h, r);
     if (!for_request)
         h->inbound = r;
-}
-
-/* ---- resuming POST streams ------------------------------------------------------------------ */
-
-static void free_resume(mcp_http *h, resume *z)
-{
-    resume **pp;
-    for (pp = &h->resumes; *pp != NULL; pp = &(*pp)->next)
-        if (*pp == z) {
-            *pp = z->next;
-            break;
-        }
-    mcp_timer_stop(h->base.loop, &z->timer);
-    free(z->last_id);
-    free(z);
-}
-
-static void on_resume_timer(mcp_loop *loop, mcp_timer *t)
-{
-    resume *z = t->data;
-    mcp_http *h = z->h;
-    (void)loop;
-    if (!h->closing && request_pending(h, z->request_id))
-        start_get(h, z->request_id, z->last_id, z->attempts);
-    free_resume(h, z);
-}
-
-static void schedule_resume(mcp_http *h, int64_t request_id, const char *last_id,
-                            unsigned long retry_ms, int attempts)
-{
-    resume *z;
-    char msg[200];
-    if (attempts >= h->cfg.max_reconnects) {
-        mcp_transport_failure f;
-        snprintf(msg, sizeof msg,
-                 "MCP HTTP Transport Error: the event stream was lost and could not be resumed "
-                 "after %d attempts",
-                 attempts);
-        memset(&f, 0, sizeof f);
-        f.message = msg;
-        if (h->base.sink != NULL)
-            h->base.sink->on_request_failed(h->base.sink_ctx, request_id, &f);
-        return;
-    }
-    z = calloc(1, sizeof *z);
-    if (z == NULL)
-        return;
-    z->h = h;
-    z->request_id = request_id;
-    z->attempts = attempts + 1;
-    z->retry_ms = retry_ms;
-    if (last_id != NULL)
-        set_str(&z->last_id, last_id, strlen(last_id));
-    mcp_timer_init(&z->timer, on_resume_timer, z);
-    z->next = h->resumes;
-    h->resumes = z;
-    /* The server's retry field wins; else back off as for the inbound stream. */
-    mcp_timer_start(h->base.loop, &z->timer, retry_ms ? retry_ms : backoff_ms(attempts));
 }
 
 /* ---- the vtable -------------------------------------------------------------------------- */
@@ -569,14 +315,9 @@ static int http_start(mcp_transport *t, char *err, size_t errlen)
     }
     h->started = 1;
     if (h->cfg.initial_session_id != NULL && !h->cfg.legacy_sse)
-        set_str(&h->session_id, h->cfg.initial_session_id, strlen(h->cfg.initial_session_id));
-    if (h->cfg.legacy_sse) {
-        start_get(h, 0, NULL, 0);
-        if (h->inbound == NULL) {
-            snprintf(err, errlen, "MCP SSE Transport Error: cannot open the event stream");
-            return -1;
-        }
-    }
+        mcp_http_set_str(&h->session_id, h->cfg.initial_session_id, strlen(h->cfg.initial_session_id));
+    if (h->cfg.legacy_sse)
+        return mcp_sse_start(h, err, errlen);
     return 0;
 }
 
@@ -595,7 +336,7 @@ static int http_send(mcp_transport *t, const char *msg, size_t len, const mcp_se
         snprintf(err, errlen, "MCP SSE Transport Error: Not connected");
         return -1;
     }
-    r = new_request(h, MCP_HREQ_POST, url, msg, len, info->is_initialize, NULL);
+    r = mcp_http_new_request(h, MCP_HREQ_POST, url, msg, len, info->is_initialize, NULL);
     if (r == NULL) {
         snprintf(err, errlen, "out of memory");
         return -1;
@@ -608,7 +349,7 @@ static int http_send(mcp_transport *t, const char *msg, size_t len, const mcp_se
         snprintf(err, errlen, "cannot start the HTTP request");
         return -1;
     }
-    link_req(h, r);
+    mcp_http_link_req(h, r);
     return 0;
 }
 
@@ -620,46 +361,35 @@ static void http_abandon(mcp_transport *t, int64_t request_id)
     for (r = h->reqs; r != NULL; r = next) {
         next = r->next;
         if (r->request_id == request_id && (r->method == MCP_HREQ_POST || r->for_request))
-            drop_req(h, r);
+            mcp_http_drop_req(h, r);
     }
     for (z = h->resumes; z != NULL; z = zn) {
         zn = z->next;
         if (z->request_id == request_id)
-            free_resume(h, z);
+            mcp_http_free_resume(h, z);
     }
 }
 
 static void http_close(mcp_transport *t)
 {
     mcp_http *h = (mcp_http *)t;
-    mcp_hreq *d;
     if (h->closing)
         return;
     h->closing = 1;
     mcp_timer_stop(t->loop, &h->reconnect_timer);
     while (h->resumes != NULL)
-        free_resume(h, h->resumes);
+        mcp_http_free_resume(h, h->resumes);
     while (h->reqs != NULL)
-        drop_req(h, h->reqs);
+        mcp_http_drop_req(h, h->reqs);
     if (!h->started || h->cfg.legacy_sse || !h->cfg.terminate_on_close || h->session_id == NULL)
         return;
-    /* Best effort: end the session on the server; bounded, and holding the transport alive. */
-    d = new_request(h, MCP_HREQ_DELETE, h->cfg.url, NULL, 0, 0, NULL);
-    if (d == NULL)
-        return;
-    curl_easy_setopt(d->x.easy, CURLOPT_TIMEOUT_MS, DELETE_TIMEOUT_MS);
-    if (mcp_hreq_start(d) != 0) {
-        mcp_hreq_free(d);
-        return;
-    }
-    link_req(h, d);
-    mcp_transport_ref(t);
+    mcp_http_terminate(h);
 }
 
 static int http_is_open(mcp_transport *t)
 {
     mcp_http *h = (mcp_http *)t;
-    return h->started && !h->closing && (!h->cfg.legacy_sse || h->ready == 1);
+    return h->started && !h->closing && (!h->cfg.legacy_sse || h->ready == MCP_SSE_ENDPOINT_READY);
 }
 
 static void http_destroy(mcp_transport *t)
@@ -671,9 +401,9 @@ static void http_destroy(mcp_transport *t)
     h->closing = 1;
     mcp_timer_stop(loop, &h->reconnect_timer);
     while (h->resumes != NULL)
-        free_resume(h, h->resumes);
+        mcp_http_free_resume(h, h->resumes);
     while (h->reqs != NULL)
-        drop_req(h, h->reqs);
+        mcp_http_drop_req(h, h->reqs);
     free(h->session_id);
     free(h->protocol_version);
     free(h->endpoint);
@@ -720,7 +450,7 @@ mcp_transport *mcp_http_new(mcp_loop *loop, mcp_curl *curl, mcp_http_config *cfg
         h->cfg.max_message = (size_t)64 * 1024 * 1024;
     if (h->cfg.max_reconnects <= 0)
         h->cfg.max_reconnects = 5;
-    mcp_timer_init(&h->reconnect_timer, on_reconnect_timer, h);
+    mcp_timer_init(&h->reconnect_timer, mcp_http_on_reconnect_timer, h);
     return &h->base;
 }
 
@@ -734,20 +464,7 @@ void mcp_http_on_event(mcp_transport *t, mcp_http_event_cb cb, void *ctx)
 void mcp_http_set_protocol_version(mcp_transport *t, const char *version)
 {
     mcp_http *h = (mcp_http *)t;
-    set_str(&h->protocol_version, version, version ? strlen(version) : 0);
-}
-
-int mcp_http_open_inbound(mcp_transport *t)
-{
-    mcp_http *h = (mcp_http *)t;
-    if (h->cfg.legacy_sse || h->closing || !h->started)
-        return 0;
-    h->inbound_wanted = 1;
-    if (h->inbound == NULL) {
-        h->reconnects = 0;
-        start_get(h, 0, h->inbound_last_id, 0);
-    }
-    return h->inbound != NULL;
+    mcp_http_set_str(&h->protocol_version, version, version ? strlen(version) : 0);
 }
 
 const char *mcp_http_session_id(mcp_transport *t) { return ((mcp_http *)t)->session_id; }

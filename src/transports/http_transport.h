@@ -32,6 +32,13 @@ typedef struct mcp_http_config {
     int legacy_sse;              /* the 2024-11-05 HTTP+SSE transport */
 } mcp_http_config;
 
+/* Legacy SSE: whether the endpoint event arrived (messages can be sent only then). */
+typedef enum mcp_sse_endpoint_state {
+    MCP_SSE_ENDPOINT_FAILED = -1, /* the stream failed before it */
+    MCP_SSE_ENDPOINT_WAITING = 0,
+    MCP_SSE_ENDPOINT_READY = 1
+} mcp_sse_endpoint_state;
+
 /* Transport events for the Lua binding: "session_id" (value or NULL), "session_expired"
  * (the old id), "endpoint" (legacy SSE ready), "error" (a diagnostic, also sent to the sink). */
 typedef void (*mcp_http_event_cb)(void *ctx, const char *kind, const char *value);
@@ -46,8 +53,8 @@ int mcp_http_open_inbound(mcp_transport *t);
 const char *mcp_http_session_id(mcp_transport *t);
 /* Exchanges still running (a DELETE on close, say). */
 int mcp_http_busy(mcp_transport *t);
-/* 1 when messages can be sent: always for streamable HTTP; for legacy SSE once the endpoint
- * event arrived (0 before, -1 when the stream failed before it). */
+/* MCP_SSE_ENDPOINT_READY when messages can be sent: always for streamable HTTP; for legacy SSE
+ * once the endpoint event arrived (WAITING before, FAILED when the stream failed before it). */
 int mcp_http_ready(mcp_transport *t);
 
 #endif

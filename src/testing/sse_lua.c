@@ -1,4 +1,4 @@
-/* Test hook for the SSE parser:
+/* Test hook for the SSE parser (built only into test builds: -DMCP_TEST_HOOKS, see Makefile):
  *   core._sse_parse(chunks [, max_event_bytes [, abort_after]]) -> results, failed, last_id
  * chunks: array of strings fed one by one to one parser; an entry `false` calls mcp_sse_reset
  * (a new connection) instead. results: in order, events {type=, data=, id=} and retry values
@@ -10,7 +10,7 @@
 
 #include "compat.h"
 #include "core_loop.h"
-#include "sse_parser.h"
+#include "transports/sse_parser.h"
 
 #define SSE_TEST_MT "mcp.sse_test_parser"
 

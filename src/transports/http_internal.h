@@ -1,0 +1,71 @@
+/* Inside the HTTP transports: the object that streamable HTTP (streamable_http.c) and legacy SSE
+ * (legacy_sse.c) share, and the functions each part offers the others (http_transport.c). */
+#ifndef MCP_HTTP_INTERNAL_H
+#define MCP_HTTP_INTERNAL_H
+
+#include "http_request.h"
+#include "http_transport.h"
+
+/* A POST event stream that ended before its response, waiting to be resumed. */
+typedef struct resume {
+    mcp_timer timer;
+    struct mcp_http *h;
+    int64_t request_id;
+    char *last_id;
+    unsigned long retry_ms;
+    int attempts;
+    struct resume *next;
+} resume;
+
+typedef struct mcp_http {
+    mcp_transport base;
+    mcp_http_config cfg;
+    mcp_curl *curl;
+    mcp_hreq *reqs;
+    char *session_id;
+    char *protocol_version;
+    char *endpoint;           /* legacy SSE: where messages are POSTed */
+    mcp_sse_endpoint_state ready; /* legacy SSE */
+    int started, closing;
+    mcp_hreq *inbound;
+    int inbound_wanted;
+    int reconnects;
+    unsigned long inbound_retry_ms;
+    char *inbound_last_id;
+    mcp_timer reconnect_timer;
+    resume *resumes;
+    mcp_http_event_cb ev_cb;
+    void *ev_ctx;
+} mcp_http;
+
+/* ---- shared (http_transport.c) ---- */
+void mcp_http_set_str(char **dst, const char *src, size_t len);
+/* An event for the Lua binding. */
+void mcp_http_emit(mcp_http *h, const char *kind, const char *value);
+/* A diagnostic: an "error" event and the sink's on_error. */
+void mcp_http_report(mcp_http *h, const char *msg);
+void mcp_http_link_req(mcp_http *h, mcp_hreq *r);
+void mcp_http_drop_req(mcp_http *h, mcp_hreq *r);
+mcp_hreq *mcp_http_new_request(mcp_http *h, int method, const char *url, const char *payload,
+                               size_t len, int is_initialize, const char *last_event_id);
+void mcp_http_post_failed(mcp_http *h, mcp_hreq *r, int status, const char *msg);
+int mcp_http_request_pending(mcp_http *h, int64_t id);
+/* Start a GET stream: the inbound one (for_request 0) or the resumption of a POST stream. */
+void mcp_http_start_get(mcp_http *h, int64_t for_request, const char *last_id, int attempts);
+
+/* ---- streamable HTTP (streamable_http.c) ---- */
+void mcp_http_adopt_session_id(mcp_http *h, mcp_hreq *r);
+void mcp_http_expire_session(mcp_http *h);
+void mcp_http_on_reconnect_timer(mcp_loop *loop, mcp_timer *t);
+void mcp_http_stream_done(mcp_http *h, mcp_hreq *r, CURLcode rc, const char *what);
+void mcp_http_free_resume(mcp_http *h, resume *z);
+void mcp_http_schedule_resume(mcp_http *h, int64_t request_id, const char *last_id,
+                              unsigned long retry_ms, int attempts);
+void mcp_http_terminate(mcp_http *h);
+
+/* ---- legacy SSE (legacy_sse.c) ---- */
+int mcp_sse_start(mcp_http *h, char *err, size_t errlen);
+void mcp_sse_stream_done(mcp_http *h, mcp_hreq *r, CURLcode rc, const char *what);
+void mcp_sse_on_event(mcp_hreq *r, const char *type, size_t tlen, const char *data, size_t dlen);
+
+#endif

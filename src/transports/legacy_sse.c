@@ -1,0 +1,97 @@
+/* The legacy HTTP+SSE transport (MCP 2024-11-05): a GET event stream whose first "endpoint"
+ * event names the URL messages are POSTed to (same origin as the stream). */
+#include "http_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+
+/* Open the event stream; messages can be sent once its endpoint event arrives. */
+int mcp_sse_start(mcp_http *h, char *err, size_t errlen)
+{
+    mcp_http_start_get(h, 0, NULL, 0);
+    if (h->inbound == NULL) {
+        snprintf(err, errlen, "MCP SSE Transport Error: cannot open the event stream");
+        return -1;
+    }
+    return 0;
+}
+
+/* The legacy event stream ended: before the endpoint event it failed the connection, after it
+ * the connection is closed. */
+void mcp_sse_stream_done(mcp_http *h, mcp_hreq *r, CURLcode rc, const char *what)
+{
+    long status = r->status;
+    char msg[1400];
+    if (h->ready != MCP_SSE_ENDPOINT_READY) {
+        h->ready = MCP_SSE_ENDPOINT_FAILED;
+        snprintf(msg, sizeof msg, "MCP SSE Transport Error: %s%s",
+                 rc == CURLE_OK && r->mode == MCP_HREQ_STREAM ? "Connection closed unexpectedly" : what,
+                 status == 405 ? ". This server does not support SSE transport. Try using `http` transport instead" : "");
+        mcp_http_emit(h, "endpoint_failed", msg);
+        mcp_http_report(h, msg);
+    } else if (h->base.sink != NULL) {
+        h->base.sink->on_closed(h->base.sink_ctx, "the SSE stream closed");
+    }
+}
+
+/* Legacy SSE: the first "endpoint" event names the POST URL; it must keep the stream's origin. */
+void mcp_sse_on_event(mcp_hreq *r, const char *type, size_t tlen, const char *data, size_t dlen)
+{
+    mcp_http *h = r->owner;
+    CURLU *base, *ep;
+    char *rel, *url = NULL, *s1 = NULL, *h1 = NULL, *p1 = NULL, *s2 = NULL, *h2 = NULL, *p2 = NULL;
+    char msg[1200];
+    if (!h->cfg.legacy_sse || tlen != 8 || memcmp(type, "endpoint", 8) != 0 || h->ready == MCP_SSE_ENDPOINT_READY)
+        return;
+    rel = malloc(dlen + 1);
+    base = curl_url();
+    ep = curl_url();
+    if (rel == NULL || base == NULL || ep == NULL)
+        goto out;
+    memcpy(rel, data, dlen);
+    rel[dlen] = '\0';
+    if (curl_url_set(base, CURLUPART_URL, h->cfg.url, 0) != CURLUE_OK ||
+        curl_url_set(ep, CURLUPART_URL, h->cfg.url, 0) != CURLUE_OK ||
+        curl_url_set(ep, CURLUPART_URL, rel, 0) != CURLUE_OK ||
+        curl_url_get(ep, CURLUPART_URL, &url, 0) != CURLUE_OK) {
+        snprintf(msg, sizeof msg, "MCP SSE Transport Error: invalid endpoint URL: %.200s", rel);
+        goto fail;
+    }
+    curl_url_get(base, CURLUPART_SCHEME, &s1, 0);
+    curl_url_get(base, CURLUPART_HOST, &h1, 0);
+    curl_url_get(base, CURLUPART_PORT, &p1, CURLU_DEFAULT_PORT);
+    curl_url_get(ep, CURLUPART_SCHEME, &s2, 0);
+    curl_url_get(ep, CURLUPART_HOST, &h2, 0);
+    curl_url_get(ep, CURLUPART_PORT, &p2, CURLU_DEFAULT_PORT);
+    if (!s1 || !s2 || !h1 || !h2 || !p1 || !p2 || strcasecmp(s1, s2) != 0 ||
+        strcasecmp(h1, h2) != 0 || strcmp(p1, p2) != 0) {
+        snprintf(msg, sizeof msg,
+                 "MCP SSE Transport Error: Endpoint origin does not match connection origin: %.300s",
+                 url);
+        goto fail;
+    }
+    mcp_http_set_str(&h->endpoint, url, strlen(url));
+    h->ready = MCP_SSE_ENDPOINT_READY;
+    mcp_http_emit(h, "endpoint", h->endpoint);
+    goto out;
+fail:
+    h->ready = MCP_SSE_ENDPOINT_FAILED;
+    mcp_http_emit(h, "endpoint_failed", msg);
+    mcp_http_report(h, msg);
+    if (h->inbound != NULL)
+        mcp_http_drop_req(h, h->inbound); /* deferred if we are inside its callback */
+out:
+    curl_free(url);
+    curl_free(s1);
+    curl_free(h1);
+    curl_free(p1);
+    curl_free(s2);
+    curl_free(h2);
+    curl_free(p2);
+    curl_url_cleanup(base);
+    curl_url_cleanup(ep);
+    free(rel);
+}

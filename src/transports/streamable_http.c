@@ -1,0 +1,202 @@
+/* Streamable HTTP (MCP 2025-03-26 .. 2025-11-25), what legacy SSE does not have: the session id
+ * (adopted, expired, terminated with DELETE), the standalone inbound GET stream and its
+ * reconnection, and the resumption of POST event streams with Last-Event-ID. */
+#include "http_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define DELETE_TIMEOUT_MS 2000L
+
+
+void mcp_http_adopt_session_id(mcp_http *h, mcp_hreq *r)
+{
+    if (h->cfg.legacy_sse || r->session_id == NULL)
+        return;
+    if (h->session_id != NULL && strcmp(h->session_id, r->session_id) == 0)
+        return;
+    mcp_http_set_str(&h->session_id, r->session_id, strlen(r->session_id));
+    mcp_http_emit(h, "session_id", h->session_id);
+}
+
+void mcp_http_expire_session(mcp_http *h)
+{
+    char *old = h->session_id;
+    if (old == NULL)
+        return; /* another exchange already found it expired */
+    h->session_id = NULL;
+    mcp_http_emit(h, "session_expired", old);
+    mcp_http_emit(h, "session_id", NULL);
+    free(old);
+}
+
+static unsigned long backoff_ms(int attempt)
+{
+    double d = 1000.0;
+    int i;
+    for (i = 0; i < attempt && d < 30000.0; i++)
+        d *= 1.5;
+    return d > 30000.0 ? 30000ul : (unsigned long)d;
+}
+
+void mcp_http_on_reconnect_timer(mcp_loop *loop, mcp_timer *t)
+{
+    mcp_http *h = t->data;
+    (void)loop;
+    if (!h->closing && h->inbound == NULL)
+        mcp_http_start_get(h, 0, h->inbound_last_id, h->reconnects);
+}
+
+/* A GET of streamable HTTP finished: the standalone inbound stream (reconnect) or a resumed
+ * POST stream (resume again while its request waits). */
+void mcp_http_stream_done(mcp_http *h, mcp_hreq *r, CURLcode rc, const char *what)
+{
+    long status = r->status;
+    size_t idlen;
+    const char *last_id = mcp_hreq_last_event_id(r, &idlen);
+    char msg[1400], id[512];
+    int64_t req = r->for_request ? r->request_id : 0;
+    int ok = rc == CURLE_OK || r->mode == MCP_HREQ_STREAM; /* a stream that broke after it started */
+    id[0] = '\0';
+    if (last_id != NULL)
+        snprintf(id, sizeof id, "%.*s", (int)idlen, last_id);
+    if (status == 405 && !r->for_request) {
+        h->inbound_wanted = 0; /* the server offers no standalone stream: fine */
+    } else if (status == 404 && r->sent_session) {
+        mcp_http_expire_session(h);
+        snprintf(msg, sizeof msg, "MCP HTTP Transport Error: GET SSE failed (%s). The MCP session expired", what);
+        if (req != 0)
+            mcp_http_post_failed(h, r, 404, msg);
+        else
+            mcp_http_report(h, msg);
+    } else if (req != 0) {
+        /* A resumed POST stream: resume again while the request waits, a bounded number of
+         * times without progress. */
+        if (mcp_http_request_pending(h, req)) {
+            if (ok && (r->mode == MCP_HREQ_STREAM || (status >= 200 && status < 300)))
+                mcp_http_schedule_resume(h, req, id[0] ? id : NULL, r->retry_ms,
+                                r->events_seen > 0 ? 0 : r->attempt);
+            else {
+                snprintf(msg, sizeof msg, "MCP HTTP Transport Error: resuming the event stream failed: %s", what);
+                mcp_http_post_failed(h, r, (int)status, msg);
+            }
+        }
+    } else if (ok || rc != CURLE_OK) {
+        /* The inbound stream ended, broke, or could not connect: reconnect from the last event
+         * id after the server's retry delay, else 1 s x 1.5 up to 30 s; a server that answered
+         * resets the count, so only consecutive failures run out. */
+        if (id[0])
+            mcp_http_set_str(&h->inbound_last_id, id, strlen(id));
+        if (r->retry_ms)
+            h->inbound_retry_ms = r->retry_ms;
+        if (r->mode == MCP_HREQ_STREAM || (rc == CURLE_OK && status >= 200 && status < 300))
+            h->reconnects = 0;
+        else {
+            snprintf(msg, sizeof msg, "MCP HTTP Transport Error: GET SSE failed: %s", what);
+            mcp_http_report(h, msg);
+        }
+        if (h->reconnects >= h->cfg.max_reconnects) {
+            snprintf(msg, sizeof msg,
+                     "MCP HTTP Transport Error: Maximum reconnection attempts (%d) exceeded.",
+                     h->cfg.max_reconnects);
+            mcp_http_report(h, msg);
+        } else {
+            unsigned long delay =
+                h->inbound_retry_ms ? h->inbound_retry_ms : backoff_ms(h->reconnects);
+            h->reconnects++;
+            mcp_timer_start(h->base.loop, &h->reconnect_timer, delay);
+        }
+    } else {
+        snprintf(msg, sizeof msg, "MCP HTTP Transport Error: GET SSE failed: %s", what);
+        mcp_http_report(h, msg);
+    }
+}
+
+/* ---- resuming POST streams ------------------------------------------------------------------ */
+
+void mcp_http_free_resume(mcp_http *h, resume *z)
+{
+    resume **pp;
+    for (pp = &h->resumes; *pp != NULL; pp = &(*pp)->next)
+        if (*pp == z) {
+            *pp = z->next;
+            break;
+        }
+    mcp_timer_stop(h->base.loop, &z->timer);
+    free(z->last_id);
+    free(z);
+}
+
+static void on_resume_timer(mcp_loop *loop, mcp_timer *t)
+{
+    resume *z = t->data;
+    mcp_http *h = z->h;
+    (void)loop;
+    if (!h->closing && mcp_http_request_pending(h, z->request_id))
+        mcp_http_start_get(h, z->request_id, z->last_id, z->attempts);
+    mcp_http_free_resume(h, z);
+}
+
+void mcp_http_schedule_resume(mcp_http *h, int64_t request_id, const char *last_id,
+                            unsigned long retry_ms, int attempts)
+{
+    resume *z;
+    char msg[200];
+    if (attempts >= h->cfg.max_reconnects) {
+        mcp_transport_failure f;
+        snprintf(msg, sizeof msg,
+                 "MCP HTTP Transport Error: the event stream was lost and could not be resumed "
+                 "after %d attempts",
+                 attempts);
+        memset(&f, 0, sizeof f);
+        f.message = msg;
+        if (h->base.sink != NULL)
+            h->base.sink->on_request_failed(h->base.sink_ctx, request_id, &f);
+        return;
+    }
+    z = calloc(1, sizeof *z);
+    if (z == NULL)
+        return;
+    z->h = h;
+    z->request_id = request_id;
+    z->attempts = attempts + 1;
+    z->retry_ms = retry_ms;
+    if (last_id != NULL)
+        mcp_http_set_str(&z->last_id, last_id, strlen(last_id));
+    mcp_timer_init(&z->timer, on_resume_timer, z);
+    z->next = h->resumes;
+    h->resumes = z;
+    /* The server's retry field wins; else back off as for the inbound stream. */
+    mcp_timer_start(h->base.loop, &z->timer, retry_ms ? retry_ms : backoff_ms(attempts));
+}
+
+/* Best effort: end the session on the server (DELETE); bounded, and holding the transport alive. */
+void mcp_http_terminate(mcp_http *h)
+{
+    mcp_transport *t = &h->base;
+    mcp_hreq *d;
+    d = mcp_http_new_request(h, MCP_HREQ_DELETE, h->cfg.url, NULL, 0, 0, NULL);
+    if (d == NULL)
+        return;
+    curl_easy_setopt(d->x.easy, CURLOPT_TIMEOUT_MS, DELETE_TIMEOUT_MS);
+    if (mcp_hreq_start(d) != 0) {
+        mcp_hreq_free(d);
+        return;
+    }
+    mcp_http_link_req(h, d);
+    mcp_transport_ref(t);
+}
+
+int mcp_http_open_inbound(mcp_transport *t)
+{
+    mcp_http *h = (mcp_http *)t;
+    if (h->cfg.legacy_sse || h->closing || !h->started)
+        return 0;
+    h->inbound_wanted = 1;
+    if (h->inbound == NULL) {
+        h->reconnects = 0;
+        mcp_http_start_get(h, 0, h->inbound_last_id, 0);
+    }
+    return h->inbound != NULL;
+}
