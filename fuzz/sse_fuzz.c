@@ -21,12 +21,12 @@
 #include "buf.h"
 #include "transports/sse_parser.h"
 
-#define CHECK(cond, what)                                                     \
-    do {                                                                      \
-        if (!(cond)) {                                                        \
-            fprintf(stderr, "sse_fuzz: check failed: %s (%s)\n", what, #cond); \
-            abort();                                                          \
-        }                                                                     \
+#define CHECK(cond, what)                                                                          \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "sse_fuzz: check failed: %s (%s)\n", what, #cond);                     \
+            abort();                                                                               \
+        }                                                                                          \
     } while (0)
 
 /* Results of one run, serialised: 'E' type data id (each as length + bytes), or 'R' ms. */
@@ -121,12 +121,8 @@ static size_t next_size(splitter *s)
 {
     size_t left = s->n - s->pos, want;
     switch (s->pattern) {
-    case P_WHOLE:
-        want = left;
-        break;
-    case P_BYTES:
-        want = 1;
-        break;
+    case P_WHOLE: want = left; break;
+    case P_BYTES: want = 1; break;
     case P_TWO: { /* split point from the first two bytes */
         size_t at = s->n ? ((size_t)s->d[0] << 8 | (s->n > 1 ? s->d[1] : 0)) % (s->n + 1) : 0;
         want = s->k++ == 0 ? at : left;
@@ -220,7 +216,7 @@ static void model_run(model *m, const uint8_t *d, size_t n, const char *init_id,
         while (j < n && d[j] != '\r' && d[j] != '\n')
             j++;
         if (j >= n)
-            break; /* no line end: an incomplete line is never processed */
+            break;    /* no line end: an incomplete line is never processed */
         if (j == i) { /* blank line: dispatch */
             memcpy(last, idb, ilen);
             llen = ilen;

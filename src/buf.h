@@ -7,8 +7,8 @@
 
 typedef struct mcp_buf {
     char *data;
-    size_t len;  /* bytes in use, from data[off] */
-    size_t off;  /* consumed prefix (read side), compacted lazily */
+    size_t len; /* bytes in use, from data[off] */
+    size_t off; /* consumed prefix (read side), compacted lazily */
     size_t cap;
 } mcp_buf;
 
@@ -23,7 +23,11 @@ void mcp_buf_consume(mcp_buf *b, size_t n);
 static inline char *mcp_buf_head(mcp_buf *b) { return b->data + b->off; }
 /* Pointer to free space after the used region (call reserve first). */
 static inline char *mcp_buf_tail(mcp_buf *b) { return b->data + b->off + b->len; }
-static inline void mcp_buf_reset(mcp_buf *b) { b->len = 0; b->off = 0; }
+static inline void mcp_buf_reset(mcp_buf *b)
+{
+    b->len = 0;
+    b->off = 0;
+}
 /* Fast append of one byte / small literal; the caller reserved room (unchecked). */
 static inline void mcp_buf_put_unchecked(mcp_buf *b, char c) { b->data[b->off + b->len++] = c; }
 

@@ -139,14 +139,20 @@ __attribute__((visibility("default")))
 int luaopen_mcp_core(lua_State *L)
 {
     static const luaL_Reg funcs[] = {
-        {"step", l_step},       {"fd", l_fd},           {"timeout", l_timeout},
-        {"alive", l_alive},     {"now_ms", l_now_ms},   {"children", l_children},
+        {"step", l_step},
+        {"fd", l_fd},
+        {"timeout", l_timeout},
+        {"alive", l_alive},
+        {"now_ms", l_now_ms},
+        {"children", l_children},
         {"stopping", l_stopping},
         {"session", mcp_session_new},
         {"json_encode", mcp_json_lua_encode},
         {"json_decode", mcp_json_lua_decode},
         {"json_null_alias", l_json_null_alias},
-        {"sha256", mcp_digest_sha256}, {"base64_encode", mcp_digest_base64_encode}, {"base64_decode", mcp_digest_base64_decode},
+        {"sha256", mcp_digest_sha256},
+        {"base64_encode", mcp_digest_base64_encode},
+        {"base64_decode", mcp_digest_base64_decode},
         {NULL, NULL},
     };
     struct sigaction sa;

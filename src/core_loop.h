@@ -9,10 +9,13 @@
 mcp_loop *mcp_core_loop(lua_State *L);
 /* The Lua state whose `core.step` is dispatching right now (NULL outside a step): core.c sets
  * it as the loop's dispatch context. */
-static inline lua_State *mcp_loop_lua(mcp_loop *loop) { return (lua_State *)mcp_loop_context(loop); }
-void mcp_stdio_lua_open(lua_State *L);  /* adds stdio_transport to the table on top */
-void mcp_timer_lua_open(lua_State *L);  /* adds timer to the table on top */
-void mcp_http_lua_open(lua_State *L);   /* adds http_transport and sse_transport */
+static inline lua_State *mcp_loop_lua(mcp_loop *loop)
+{
+    return (lua_State *)mcp_loop_context(loop);
+}
+void mcp_stdio_lua_open(lua_State *L); /* adds stdio_transport to the table on top */
+void mcp_timer_lua_open(lua_State *L); /* adds timer to the table on top */
+void mcp_http_lua_open(lua_State *L);  /* adds http_transport and sse_transport */
 #ifdef MCP_TEST_HOOKS
 /* Test builds only (src/testing/): adds _sse_parse (SSE parser test hook) to the table on top. */
 void mcp_sse_lua_open(lua_State *L);

@@ -27,8 +27,8 @@ static char crypto_err[256];
 
 static void load_crypto(void)
 {
-    static const char *const names[] = {"libcrypto.so.3", "libcrypto.so.1.1", "libcrypto.so",
-                                        "libcrypto.3.dylib", "libcrypto.dylib", NULL};
+    static const char *const names[] = {"libcrypto.so.3",    "libcrypto.so.1.1", "libcrypto.so",
+                                        "libcrypto.3.dylib", "libcrypto.dylib",  NULL};
     const mcp_lazysym syms[] = {
         {"EVP_Digest", (void **)&crypto.digest},
         {"EVP_sha256", (void **)&crypto.sha256},
@@ -52,8 +52,10 @@ int mcp_digest_sha256(lua_State *L)
     return 1;
 }
 
-static const char STD_ALPHABET[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-static const char URL_ALPHABET[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+static const char STD_ALPHABET[] =
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+static const char URL_ALPHABET[] =
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
 
 enum { V_STD = 1, V_URL = 2 };
 
@@ -66,7 +68,8 @@ static int variant(lua_State *L, int idx, int allow_any)
         return V_URL;
     if (allow_any && strcmp(v, "any") == 0)
         return V_STD | V_URL;
-    return luaL_argerror(L, idx, allow_any ? "expected \"std\", \"url\" or \"any\"" : "expected \"std\" or \"url\"");
+    return luaL_argerror(
+        L, idx, allow_any ? "expected \"std\", \"url\" or \"any\"" : "expected \"std\" or \"url\"");
 }
 
 int mcp_digest_base64_encode(lua_State *L)

@@ -19,9 +19,11 @@
 #define MCP_JSON_MAX_DEPTH 512
 
 /* Registry keys used by the codec (strings): */
-#define MCP_JSON_ARRAY_MT "mcp.json.array_mt"     /* metatable marking a table as a JSON array: {__jsontype="array"} */
-#define MCP_JSON_OBJECT_MT "mcp.json.object_mt"   /* {__jsontype="object"} */
-#define MCP_JSON_NULL_ALIAS "mcp.json.null_alias" /* optional registry value that also encodes as null (e.g. vim.NIL) */
+#define MCP_JSON_ARRAY_MT                                                                          \
+    "mcp.json.array_mt" /* metatable marking a table as a JSON array: {__jsontype="array"} */
+#define MCP_JSON_OBJECT_MT "mcp.json.object_mt" /* {__jsontype="object"} */
+#define MCP_JSON_NULL_ALIAS                                                                        \
+    "mcp.json.null_alias" /* optional registry value that also encodes as null (e.g. vim.NIL) */
 
 /* Create the two metatables (and the encoder's private buffer metatable) in the registry. Idempotent.
  * Call once from luaopen; the codec also calls it lazily if it was forgotten. */
@@ -41,14 +43,16 @@ int mcp_json_encode_string(mcp_buf *b, const char *s, size_t n);
  * On error push nothing, write "JSON parse error at byte N: ..." into err, N being the 0-based offset of the
  * offending byte from base, and return NULL. Must be called inside a protected call (may raise on OOM).
  * Never reads at or past end; the input need not be NUL-terminated. */
-const char *mcp_json_decode_value(lua_State *L, const char *base, const char *p, const char *end, int depth,
-                                  char *err, size_t errlen);
+const char *mcp_json_decode_value(lua_State *L, const char *base, const char *p, const char *end,
+                                  int depth, char *err, size_t errlen);
 
 /* First byte at or after p that is not JSON whitespace (space, \t, \n, \r), or end. */
 const char *mcp_json_skip_ws(const char *p, const char *end);
 
 /* Lua functions: */
-int mcp_json_lua_encode(lua_State *L); /* encode(v) -> string; raises on unencodable with the message */
-int mcp_json_lua_decode(lua_State *L); /* decode(s) -> value | nil, errmsg (trailing non-space -> error) */
+int mcp_json_lua_encode(
+    lua_State *L); /* encode(v) -> string; raises on unencodable with the message */
+int mcp_json_lua_decode(
+    lua_State *L); /* decode(s) -> value | nil, errmsg (trailing non-space -> error) */
 
 #endif

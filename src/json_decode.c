@@ -17,7 +17,8 @@ typedef struct dec {
     int array_mt;     /* stack index of the array metatable */
     int scratch_slot; /* stack index owning the scratch buffer for escaped strings (nil until needed) */
     mcp_buf *scratch;
-    const char *dp;   /* the C locale's decimal point, as strtod expects it (NULL: not looked up yet) */
+    /* the C locale's decimal point, as strtod expects it (NULL: not looked up yet) */
+    const char *dp;
 } dec;
 
 static const char *decode_value(dec *d, const char *p, int depth);
@@ -25,7 +26,8 @@ static const char *decode_value(dec *d, const char *p, int depth);
 static const char *fail(dec *d, const char *at, const char *msg)
 {
     if (d->errlen > 0)
-        snprintf(d->err, d->errlen, "JSON parse error at byte %lu: %s", (unsigned long)(at - d->base), msg);
+        snprintf(d->err, d->errlen, "JSON parse error at byte %lu: %s",
+                 (unsigned long)(at - d->base), msg);
     return NULL;
 }
 
@@ -56,8 +58,10 @@ const char *mcp_json_skip_ws(const char *p, const char *end)
 #define ONES ((uint64_t)0x0101010101010101ULL)
 #define HIGHS ((uint64_t)0x8080808080808080ULL)
 /* Nonzero when some byte of x is zero / below n (n <= 128): the usual SWAR tests. */
+/* clang-format off */
 #define HAS_ZERO(x) (((x) - ONES) & ~(x) & HIGHS)
 #define HAS_LESS(x, n) (((x) - ONES * (n)) & ~(x) & HIGHS)
+/* clang-format on */
 
 /* First byte in [p, end) that ends a plain run of string bytes: '"', '\\' or a control byte. */
 static const char *scan_plain(const char *p, const char *end)
@@ -132,7 +136,8 @@ static const char *unicode_escape(dec *d, const char *p, char **o)
     p += 4;
     if (hi >= 0xd800 && hi <= 0xdbff && d->end - p >= 6 && p[0] == '\\' && p[1] == 'u' &&
         (lo = hex4(p + 2)) >= 0xdc00 && lo <= 0xdfff) {
-        *o += put_utf8(*o, 0x10000 + (((unsigned long)hi - 0xd800) << 10) + ((unsigned long)lo - 0xdc00));
+        *o += put_utf8(*o, 0x10000 + (((unsigned long)hi - 0xd800) << 10) +
+                               ((unsigned long)lo - 0xdc00));
         return p + 6;
     }
     /* A lone surrogate is kept as its 3-byte form (as WTF-8 does) rather than rejected. */
@@ -205,8 +210,7 @@ static const char *decode_escaped(dec *d, const char *start, const char *p)
             if ((p = unicode_escape(d, p + 2, &o)) == NULL)
                 return NULL;
             continue;
-        default:
-            return fail(d, p, "invalid escape");
+        default: return fail(d, p, "invalid escape");
         }
         *o++ = c;
         p += 2;
@@ -234,8 +238,9 @@ static const char *decode_string(dec *d, const char *p)
 /* ---- numbers ---- */
 
 /* Exact powers of ten for the fast path (all representable in a double). */
-static const double pow10_table[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
-                                     1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+static const double pow10_table[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                     1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                     1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
 
 /* strtod on a copy of [s, s+n) with '.' turned into the locale's decimal point (the input has no NUL). */
 static int slow_double(const char *s, size_t n, const char *dp, double *out)
@@ -427,12 +432,9 @@ static const char *decode_value(dec *d, const char *p, int depth)
     if (p >= d->end)
         return unexpected(d, p);
     switch (*p) {
-    case '"':
-        return decode_string(d, p);
-    case '{':
-        return decode_object(d, p, depth + 1);
-    case '[':
-        return decode_array(d, p, depth + 1);
+    case '"': return decode_string(d, p);
+    case '{': return decode_object(d, p, depth + 1);
+    case '[': return decode_array(d, p, depth + 1);
     case 't':
         if ((p = literal(d, p, "true", 4)) != NULL)
             lua_pushboolean(L, 1);
@@ -445,16 +447,23 @@ static const char *decode_value(dec *d, const char *p, int depth)
         if ((p = literal(d, p, "null", 4)) != NULL)
             lua_pushlightuserdata(L, NULL);
         return p;
-    case '-': case '0': case '1': case '2': case '3': case '4':
-    case '5': case '6': case '7': case '8': case '9':
-        return decode_number(d, p);
-    default:
-        return unexpected(d, p);
+    case '-':
+    case '0':
+    case '1':
+    case '2':
+    case '3':
+    case '4':
+    case '5':
+    case '6':
+    case '7':
+    case '8':
+    case '9': return decode_number(d, p);
+    default: return unexpected(d, p);
     }
 }
 
-const char *mcp_json_decode_value(lua_State *L, const char *base, const char *p, const char *end, int depth,
-                                  char *err, size_t errlen)
+const char *mcp_json_decode_value(lua_State *L, const char *base, const char *p, const char *end,
+                                  int depth, char *err, size_t errlen)
 {
     dec d;
     int top = lua_gettop(L);
@@ -500,7 +509,8 @@ int mcp_json_lua_decode(lua_State *L)
         if (q == s + n)
             return 1;
         lua_pop(L, 1);
-        snprintf(err, sizeof err, "JSON parse error at byte %lu: trailing garbage", (unsigned long)(q - s));
+        snprintf(err, sizeof err, "JSON parse error at byte %lu: trailing garbage",
+                 (unsigned long)(q - s));
     }
     lua_pushnil(L);
     lua_pushstring(L, err);

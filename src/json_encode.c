@@ -14,8 +14,9 @@ typedef struct enc {
     mcp_buf *b;
     char *err;
     size_t errlen;
-    int alias;      /* stack index of the null alias, 0 when none is set */
-    const char *dp; /* the C locale's decimal point, as snprintf writes it (NULL: not looked up yet) */
+    int alias; /* stack index of the null alias, 0 when none is set */
+    /* the C locale's decimal point, as snprintf writes it (NULL: not looked up yet) */
+    const char *dp;
 } enc;
 
 static int encode_value(enc *e, int idx, int depth);
@@ -74,6 +75,7 @@ void mcp_json_init(lua_State *L)
 /* ---- strings ---- */
 
 /* 0: copy as is; otherwise the letter after the backslash ('u' -> \u00XX). */
+/* clang-format off */
 static const unsigned char esc_table[256] = {
     'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u', 'b', 't', 'n', 'u', 'f', 'r', 'u', 'u',
     'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u',
@@ -83,6 +85,7 @@ static const unsigned char esc_table[256] = {
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, '\\', 0, 0, 0,
     /* 0x60..0xff: all zero */
 };
+/* clang-format on */
 
 int mcp_json_encode_string(mcp_buf *b, const char *s, size_t n)
 {
@@ -374,25 +377,20 @@ static int encode_value(enc *e, int idx, int depth)
     if (e->alias != 0 && type > LUA_TBOOLEAN && lua_rawequal(L, idx, e->alias))
         return put(e, "null", 4);
     switch (type) {
-    case LUA_TNIL:
-        return put(e, "null", 4);
-    case LUA_TBOOLEAN:
-        return lua_toboolean(L, idx) ? put(e, "true", 4) : put(e, "false", 5);
-    case LUA_TNUMBER:
-        return encode_number(e, idx);
+    case LUA_TNIL: return put(e, "null", 4);
+    case LUA_TBOOLEAN: return lua_toboolean(L, idx) ? put(e, "true", 4) : put(e, "false", 5);
+    case LUA_TNUMBER: return encode_number(e, idx);
     case LUA_TSTRING: {
         size_t n;
         const char *s = lua_tolstring(L, idx, &n);
         return mcp_json_encode_string(e->b, s, n) == 0 ? 0 : oom(e);
     }
-    case LUA_TTABLE:
-        return encode_table(e, idx, depth + 1);
+    case LUA_TTABLE: return encode_table(e, idx, depth + 1);
     case LUA_TLIGHTUSERDATA:
         if (lua_touserdata(L, idx) == NULL)
             return put(e, "null", 4);
         return cannot(e, idx);
-    default:
-        return cannot(e, idx);
+    default: return cannot(e, idx);
     }
 }
 

@@ -12,7 +12,7 @@ struct mcp_session;
 
 typedef struct mcp_pending {
     int64_t id;
-    int cb_ref;        /* registry ref of the Lua completion function */
+    int cb_ref; /* registry ref of the Lua completion function */
     uint32_t timeout_ms;
     mcp_timer timer;
     struct mcp_session *session;
@@ -25,7 +25,7 @@ typedef struct mcp_pending_map {
 } mcp_pending_map;
 
 void mcp_pending_map_init(mcp_pending_map *m);
-void mcp_pending_map_free(mcp_pending_map *m); /* frees the table, not the entries */
+void mcp_pending_map_free(mcp_pending_map *m);           /* frees the table, not the entries */
 int mcp_pending_put(mcp_pending_map *m, mcp_pending *p); /* 0, or -1 out of memory */
 mcp_pending *mcp_pending_get(const mcp_pending_map *m, int64_t id);
 mcp_pending *mcp_pending_take(mcp_pending_map *m, int64_t id);

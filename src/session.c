@@ -242,7 +242,8 @@ static void dispatch_response(lua_State *L, inbound *in)
     mcp_session *s = in->s;
     int64_t key;
     mcp_pending *p;
-    if (!mcp_wire_id_key(L, in->e.base + MCP_WIRE_ID, &key) || (p = mcp_pending_take(&s->pending, key)) == NULL) {
+    if (!mcp_wire_id_key(L, in->e.base + MCP_WIRE_ID, &key) ||
+        (p = mcp_pending_take(&s->pending, key)) == NULL) {
         char text[160];
         /* A late answer to a request we gave up on is expected; anything else is reported. */
         if (mcp_wire_id_key(L, in->e.base + MCP_WIRE_ID, &key) && key > 0 && key < s->next_id)
@@ -282,7 +283,8 @@ static void dispatch_envelope(lua_State *L, inbound *in)
     mcp_session *s = in->s;
     int b = in->e.base;
     size_t vlen;
-    const char *v = in->e.has[MCP_WIRE_JSONRPC] ? lua_tolstring(L, b + MCP_WIRE_JSONRPC, &vlen) : NULL;
+    const char *v =
+        in->e.has[MCP_WIRE_JSONRPC] ? lua_tolstring(L, b + MCP_WIRE_JSONRPC, &vlen) : NULL;
     int has_id = in->e.has[MCP_WIRE_ID] && !lua_islightuserdata(L, b + MCP_WIRE_ID);
     if (v == NULL || vlen != 3 || memcmp(v, "2.0", 3) != 0) {
         report_error(L, s, "protocol", "ignored a message without \"jsonrpc\": \"2.0\"");
@@ -329,7 +331,8 @@ static void dispatch_envelope(lua_State *L, inbound *in)
         report_error(L, s, "protocol", text);
         return;
     }
-    report_error(L, s, "protocol", "ignored a message that is neither request, notification nor response");
+    report_error(L, s, "protocol",
+                 "ignored a message that is neither request, notification nor response");
 }
 
 /* Runs under lua_pcall: decoding may raise on out-of-memory. */
@@ -738,10 +741,16 @@ int mcp_session_new(lua_State *L)
 void mcp_session_open(lua_State *L)
 {
     static const luaL_Reg methods[] = {
-        {"request", l_request},   {"next_id", l_next_id}, {"notify", l_notify},
-        {"respond", l_respond},   {"respond_error", l_respond_error},
-        {"cancel", l_cancel},     {"close", l_close},     {"pending", l_pending},
-        {"is_open", l_is_open},   {NULL, NULL},
+        {"request", l_request},
+        {"next_id", l_next_id},
+        {"notify", l_notify},
+        {"respond", l_respond},
+        {"respond_error", l_respond_error},
+        {"cancel", l_cancel},
+        {"close", l_close},
+        {"pending", l_pending},
+        {"is_open", l_is_open},
+        {NULL, NULL},
     };
     if (luaL_newmetatable(L, MCP_SESSION_MT)) {
         lua_newtable(L);

@@ -218,7 +218,8 @@ void mcp_wire_put_error_head(mcp_buf *b, int64_t code, const char *message, size
 void mcp_wire_cancelled(mcp_buf *b, int64_t id, const char *reason)
 {
     mcp_buf_reset(b);
-    LIT(b, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":");
+    LIT(b,
+        "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":");
     mcp_wire_put_int(b, id);
     LIT(b, ",\"reason\":");
     mcp_json_encode_string(b, reason, strlen(reason));

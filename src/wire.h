@@ -25,7 +25,7 @@ enum {
 typedef struct mcp_envelope {
     const char *msg; /* the whole message (for byte offsets in errors) */
     size_t len;
-    int base;        /* stack index before slot 1; the caller pushed MCP_WIRE_NSLOTS values */
+    int base; /* stack index before slot 1; the caller pushed MCP_WIRE_NSLOTS values */
     int has[MCP_WIRE_NSLOTS + 1];
 } mcp_envelope;
 

@@ -99,7 +99,7 @@ static int l_sse_parse(lua_State *L)
         lua_pop(L, 1);
     }
     lua_settop(L, 3);
-    lua_newtable(L); /* 4: results */
+    lua_newtable(L);                       /* 4: results */
     box = mcp_newuserdata(L, sizeof *box); /* 5 */
     box->live = 0;
     luaL_getmetatable(L, SSE_TEST_MT);

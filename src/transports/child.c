@@ -339,8 +339,8 @@ static void close_pair(int p[2])
 }
 
 /* Between fork and exec: async-signal-safe calls only. Reports errno through report_fd. */
-static void exec_child(const mcp_spawn_opts *o, const char *file, int in[2], int out[2], int errp[2],
-                       int report_fd)
+static void exec_child(const mcp_spawn_opts *o, const char *file, int in[2], int out[2],
+                       int errp[2], int report_fd)
 {
     int e, sig;
     sigset_t none;

@@ -39,17 +39,17 @@ struct mcp_child {
 };
 
 typedef struct mcp_spawn_opts {
-    const char *command;   /* resolved through the PATH in envp when it has no '/' */
-    char *const *argv;     /* argv[0] = command */
-    char *const *envp;     /* the complete environment of the child */
-    const char *cwd;       /* NULL: inherit */
+    const char *command; /* resolved through the PATH in envp when it has no '/' */
+    char *const *argv;   /* argv[0] = command */
+    char *const *envp;   /* the complete environment of the child */
+    const char *cwd;     /* NULL: inherit */
     int stderr_mode;
 } mcp_spawn_opts;
 
 /* Spawn; on success fill fds (stdin write end, stdout read end, stderr read end or -1), all
  * non-blocking and close-on-exec. Returns 0, or -1 with a message in err. */
-int mcp_child_spawn(mcp_loop *loop, const mcp_spawn_opts *o, mcp_child **out, int fds[3],
-                    char *err, size_t errlen);
+int mcp_child_spawn(mcp_loop *loop, const mcp_spawn_opts *o, mcp_child **out, int fds[3], char *err,
+                    size_t errlen);
 void mcp_child_set_owner(mcp_child *c, void *owner, mcp_child_exit_cb on_exit);
 /* Begin the graceful stop; the owner has already closed the child's stdin. Idempotent. */
 void mcp_child_stop(mcp_child *c, uint64_t grace_ms);

@@ -13,7 +13,10 @@ static pthread_once_t once = PTHREAD_ONCE_INIT;
 static int load_rc = -1;
 static char load_err[256];
 
-#define SYM(n, f) {n, (void **)&api.f}
+#define SYM(n, f)                                                                                  \
+    {                                                                                              \
+        n, (void **)&api.f                                                                         \
+    }
 
 static void load(void)
 {

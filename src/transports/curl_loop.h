@@ -29,7 +29,7 @@ struct mcp_xfer {
     void *owner;
     mcp_curl *curl;
     int attached;
-    int dirty;           /* flush wanted */
+    int dirty; /* flush wanted */
     mcp_xfer *next_dirty;
     char errbuf[CURL_ERROR_SIZE];
 };

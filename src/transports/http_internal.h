@@ -24,7 +24,7 @@ typedef struct mcp_http {
     mcp_hreq *reqs;
     char *session_id;
     char *protocol_version;
-    char *endpoint;           /* legacy SSE: where messages are POSTed */
+    char *endpoint;               /* legacy SSE: where messages are POSTed */
     mcp_sse_endpoint_state ready; /* legacy SSE */
     int started, closing;
     mcp_hreq *inbound;

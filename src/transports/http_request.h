@@ -36,27 +36,27 @@ struct mcp_hreq {
     const mcp_hreq_ops *ops;
     void *owner;
     int method;
-    int64_t request_id;   /* the JSON-RPC request a POST carries, 0 if none */
-    int for_request;      /* a GET resuming the stream of request_id */
-    int sent_session;     /* the request carried a session id */
+    int64_t request_id; /* the JSON-RPC request a POST carries, 0 if none */
+    int for_request;    /* a GET resuming the stream of request_id */
+    int sent_session;   /* the request carried a session id */
     char *payload;
     size_t payload_len;
     struct curl_slist *headers;
     /* response */
     long status;
     mcp_hreq_mode mode;
-    char *session_id;     /* Mcp-Session-Id of the final response, if any */
+    char *session_id; /* Mcp-Session-Id of the final response, if any */
     mcp_sse_parser sse;
     int sse_ready;
     int sse_overflow;
-    mcp_buf body;         /* JSON or error body */
+    mcp_buf body; /* JSON or error body */
     size_t body_max;
-    mcp_buf inbox;        /* events waiting for flush: [u32 tlen][type][u32 dlen][data]... */
+    mcp_buf inbox;          /* events waiting for flush: [u32 tlen][type][u32 dlen][data]... */
     unsigned long retry_ms; /* from the stream's retry field, 0 if none */
     int events_seen;
-    int attempt;          /* resumption attempts without progress so far */
-    int keep_message;     /* a failure's own message beats the body's JSON-RPC message */
-    int busy, doomed;     /* inside its own callbacks / freed meanwhile */
+    int attempt;      /* resumption attempts without progress so far */
+    int keep_message; /* a failure's own message beats the body's JSON-RPC message */
+    int busy, doomed; /* inside its own callbacks / freed meanwhile */
     mcp_hreq *next, **pprev;
 };
 

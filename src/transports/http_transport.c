@@ -11,7 +11,6 @@
 #define USER_AGENT "lua-mcp/0.1.0"
 #define ERROR_BODY_MAX (64 * 1024)
 
-
 void mcp_http_set_str(char **dst, const char *src, size_t len)
 {
     char *c = NULL;
@@ -72,7 +71,9 @@ static struct curl_slist *base_headers(mcp_http *h, int method, int is_initializ
         l = curl_slist_append(l, u->data);
     if (method == MCP_HREQ_POST) {
         l = mcp_headers_add(l, "Content-Type", "application/json");
-        l = mcp_headers_add(l, "Accept", h->cfg.legacy_sse ? "application/json" : "application/json, text/event-stream");
+        l = mcp_headers_add(l, "Accept",
+                            h->cfg.legacy_sse ? "application/json"
+                                              : "application/json, text/event-stream");
     } else if (method == MCP_HREQ_GET) {
         l = mcp_headers_add(l, "Accept", "text/event-stream");
     }
@@ -128,9 +129,9 @@ static void common_options(mcp_http *h, mcp_hreq *r, int streaming)
 static const mcp_hreq_ops post_ops, get_ops, delete_ops;
 
 mcp_hreq *mcp_http_new_request(mcp_http *h, int method, const char *url, const char *payload,
-                             size_t len, int is_initialize, const char *last_event_id)
+                               size_t len, int is_initialize, const char *last_event_id)
 {
-    const mcp_hreq_ops *ops = method == MCP_HREQ_POST ? &post_ops
+    const mcp_hreq_ops *ops = method == MCP_HREQ_POST  ? &post_ops
                               : method == MCP_HREQ_GET ? &get_ops
                                                        : &delete_ops;
     mcp_hreq *r = mcp_hreq_new(h->curl, method, url, payload, len, h->cfg.max_message, ops, h);
@@ -231,11 +232,12 @@ static void post_done(mcp_hreq *r, CURLcode rc)
         r->keep_message = 1;
         mcp_http_post_failed(h, r, 404, msg);
     } else if (status < 200 || status >= 300) {
-        snprintf(msg, sizeof msg, "%s POSTing to endpoint (%s)%s",
-                 h->cfg.legacy_sse ? "MCP SSE Transport Error:" : "MCP HTTP Transport Error:", what,
-                 status == 404 && !h->cfg.legacy_sse
-                     ? ". This server does not support HTTP transport. Try using `sse` transport instead"
-                     : "");
+        snprintf(
+            msg, sizeof msg, "%s POSTing to endpoint (%s)%s",
+            h->cfg.legacy_sse ? "MCP SSE Transport Error:" : "MCP HTTP Transport Error:", what,
+            status == 404 && !h->cfg.legacy_sse
+                ? ". This server does not support HTTP transport. Try using `sse` transport instead"
+                : "");
         mcp_http_post_failed(h, r, (int)status, msg);
     } else if (r->mode == MCP_HREQ_BODY && r->body.len > 0 && !h->cfg.legacy_sse && status != 202) {
         char *ct = NULL;
@@ -248,7 +250,8 @@ static void post_done(mcp_hreq *r, CURLcode rc)
             mcp_http_post_failed(h, r, (int)status, msg);
         }
     } else if (r->mode == MCP_HREQ_STREAM && r->sse_overflow) {
-        mcp_http_report(h, "MCP HTTP Transport Error: an event exceeded max_message_size and was skipped");
+        mcp_http_report(
+            h, "MCP HTTP Transport Error: an event exceeded max_message_size and was skipped");
     }
     if (!h->closing && h->protocol_version != NULL && !h->cfg.legacy_sse && h->inbound_wanted &&
         h->inbound == NULL && status == 202)
@@ -315,7 +318,8 @@ static int http_start(mcp_transport *t, char *err, size_t errlen)
     }
     h->started = 1;
     if (h->cfg.initial_session_id != NULL && !h->cfg.legacy_sse)
-        mcp_http_set_str(&h->session_id, h->cfg.initial_session_id, strlen(h->cfg.initial_session_id));
+        mcp_http_set_str(&h->session_id, h->cfg.initial_session_id,
+                         strlen(h->cfg.initial_session_id));
     if (h->cfg.legacy_sse)
         return mcp_sse_start(h, err, errlen);
     return 0;

@@ -17,19 +17,19 @@ typedef struct mcp_curl_opt {
 } mcp_curl_opt;
 
 typedef struct mcp_http_config {
-    char *url;                   /* owned */
-    struct curl_slist *headers;  /* owned: user headers "Name: value" */
+    char *url;                  /* owned */
+    struct curl_slist *headers; /* owned: user headers "Name: value" */
     int follow_redirects;
-    long connect_timeout_ms;     /* 0: libcurl's default */
-    long idle_timeout_ms;        /* POSTs fail after this long without a byte; 0: never */
-    int terminate_on_close;      /* DELETE the session on close */
-    char *initial_session_id;    /* owned, may be NULL */
-    char *bearer_token;          /* owned, may be NULL: Authorization: Bearer <token> */
+    long connect_timeout_ms;  /* 0: libcurl's default */
+    long idle_timeout_ms;     /* POSTs fail after this long without a byte; 0: never */
+    int terminate_on_close;   /* DELETE the session on close */
+    char *initial_session_id; /* owned, may be NULL */
+    char *bearer_token;       /* owned, may be NULL: Authorization: Bearer <token> */
     size_t max_message;
-    int max_reconnects;          /* for the inbound GET stream and resumed POST streams */
-    mcp_curl_opt *curl_opts;     /* owned array */
+    int max_reconnects;      /* for the inbound GET stream and resumed POST streams */
+    mcp_curl_opt *curl_opts; /* owned array */
     size_t ncurl_opts;
-    int legacy_sse;              /* the 2024-11-05 HTTP+SSE transport */
+    int legacy_sse; /* the 2024-11-05 HTTP+SSE transport */
 } mcp_http_config;
 
 /* Legacy SSE: whether the endpoint event arrived (messages can be sent only then). */

@@ -7,7 +7,6 @@
 #include <string.h>
 #include <strings.h>
 
-
 /* Open the event stream; messages can be sent once its endpoint event arrives. */
 int mcp_sse_start(mcp_http *h, char *err, size_t errlen)
 {
@@ -27,9 +26,12 @@ void mcp_sse_stream_done(mcp_http *h, mcp_hreq *r, CURLcode rc, const char *what
     char msg[1400];
     if (h->ready != MCP_SSE_ENDPOINT_READY) {
         h->ready = MCP_SSE_ENDPOINT_FAILED;
-        snprintf(msg, sizeof msg, "MCP SSE Transport Error: %s%s",
-                 rc == CURLE_OK && r->mode == MCP_HREQ_STREAM ? "Connection closed unexpectedly" : what,
-                 status == 405 ? ". This server does not support SSE transport. Try using `http` transport instead" : "");
+        snprintf(
+            msg, sizeof msg, "MCP SSE Transport Error: %s%s",
+            rc == CURLE_OK && r->mode == MCP_HREQ_STREAM ? "Connection closed unexpectedly" : what,
+            status == 405
+                ? ". This server does not support SSE transport. Try using `http` transport instead"
+                : "");
         mcp_http_emit(h, "endpoint_failed", msg);
         mcp_http_report(h, msg);
     } else if (h->base.sink != NULL) {
@@ -44,7 +46,8 @@ void mcp_sse_on_event(mcp_hreq *r, const char *type, size_t tlen, const char *da
     CURLU *base, *ep;
     char *rel, *url = NULL, *s1 = NULL, *h1 = NULL, *p1 = NULL, *s2 = NULL, *h2 = NULL, *p2 = NULL;
     char msg[1200];
-    if (!h->cfg.legacy_sse || tlen != 8 || memcmp(type, "endpoint", 8) != 0 || h->ready == MCP_SSE_ENDPOINT_READY)
+    if (!h->cfg.legacy_sse || tlen != 8 || memcmp(type, "endpoint", 8) != 0 ||
+        h->ready == MCP_SSE_ENDPOINT_READY)
         return;
     rel = malloc(dlen + 1);
     base = curl_url();
@@ -68,9 +71,10 @@ void mcp_sse_on_event(mcp_hreq *r, const char *type, size_t tlen, const char *da
     curl_url_get(ep, CURLUPART_PORT, &p2, CURLU_DEFAULT_PORT);
     if (!s1 || !s2 || !h1 || !h2 || !p1 || !p2 || strcasecmp(s1, s2) != 0 ||
         strcasecmp(h1, h2) != 0 || strcmp(p1, p2) != 0) {
-        snprintf(msg, sizeof msg,
-                 "MCP SSE Transport Error: Endpoint origin does not match connection origin: %.300s",
-                 url);
+        snprintf(
+            msg, sizeof msg,
+            "MCP SSE Transport Error: Endpoint origin does not match connection origin: %.300s",
+            url);
         goto fail;
     }
     mcp_http_set_str(&h->endpoint, url, strlen(url));

@@ -47,10 +47,7 @@ void mcp_sse_free(mcp_sse_parser *p)
     mcp_buf_free(&p->last_id);
 }
 
-void mcp_sse_abort(mcp_sse_parser *p)
-{
-    p->aborted = 1;
-}
+void mcp_sse_abort(mcp_sse_parser *p) { p->aborted = 1; }
 
 const char *mcp_sse_last_event_id(const mcp_sse_parser *p, size_t *len)
 {
@@ -124,16 +121,13 @@ static void end_line(mcp_sse_parser *p)
 static int field_of(const char *name, size_t len)
 {
     switch (len) {
-    case 2:
-        return memcmp(name, "id", 2) == 0 ? F_ID : F_NONE;
-    case 4:
-        return memcmp(name, "data", 4) == 0 ? F_DATA : F_NONE;
+    case 2: return memcmp(name, "id", 2) == 0 ? F_ID : F_NONE;
+    case 4: return memcmp(name, "data", 4) == 0 ? F_DATA : F_NONE;
     case 5:
         if (memcmp(name, "event", 5) == 0)
             return F_EVENT;
         return memcmp(name, "retry", 5) == 0 ? F_RETRY : F_NONE;
-    default:
-        return F_NONE;
+    default: return F_NONE;
     }
 }
 
@@ -172,11 +166,8 @@ static void apply_field(mcp_sse_parser *p, const char *v, size_t n)
         if (mcp_buf_reserve(&p->last_id, n + 1) != 0 || buf_set(&p->id, v, n) != 0)
             drop_event(p);
         break;
-    case F_RETRY:
-        set_retry(p, v, n);
-        break;
-    default:
-        break;
+    case F_RETRY: set_retry(p, v, n); break;
+    default: break;
     }
 }
 

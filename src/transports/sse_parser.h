@@ -17,9 +17,12 @@
 /* The pointers are valid during the callback only. Each string is also NUL-terminated
  * (but may contain NUL bytes itself: use the lengths). */
 typedef struct mcp_sse_event {
-    const char *type; size_t type_len;  /* "message" when the stream gave none (never empty) */
-    const char *data; size_t data_len;  /* data lines joined with '\n', final '\n' removed */
-    const char *id;   size_t id_len;    /* the last event ID at dispatch time (may be empty) */
+    const char *type;
+    size_t type_len; /* "message" when the stream gave none (never empty) */
+    const char *data;
+    size_t data_len; /* data lines joined with '\n', final '\n' removed */
+    const char *id;
+    size_t id_len; /* the last event ID at dispatch time (may be empty) */
 } mcp_sse_event;
 
 typedef void (*mcp_sse_event_cb)(void *ctx, const mcp_sse_event *ev);
@@ -31,12 +34,12 @@ typedef struct mcp_sse_parser {
     mcp_sse_retry_cb on_retry; /* may be NULL */
     void *ctx;
     size_t max_event_bytes; /* 0 = unlimited */
-    mcp_buf data;    /* data buffer: each data value + '\n' */
-    mcp_buf type;    /* event type buffer (kept NUL-terminated) */
-    mcp_buf value;   /* value of an event/id/retry line that spans feeds */
-    mcp_buf id;      /* last event ID buffer, as set by `id` fields */
-    mcp_buf last_id; /* last event ID string: the buffer as of the last blank line */
-    char name[5];    /* field name of the current line while it spans feeds */
+    mcp_buf data;           /* data buffer: each data value + '\n' */
+    mcp_buf type;           /* event type buffer (kept NUL-terminated) */
+    mcp_buf value;          /* value of an event/id/retry line that spans feeds */
+    mcp_buf id;             /* last event ID buffer, as set by `id` fields */
+    mcp_buf last_id;        /* last event ID string: the buffer as of the last blank line */
+    char name[5];           /* field name of the current line while it spans feeds */
     unsigned char name_len;
     unsigned char state;         /* line state (sse_parser.c) */
     unsigned char field;         /* the field whose value is being read */

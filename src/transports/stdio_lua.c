@@ -107,13 +107,15 @@ static int l_stdio_transport(lua_State *L)
     else if (lua_isfunction(L, -1))
         cfg.stderr_mode = MCP_STDERR_PIPE, stderr_fn = 1;
     else
-        return luaL_error(L, "mcp.stdio_transport: 'stderr' must be \"inherit\", \"discard\" or a function");
+        return luaL_error(
+            L, "mcp.stdio_transport: 'stderr' must be \"inherit\", \"discard\" or a function");
     lua_pop(L, 1);
     lua_getfield(L, 1, "max_message_size");
     if (!lua_isnil(L, -1)) {
         lua_Number n = lua_tonumber(L, -1);
         if (!(n >= 1))
-            return luaL_error(L, "mcp.stdio_transport: 'max_message_size' must be a positive number");
+            return luaL_error(L,
+                              "mcp.stdio_transport: 'max_message_size' must be a positive number");
         cfg.max_message = (size_t)n;
     }
     lua_pop(L, 1);
@@ -217,7 +219,9 @@ void mcp_stdio_lua_open(lua_State *L)
         {"start", mcp_transport_lua_start},
         {"close", mcp_transport_lua_close},
         {"is_open", mcp_transport_lua_is_open},
-        {"pid", l_pid},     {"reaped", l_reaped}, {"exit_text", l_exit_text},
+        {"pid", l_pid},
+        {"reaped", l_reaped},
+        {"exit_text", l_exit_text},
         {NULL, NULL},
     };
     if (luaL_newmetatable(L, STDIO_MT)) {

@@ -213,7 +213,8 @@ static void on_stdout(mcp_loop *loop, mcp_watch *w, unsigned events)
             break;
         /* Level-triggered EOF would fire forever: stop reading, then wait for the exit. */
         close_fd(s->base.loop, &s->w_out, &s->fd_out);
-        lose_soon(s, n == 0 ? "the server closed its stdout" : "reading the server's stdout failed");
+        lose_soon(s,
+                  n == 0 ? "the server closed its stdout" : "reading the server's stdout failed");
         break;
     }
     mcp_transport_unref(&s->base);

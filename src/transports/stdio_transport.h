@@ -9,11 +9,11 @@
 typedef void (*mcp_stderr_cb)(void *ctx, const char *line, size_t len);
 
 typedef struct mcp_stdio_config {
-    char *command;     /* owned (malloc) */
-    char **argv;       /* NULL-terminated, owned */
-    char **envp;       /* NULL-terminated, owned: the complete environment */
-    char *cwd;         /* owned, may be NULL */
-    int stderr_mode;   /* MCP_STDERR_* */
+    char *command;   /* owned (malloc) */
+    char **argv;     /* NULL-terminated, owned */
+    char **envp;     /* NULL-terminated, owned: the complete environment */
+    char *cwd;       /* owned, may be NULL */
+    int stderr_mode; /* MCP_STDERR_* */
     size_t max_message;
 } mcp_stdio_config;
 

@@ -9,7 +9,6 @@
 
 #define DELETE_TIMEOUT_MS 2000L
 
-
 void mcp_http_adopt_session_id(mcp_http *h, mcp_hreq *r)
 {
     if (h->cfg.legacy_sse || r->session_id == NULL)
@@ -57,7 +56,8 @@ void mcp_http_stream_done(mcp_http *h, mcp_hreq *r, CURLcode rc, const char *wha
     const char *last_id = mcp_hreq_last_event_id(r, &idlen);
     char msg[1400], id[512];
     int64_t req = r->for_request ? r->request_id : 0;
-    int ok = rc == CURLE_OK || r->mode == MCP_HREQ_STREAM; /* a stream that broke after it started */
+    int ok =
+        rc == CURLE_OK || r->mode == MCP_HREQ_STREAM; /* a stream that broke after it started */
     id[0] = '\0';
     if (last_id != NULL)
         snprintf(id, sizeof id, "%.*s", (int)idlen, last_id);
@@ -65,7 +65,8 @@ void mcp_http_stream_done(mcp_http *h, mcp_hreq *r, CURLcode rc, const char *wha
         h->inbound_wanted = 0; /* the server offers no standalone stream: fine */
     } else if (status == 404 && r->sent_session) {
         mcp_http_expire_session(h);
-        snprintf(msg, sizeof msg, "MCP HTTP Transport Error: GET SSE failed (%s). The MCP session expired", what);
+        snprintf(msg, sizeof msg,
+                 "MCP HTTP Transport Error: GET SSE failed (%s). The MCP session expired", what);
         if (req != 0)
             mcp_http_post_failed(h, r, 404, msg);
         else
@@ -76,9 +77,10 @@ void mcp_http_stream_done(mcp_http *h, mcp_hreq *r, CURLcode rc, const char *wha
         if (mcp_http_request_pending(h, req)) {
             if (ok && (r->mode == MCP_HREQ_STREAM || (status >= 200 && status < 300)))
                 mcp_http_schedule_resume(h, req, id[0] ? id : NULL, r->retry_ms,
-                                r->events_seen > 0 ? 0 : r->attempt);
+                                         r->events_seen > 0 ? 0 : r->attempt);
             else {
-                snprintf(msg, sizeof msg, "MCP HTTP Transport Error: resuming the event stream failed: %s", what);
+                snprintf(msg, sizeof msg,
+                         "MCP HTTP Transport Error: resuming the event stream failed: %s", what);
                 mcp_http_post_failed(h, r, (int)status, msg);
             }
         }
@@ -139,7 +141,7 @@ static void on_resume_timer(mcp_loop *loop, mcp_timer *t)
 }
 
 void mcp_http_schedule_resume(mcp_http *h, int64_t request_id, const char *last_id,
-                            unsigned long retry_ms, int attempts)
+                              unsigned long retry_ms, int attempts)
 {
     resume *z;
     char msg[200];

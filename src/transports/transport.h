@@ -26,7 +26,7 @@ typedef struct mcp_transport_failure {
     const char *message; /* readable, complete */
     const char *body;    /* response body (may hold a JSON-RPC error), may be NULL */
     size_t body_len;
-    int keep_message;    /* use message even when the body holds a JSON-RPC error */
+    int keep_message; /* use message even when the body holds a JSON-RPC error */
 } mcp_transport_failure;
 
 /* Implemented by the session; called from loop callbacks only (never from __gc). */
