@@ -8,6 +8,7 @@
 #include "compat.h"
 #include "core_loop.h"
 #include "digest.h"
+#include "private_file.h"
 #include "json.h"
 #include "session.h"
 #include "transports/child.h"
@@ -153,6 +154,10 @@ int luaopen_mcp_core(lua_State *L)
         {"sha256", mcp_digest_sha256},
         {"base64_encode", mcp_digest_base64_encode},
         {"base64_decode", mcp_digest_base64_decode},
+        {"random_bytes", mcp_digest_random_bytes},
+        {"write_private_file", mcp_write_private_file},
+        {"mkdir_private", mcp_mkdir_private},
+        {"file_mode", mcp_file_mode},
         {NULL, NULL},
     };
     struct sigaction sa;
@@ -192,6 +197,7 @@ int luaopen_mcp_core(lua_State *L)
 #ifdef MCP_TEST_HOOKS
     mcp_sse_lua_open(L);
 #endif
+    mcp_fetch_lua_open(L);
     lua_pushlightuserdata(L, NULL);
     lua_setfield(L, -2, "null");
     luaL_getmetatable(L, MCP_JSON_ARRAY_MT);

@@ -20,5 +20,9 @@ void mcp_http_lua_open(lua_State *L);  /* adds http_transport and sse_transport 
 /* Test builds only (src/testing/): adds _sse_parse (SSE parser test hook) to the table on top. */
 void mcp_sse_lua_open(lua_State *L);
 #endif
+void mcp_fetch_lua_open(lua_State *L); /* adds http_fetch (one plain HTTP exchange) */
+struct mcp_curl;
+/* The libcurl context of this Lua state, created on first use; raises when libcurl is missing. */
+struct mcp_curl *mcp_http_lua_curl(lua_State *L);
 
 #endif

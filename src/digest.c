@@ -1,6 +1,7 @@
-/* SHA-256 (OpenSSL libcrypto, EVP interface) and base64 for the Lua layer.
+/* SHA-256 and random bytes (OpenSSL libcrypto) and base64 for the Lua layer.
  *
  * sha256(s)               -> the 32-byte digest of s
+ * random_bytes(n)         -> n bytes from libcrypto's CSPRNG (RAND_bytes), 1 <= n <= 4096
  * base64_encode(s, v)     -> v "std" (default): RFC 4648 alphabet with '=' padding;
  *                            v "url": the URL-safe alphabet, no padding
  * base64_decode(s, v)     -> bytes, or nil and "invalid base64 at byte N: ..." (N 0-based)
@@ -11,6 +12,7 @@
 #include <string.h>
 
 #include <openssl/evp.h>
+#include <openssl/rand.h>
 
 #include "digest.h"
 #include "lazylib.h"
@@ -20,6 +22,7 @@
 static struct {
     __typeof__(&EVP_Digest) digest;
     __typeof__(&EVP_sha256) sha256;
+    __typeof__(&RAND_bytes) rand_bytes;
 } crypto;
 static pthread_once_t crypto_once = PTHREAD_ONCE_INIT;
 static int crypto_rc = -1;
@@ -32,6 +35,7 @@ static void load_crypto(void)
     const mcp_lazysym syms[] = {
         {"EVP_Digest", (void **)&crypto.digest},
         {"EVP_sha256", (void **)&crypto.sha256},
+        {"RAND_bytes", (void **)&crypto.rand_bytes},
         {NULL, NULL},
     };
     crypto_rc = mcp_lazylib_load(names, syms, crypto_err, sizeof crypto_err);
@@ -49,6 +53,22 @@ int mcp_digest_sha256(lua_State *L)
     if (crypto.digest(s, n, md, &len, crypto.sha256(), NULL) != 1 || len != 32)
         return luaL_error(L, "mcp: SHA-256 failed (libcrypto)");
     lua_pushlstring(L, (const char *)md, len);
+    return 1;
+}
+
+int mcp_digest_random_bytes(lua_State *L)
+{
+    lua_Integer n = luaL_checkinteger(L, 1);
+    unsigned char *out;
+    luaL_argcheck(L, n >= 1 && n <= 4096, 1, "expected 1 to 4096 bytes");
+    pthread_once(&crypto_once, load_crypto);
+    if (crypto_rc != 0)
+        return luaL_error(L, "mcp: random bytes need OpenSSL's libcrypto: %s", crypto_err);
+    out = mcp_newuserdata(L, (size_t)n); /* collected: no leak if pushing raises */
+    if (crypto.rand_bytes(out, (int)n) != 1)
+        return luaL_error(L, "mcp: libcrypto's RAND_bytes failed");
+    lua_pushlstring(L, (const char *)out, (size_t)n);
+    memset(out, 0, (size_t)n);
     return 1;
 }
 

@@ -80,7 +80,8 @@ end
 ---@param v any
 ---@return boolean
 function M.is_error(v)
-  return getmetatable(v) == Error
+  local mt = getmetatable(v)
+  return mt == Error or (type(mt) == "table" and rawget(mt, "__mcp_error") == true)
 end
 
 --- Sentinels, compared by code with err:is(mcp.errors.method_not_found).

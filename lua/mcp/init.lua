@@ -141,6 +141,10 @@ function mcp.setup_nvim(opts)
   return mcp
 end
 
+-- OAuth (mcp.auth) and plain HTTP requests on the loop
+mcp.auth = require("mcp.auth")
+mcp.http_request = require("mcp.fetch").request
+
 -- tool parameter headers (x-mcp-header)
 local headers = require("mcp.headers")
 mcp.headers = headers

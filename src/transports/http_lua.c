@@ -37,8 +37,8 @@ static int curl_gc(lua_State *L)
     return 0;
 }
 
-/* The curl context of this Lua state, created on first use. */
-static mcp_curl *state_curl(lua_State *L)
+/* The curl context of this Lua state, created on first use (also for core.http_fetch). */
+mcp_curl *mcp_http_lua_curl(lua_State *L)
 {
     curl_box *b;
     lua_getfield(L, LUA_REGISTRYINDEX, CURL_KEY);
@@ -247,7 +247,7 @@ static int new_transport(lua_State *L, int legacy)
     http_box *box;
     luaL_checktype(L, 1, LUA_TTABLE);
     check_config(L);
-    curl = state_curl(L);
+    curl = mcp_http_lua_curl(L);
     memset(&cfg, 0, sizeof cfg);
     read_config(L, &cfg);
     cfg.legacy_sse = legacy;

@@ -1,0 +1,140 @@
+--- Ready-made OAuth client providers for mcp.auth: a provider keeps the client's registration,
+--- tokens and PKCE verifier (in a token store: memory or a file), and says how the user gets to
+--- the authorization URL. `mcp.auth.provider{...}` is the general one; the browser step is its
+--- `on_authorize(url)` function, which returns the redirect URL the authorization server sent the
+--- browser to (the flow then completes in the same call) or nil (the host finishes later with
+--- mcp.auth.finish).
+local fetch = require("mcp.fetch")
+local url = require("mcp.auth.url")
+
+local M = {}
+
+local function check(cond, msg)
+  if not cond then error("mcp.auth: " .. msg, 3) end
+end
+
+---@class mcp.auth.Provider
+local Provider = {}
+Provider.__index = Provider
+
+local function record(self)
+  local r = self._record
+  if r == nil then
+    r = self.store:load(self.key) or {}
+    self._record = r
+  end
+  return r
+end
+
+local function persist(self)
+  self.store:save(self.key, record(self))
+end
+
+function Provider:redirect_url() return self._redirect_url end
+function Provider:client_metadata() return self._client_metadata end
+function Provider:client_metadata_url() return self._client_metadata_url end
+
+function Provider:client_information()
+  return self._client_information or record(self).client_information
+end
+
+function Provider:save_client_information(info)
+  if self._client_information then return end -- pre-registered: kept as given
+  record(self).client_information = info
+  persist(self)
+end
+
+function Provider:tokens() return record(self).tokens end
+
+function Provider:save_tokens(tokens)
+  record(self).tokens = tokens
+  persist(self)
+  if self._on_tokens then self._on_tokens(tokens) end
+end
+
+function Provider:save_code_verifier(v) self._verifier = v end
+function Provider:code_verifier() return self._verifier end
+function Provider:save_state(s) self._state = s end
+function Provider:stored_state() return self._state end
+
+--- scope: "all" | "client" | "tokens" | "verifier"
+function Provider:invalidate_credentials(scope)
+  local r = record(self)
+  if scope == "all" or scope == "client" then r.client_information = nil end
+  if scope == "all" or scope == "tokens" then r.tokens = nil end
+  if scope == "all" or scope == "verifier" then
+    self._verifier, self._state = nil, nil
+  end
+  persist(self)
+end
+
+function Provider:redirect_to_authorization(auth_url)
+  if self._on_authorize == nil then return nil end
+  return self._on_authorize(auth_url)
+end
+
+function Provider:__tostring()
+  return "mcp.auth.provider(" .. fetch.redact_url(self.key) .. ")"
+end
+
+--- A provider. opts: redirect_url (string, required), client_metadata (table: client_name,
+--- redirect_uris, scope, ...; defaults from client_name), client_information (pre-registered
+--- {client_id, client_secret?, issuer?}; when issuer is set it is used only with that
+--- authorization server), client_metadata_url (an https URL serving this client's metadata
+--- document, used when the server supports Client ID Metadata Documents), store (a token store,
+--- default mcp.auth.memory_store()), key (the store key, default the server URL given as
+--- server_url, else redirect_url), on_authorize(url) -> redirect URL | nil, on_tokens(tokens).
+---@param opts table
+---@return mcp.auth.Provider
+function M.new(opts)
+  check(type(opts) == "table", "provider options table expected")
+  check(type(opts.redirect_url) == "string" and url.parse(opts.redirect_url) ~= nil,
+    "redirect_url must be an http(s) URL")
+  check(opts.client_information == nil or (type(opts.client_information) == "table"
+    and type(opts.client_information.client_id) == "string"), "client_information needs a client_id")
+  check(opts.on_authorize == nil or type(opts.on_authorize) == "function", "on_authorize must be a function")
+  check(opts.client_metadata_url == nil or type(opts.client_metadata_url) == "string", "client_metadata_url must be a string")
+  local metadata = {}
+  for k, v in pairs(opts.client_metadata or {}) do metadata[k] = v end
+  metadata.client_name = metadata.client_name or opts.client_name or "lua-mcp"
+  metadata.redirect_uris = metadata.redirect_uris or { opts.redirect_url }
+  return setmetatable({
+    _redirect_url = opts.redirect_url,
+    _client_metadata = metadata,
+    _client_metadata_url = opts.client_metadata_url,
+    _client_information = opts.client_information,
+    _on_authorize = opts.on_authorize,
+    _on_tokens = opts.on_tokens,
+    store = opts.store or require("mcp.auth.store").memory(),
+    key = opts.key or opts.server_url or opts.redirect_url,
+  }, Provider)
+end
+
+--- Headless authorization for tests and CI: GET the authorization URL without a browser and
+--- without following redirects, and return the Location the server redirected to (the redirect
+--- URL with the code), or nil and an error. Works with servers that approve at once (the MCP
+--- conformance suite's, the project's fixture).
+---@param auth_url string
+---@param opts table|nil timeout_ms
+---@return string|nil redirect, mcp.Error|string|nil err
+function M.follow_authorization(auth_url, opts)
+  local res, err = fetch.request({ url = auth_url, timeout_ms = opts and opts.timeout_ms })
+  if not res then return nil, err end
+  local loc = res.headers.location
+  if res.status < 300 or res.status >= 400 or loc == nil then
+    return nil, ("the authorization endpoint answered HTTP %d without a redirect"):format(res.status)
+  end
+  return url.resolve(auth_url, loc)
+end
+
+--- A provider that authorizes headlessly (M.follow_authorization): for tests and CI.
+---@param opts table the options of M.new (on_authorize is set)
+---@return mcp.auth.Provider
+function M.headless(opts)
+  local o = {}
+  for k, v in pairs(opts or {}) do o[k] = v end
+  o.on_authorize = function(auth_url) return M.follow_authorization(auth_url) end
+  return M.new(o)
+end
+
+return M
