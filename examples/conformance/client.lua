@@ -119,6 +119,40 @@ scenarios["json-schema-2020-12-preservation"] = function()
   return client
 end
 
+-- SEP-2640 (skills extension), as a host does it: at connection, build the skill catalog from
+-- skills/list alone (no file is read: sep-2640-client-no-prefetch); when the model asks for a
+-- skill, load it, which reads SKILL.md and verifies it (size, digest, frontmatter) before use.
+-- The verify-* servers serve a SKILL.md that fails one check: the load must be refused, and then
+-- nothing else of the skill is read.
+local function skills_host(load)
+  return function()
+    local client = connect()
+    local entries, err = client:list_skills()
+    if not entries then fail("skills/list", err) end
+    for _, s in ipairs(mcp.skills.for_agent(entries)) do
+      log("catalog: %s (%s): %s", s.name, s.uri, s.description)
+    end
+    if not load then return client end
+    local expect_refusal = scenario:match("^sep%-2640%-client%-verify%-") ~= nil
+    for _, entry in ipairs(entries) do
+      local skill, lerr = client:load_skill(entry)
+      if skill then
+        if expect_refusal then fail("load_skill " .. entry.uri, "a skill that fails verification was loaded") end
+        log("loaded %s: %d bytes of instructions", skill.name, #skill.body)
+      elseif expect_refusal and lerr.kind == "verification" then
+        log("refused %s: %s", tostring(entry.uri), tostring(lerr))
+      else
+        fail("load_skill " .. tostring(entry.uri), lerr)
+      end
+    end
+    return client
+  end
+end
+scenarios["sep-2640-client-no-prefetch"] = skills_host(false)
+scenarios["sep-2640-client-verify-digest"] = skills_host(true)
+scenarios["sep-2640-client-verify-size"] = skills_host(true)
+scenarios["sep-2640-client-verify-frontmatter"] = skills_host(true)
+
 -- Every other scenario (OAuth, the 2026-07-28 ones): connect and list the tools. What fails is
 -- reported and sets the exit status; the runner's checks say what was missing.
 local function default_scenario()

@@ -594,6 +594,36 @@ function Client:read_resource(uri, opts)
   return expect_table(res, "contents", "resources/read")
 end
 
+-- ---- skills (SEP-2640; lua/mcp/skills/init.lua) -------------------------------------------------
+
+--- Every skill entry of the server (skills/list, all pages); an error when the server does not
+--- advertise the io.modelcontextprotocol/skills extension. Reads no file.
+---@param opts table|nil per-call options (timeout_ms, cancel)
+---@return table[]|nil entries, mcp.Error|nil err
+function Client:list_skills(opts)
+  return require("mcp.skills").list(self, opts)
+end
+
+--- One skill's entry by the URI of its SKILL.md (skills/get).
+---@param uri string
+---@param opts table|nil
+---@return table|nil entry, mcp.Error|nil err
+function Client:get_skill(uri, opts)
+  if type(uri) ~= "string" then error("mcp.get_skill: uri must be a string", 2) end
+  return require("mcp.skills").get(self, uri, opts)
+end
+
+--- Read a skill's SKILL.md now, verify it against its entry (size, digest, frontmatter) and
+--- return an mcp.Skill (skill:read(path) for its supporting files).
+---@param uri_or_entry string|table a skills/list entry, or a SKILL.md URI (entry from skills/get)
+---@param opts table|nil timeout_ms, cancel, allow_unverified
+---@return mcp.Skill|nil skill, mcp.Error|nil err
+function Client:load_skill(uri_or_entry, opts)
+  local t = type(uri_or_entry)
+  if t ~= "string" and t ~= "table" then error("mcp.load_skill: expected a SKILL.md URI or a skill entry", 2) end
+  return require("mcp.skills").load(self, uri_or_entry, opts)
+end
+
 --- Get a prompt with its arguments filled in (GetPrompt).
 ---@param name string
 ---@param arguments table|nil

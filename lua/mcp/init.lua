@@ -129,6 +129,7 @@ mcp.sampling = require("mcp.sampling")
 mcp.roots = require("mcp.roots")
 mcp.apps = require("mcp.apps")
 mcp.schema = require("mcp.schema")
+mcp.skills = require("mcp.skills")
 mcp.fingerprint_tools = drift.fingerprint_tools
 mcp.detect_tool_drift = drift.detect_tool_drift
 

@@ -1,0 +1,487 @@
+--- The skills extension (SEP-2640, `io.modelcontextprotocol/skills`): list a server's skills,
+--- load one lazily and verified, read its supporting files on demand, and hand the result to an
+--- agent host. `local skills = require("mcp.skills")` (also `mcp.skills`); the client methods
+--- `list_skills`, `get_skill` and `load_skill` call into this module.
+---
+--- Nothing is read ahead of need: listing reads no file, `load` reads `SKILL.md` only, and
+--- `skill:read(path)` reads one file when asked. Every file read for a skill whose entry lists its
+--- `resources` is checked against that entry (byte length against `size` when given, SHA-256
+--- against `digest`) before anything uses it; a `SKILL.md` must also carry YAML frontmatter equal,
+--- field by field, to the entry's `frontmatter`. Any discrepancy returns `nil, err` (kind
+--- `"verification"`) and none of the content.
+local core = require("mcp.core")
+local errors = require("mcp.errors")
+local json = require("mcp.json")
+local schema = require("mcp.schema")
+local frontmatter = require("mcp.skills.frontmatter")
+
+local M = {}
+
+M.EXTENSION = "io.modelcontextprotocol/skills"
+M.frontmatter = frontmatter
+
+local NULL = json.null
+
+local function verification_error(message, data)
+  return errors.new(nil, message, data, { kind = "verification" })
+end
+
+local function protocol_error(message, data, method)
+  return errors.new(nil, message, data, { kind = "protocol", method = method })
+end
+
+local function show(v)
+  local ok, s = pcall(json.encode, v)
+  if not ok then s = tostring(v) end
+  if #s > 80 then s = s:sub(1, 77) .. "..." end
+  return s
+end
+
+local function hex(bytes)
+  return (bytes:gsub(".", function(c) return ("%02x"):format(c:byte()) end))
+end
+
+--- The SHA-256 of bytes as the extension writes it: `sha256:` and 64 lowercase hex digits.
+---@param bytes string
+---@return string
+function M.digest(bytes)
+  if type(bytes) ~= "string" then error("mcp.skills.digest: bytes must be a string", 2) end
+  return "sha256:" .. hex(core.sha256(bytes))
+end
+
+--- Whether the connected server advertises the skills extension in its capabilities.
+---@param client mcp.Client
+---@return boolean
+function M.supported(client)
+  local ext = client:server_capabilities().extensions
+  if type(ext) ~= "table" then return false end
+  local v = ext[M.EXTENSION]
+  return v ~= nil and v ~= NULL and v ~= false
+end
+
+local function check_supported(client, method)
+  if not client:is_connected() then
+    return nil, errors.new(nil, "the client is not connected", nil, { kind = "closed", method = method })
+  end
+  if not M.supported(client) then
+    return nil, protocol_error("the server does not advertise the " .. M.EXTENSION .. " extension", nil, method)
+  end
+  return true
+end
+
+local function check_opts(opts, where)
+  if opts ~= nil and type(opts) ~= "table" then error("mcp." .. where .. ": opts must be a table", 3) end
+  return opts or {}
+end
+
+-- ---- listing -------------------------------------------------------------------------------------
+
+--- Every skill entry of the server (`skills/list`, all pages), as the server sent them:
+--- `{uri, frontmatter, resources}`. Reads no file.
+---@param client mcp.Client
+---@param opts table|nil per-call options (timeout_ms, cancel)
+---@return table[]|nil entries, mcp.Error|nil err
+function M.list(client, opts)
+  opts = check_opts(opts, "list_skills")
+  local ok, err = check_supported(client, "skills/list")
+  if not ok then return nil, err end
+  local out, seen, cursor = json.array(), {}, nil
+  repeat
+    local res
+    res, err = client:request("skills/list", cursor and { cursor = cursor } or nil, opts)
+    if res == nil then return nil, err end
+    if type(res) ~= "table" or type(res.skills) ~= "table" then
+      return nil, protocol_error("invalid skills/list result: missing 'skills'", res, "skills/list")
+    end
+    for _, entry in ipairs(res.skills) do out[#out + 1] = entry end
+    cursor = res.nextCursor
+    if type(cursor) ~= "string" or cursor == "" then cursor = nil end
+    if cursor ~= nil then
+      if seen[cursor] then
+        return nil, protocol_error("the server repeated a pagination cursor", cursor, "skills/list")
+      end
+      seen[cursor] = true
+    end
+  until cursor == nil
+  return out
+end
+
+--- The entry of one skill by the URI of its SKILL.md (`skills/get`), listed or not.
+---@param client mcp.Client
+---@param uri string
+---@param opts table|nil per-call options (timeout_ms, cancel)
+---@return table|nil entry, mcp.Error|nil err
+function M.get(client, uri, opts)
+  if type(uri) ~= "string" then error("mcp.get_skill: uri must be a string", 2) end
+  opts = check_opts(opts, "get_skill")
+  local ok, err = check_supported(client, "skills/get")
+  if not ok then return nil, err end
+  local res
+  res, err = client:request("skills/get", { uri = uri }, opts)
+  if res == nil then return nil, err end
+  if type(res) ~= "table" or type(res.skill) ~= "table" then
+    return nil, protocol_error("invalid skills/get result: missing 'skill'", res, "skills/get")
+  end
+  return res.skill
+end
+
+-- ---- verification --------------------------------------------------------------------------------
+
+--- Check bytes against one `resources` record: size (when the record has one) and digest.
+---@param bytes string
+---@param record table {uri, digest, size?}
+---@return boolean|nil ok, mcp.Error|nil err
+function M.verify(bytes, record)
+  if type(bytes) ~= "string" then error("mcp.skills.verify: bytes must be a string", 2) end
+  if type(record) ~= "table" then error("mcp.skills.verify: record must be a table", 2) end
+  local uri = tostring(record.uri)
+  local digest, size = record.digest, record.size
+  if digest == nil or digest == NULL then
+    return nil, verification_error(uri .. ": the skill's resources give no digest for it", { uri = record.uri })
+  end
+  if type(digest) ~= "string" or not digest:match("^sha256:" .. ("%x"):rep(64) .. "$") then
+    return nil, verification_error(uri .. ": malformed digest " .. show(digest) .. " (expected sha256:<64 hex>)",
+      { uri = record.uri, digest = digest })
+  end
+  if size ~= nil and size ~= NULL then
+    if type(size) ~= "number" or size < 0 or size ~= math.floor(size) then
+      return nil, verification_error(uri .. ": malformed size " .. show(size), { uri = record.uri, size = size })
+    end
+    if #bytes ~= size then
+      return nil, verification_error(("%s: %d bytes read, the skill's resources say %d"):format(uri, #bytes, size),
+        { uri = record.uri, size = size, actual_size = #bytes })
+    end
+  end
+  local actual = M.digest(bytes)
+  if actual ~= digest:lower() then
+    return nil, verification_error(("%s: digest mismatch (read %s, the skill's resources say %s)"):format(uri, actual, digest),
+      { uri = record.uri, digest = digest, actual_digest = actual })
+  end
+  return true
+end
+
+--- Compare frontmatter parsed from a SKILL.md with an entry's, field by field (JSON equality; an
+--- absent field equals null). Returns true, or nil and the first differing field's description.
+---@param file_fm table
+---@param entry_fm table
+---@return boolean|nil same, string|nil field, string|nil description
+function M.compare_frontmatter(file_fm, entry_fm)
+  local keys, seen = {}, {}
+  for k in pairs(file_fm) do
+    if not seen[k] then keys[#keys + 1], seen[k] = k, true end
+  end
+  for k in pairs(entry_fm) do
+    if not seen[k] then keys[#keys + 1], seen[k] = k, true end
+  end
+  table.sort(keys, function(a, b) return tostring(a) < tostring(b) end)
+  for _, k in ipairs(keys) do
+    local a, b = file_fm[k], entry_fm[k]
+    if not schema.equal(a, b) then
+      return nil, k, ("SKILL.md has %s, the entry has %s"):format(a == nil and "no such field" or show(a),
+        b == nil and "no such field" or show(b))
+    end
+  end
+  return true
+end
+
+--- resources/read one file; returns its bytes, the content item, or nil, err.
+local function fetch(client, uri, opts)
+  local res, err = client:read_resource(uri, opts)
+  if res == nil then return nil, err end
+  local items, item = res.contents, nil
+  for _, c in ipairs(items) do
+    if type(c) == "table" and c.uri == uri then
+      item = c
+      break
+    end
+  end
+  if item == nil and #items == 1 and type(items[1]) == "table" then item = items[1] end
+  if item == nil then
+    return nil, protocol_error("resources/read of " .. uri .. " returned no content for it", res, "resources/read")
+  end
+  if type(item.text) == "string" then return item.text, item end
+  if type(item.blob) == "string" then
+    local bytes, derr = core.base64_decode(item.blob, "std")
+    if not bytes then
+      return nil, protocol_error("resources/read of " .. uri .. ": bad base64 blob (" .. tostring(derr) .. ")", nil,
+        "resources/read")
+    end
+    return bytes, item
+  end
+  return nil, protocol_error("resources/read of " .. uri .. ": the content has neither text nor blob", item,
+    "resources/read")
+end
+
+local function find_record(resources, uri)
+  for _, r in ipairs(resources) do
+    if type(r) == "table" and r.uri == uri then return r end
+  end
+end
+
+-- ---- loaded skills -------------------------------------------------------------------------------
+
+---@class mcp.Skill
+---@field uri string the SKILL.md URI
+---@field root string the skill's directory URI, ending in "/"
+---@field name string frontmatter name
+---@field description string frontmatter description
+---@field frontmatter table the parsed frontmatter (equal to the entry's)
+---@field body string SKILL.md after its frontmatter
+---@field text string the whole SKILL.md
+---@field entry table the skills/list or skills/get entry it was checked against
+---@field verified boolean false when loaded with allow_unverified from an entry without resources
+local Skill = {}
+Skill.__index = Skill
+M.Skill = Skill
+
+--- The skill's files other than SKILL.md, from its entry: `{path, uri, size, digest}` each
+--- (path relative to the skill's root). Empty when the entry lists no resources.
+---@return table[]
+function Skill:files()
+  local out = json.array()
+  local resources = self.entry.resources
+  if type(resources) ~= "table" then return out end
+  for _, r in ipairs(resources) do
+    if type(r) == "table" and type(r.uri) == "string" and r.uri ~= self.uri then
+      local path = r.uri:sub(1, #self.root) == self.root and r.uri:sub(#self.root + 1) or r.uri
+      out[#out + 1] = { path = path, uri = r.uri, size = r.size ~= NULL and r.size or nil, digest = r.digest }
+    end
+  end
+  return out
+end
+
+--- The URI of a file of this skill: `path` relative to the skill's root ("references/FORMS.md",
+--- "./a/../b.md") or an absolute URI inside the root. Paths leaving the root are refused.
+---@param path string
+---@return string|nil uri, mcp.Error|nil err
+function Skill:resolve(path)
+  if type(path) ~= "string" then error("mcp.Skill:resolve: path must be a string", 2) end
+  local rel
+  if path:match("^[%a][%w+.-]*:") then
+    if path:sub(1, #self.root) ~= self.root then
+      return nil, verification_error(path .. " is outside the skill " .. self.uri, { path = path })
+    end
+    rel = path:sub(#self.root + 1)
+  else
+    if path:sub(1, 1) == "/" then
+      return nil, verification_error("skill paths are relative to the skill's root: " .. path, { path = path })
+    end
+    rel = path
+  end
+  local parts = {}
+  for seg in (rel .. "/"):gmatch("([^/]*)/") do
+    if seg == ".." then
+      if #parts == 0 then
+        return nil, verification_error(path .. " leaves the skill's directory", { path = path })
+      end
+      parts[#parts] = nil
+    elseif seg ~= "." and seg ~= "" then
+      parts[#parts + 1] = seg
+    end
+  end
+  if #parts == 0 then return nil, verification_error("not a file path: " .. path, { path = path }) end
+  return self.root .. table.concat(parts, "/")
+end
+
+--- Read one file of the skill on demand, verified against the skill's entry: an unlisted file,
+--- a size or digest mismatch is a verification failure and returns no content.
+--- Returns `{uri, path, mimeType, bytes, text, size, verified}` (`text` when the server sent text).
+---@param path string relative to the skill's root, or an absolute URI inside it
+---@param opts table|nil per-call options (timeout_ms, cancel)
+---@return table|nil file, mcp.Error|nil err
+function Skill:read(path, opts)
+  if type(path) ~= "string" then error("mcp.Skill:read: path must be a string", 2) end
+  opts = check_opts(opts, "Skill:read")
+  local uri, err = self:resolve(path)
+  if not uri then return nil, err end
+  local record
+  if self.verified then
+    record = find_record(self.entry.resources, uri)
+    if not record then
+      return nil, verification_error(uri .. " is not listed in the resources of the skill " .. self.uri,
+        { uri = uri })
+    end
+  end
+  local bytes, item = fetch(self.client, uri, opts)
+  if not bytes then return nil, item end
+  if record then
+    local ok, verr = M.verify(bytes, record)
+    if not ok then return nil, verr end
+  end
+  return {
+    uri = uri,
+    path = uri:sub(#self.root + 1),
+    mimeType = item.mimeType,
+    bytes = bytes,
+    text = type(item.text) == "string" and bytes or nil,
+    size = #bytes,
+    verified = record ~= nil,
+  }
+end
+
+local function check_entry(entry)
+  if type(entry.uri) ~= "string" or not entry.uri:match("/SKILL%.md$") then
+    return nil, protocol_error("invalid skill entry: 'uri' must be the URI of a SKILL.md", entry)
+  end
+  if type(entry.frontmatter) ~= "table" or json.is_array(entry.frontmatter) then
+    return nil, protocol_error("invalid skill entry " .. entry.uri .. ": 'frontmatter' must be an object", entry)
+  end
+  return true
+end
+
+--- Load a skill: read its SKILL.md now (and nothing else), verify it against the entry (size,
+--- digest, frontmatter field by field) and return an mcp.Skill. `uri_or_entry` is an entry from
+--- `list`/`get`, or the SKILL.md URI (its entry is then fetched with `skills/get`).
+--- opts: timeout_ms, cancel; `allow_unverified = true` also loads skills whose entry publishes no
+--- digests (`resources` absent or "dynamic"), which are refused by default.
+---@param client mcp.Client
+---@param uri_or_entry string|table
+---@param opts table|nil
+---@return mcp.Skill|nil skill, mcp.Error|nil err
+function M.load(client, uri_or_entry, opts)
+  opts = check_opts(opts, "load_skill")
+  local entry, err
+  if type(uri_or_entry) == "string" then
+    entry, err = M.get(client, uri_or_entry, opts)
+    if not entry then return nil, err end
+    if entry.uri ~= uri_or_entry then
+      return nil, protocol_error("skills/get answered for " .. show(entry.uri) .. " instead of " .. uri_or_entry,
+        entry, "skills/get")
+    end
+  elseif type(uri_or_entry) == "table" then
+    entry = uri_or_entry
+  else
+    error("mcp.load_skill: expected a SKILL.md URI or a skill entry", 2)
+  end
+  local ok
+  ok, err = check_entry(entry)
+  if not ok then return nil, err end
+  local uri = entry.uri
+  local resources = entry.resources
+  local record
+  if type(resources) == "table" and not (next(resources) ~= nil and resources[1] == nil) then
+    record = find_record(resources, uri)
+    if not record then
+      return nil, verification_error(uri .. ": the skill's resources do not list its SKILL.md", { uri = uri })
+    end
+    -- refuse a record without a usable digest before reading anything
+    if record.digest == nil or record.digest == NULL then
+      return nil, verification_error(uri .. ": the skill's resources give no digest for it", { uri = uri })
+    end
+  elseif not opts.allow_unverified then
+    return nil, verification_error(uri .. ": the skill publishes no digests (resources " ..
+      (resources == nil and "absent" or show(resources)) .. "); pass allow_unverified = true to load it anyway",
+      { uri = uri, resources = resources })
+  end
+  local bytes, item = fetch(client, uri, opts)
+  if not bytes then return nil, item end
+  if record then
+    ok, err = M.verify(bytes, record)
+    if not ok then return nil, err end
+  end
+  local fm, body = frontmatter.split(bytes)
+  if not fm then return nil, verification_error(uri .. ": " .. body, { uri = uri }) end
+  local same, field, why = M.compare_frontmatter(fm, entry.frontmatter)
+  if not same then
+    return nil, verification_error(("%s: frontmatter field '%s' differs from the skill's entry: %s")
+      :format(uri, tostring(field), why), { uri = uri, field = field })
+  end
+  if type(fm.name) ~= "string" or fm.name == "" or type(fm.description) ~= "string" or fm.description == "" then
+    return nil, verification_error(uri .. ": the frontmatter needs a non-empty name and description", { uri = uri })
+  end
+  return setmetatable({
+    client = client,
+    uri = uri,
+    root = uri:sub(1, #uri - #"SKILL.md"),
+    name = fm.name,
+    description = fm.description,
+    frontmatter = fm,
+    body = body,
+    text = bytes,
+    mimeType = item.mimeType,
+    entry = entry,
+    verified = record ~= nil,
+  }, Skill)
+end
+
+-- ---- for agent hosts -----------------------------------------------------------------------------
+
+-- "skill://acme/billing/refunds/SKILL.md" -> "acme/billing/refunds"
+local function skill_path(uri)
+  local p = uri:gsub("^[%a][%w+.-]*://", ""):gsub("/SKILL%.md$", "")
+  return p
+end
+
+--- Render a loaded skill as the text a host returns from its skill-loading tool: the body, where
+--- it came from, and the supporting files (to be read with skill:read).
+---@param skill mcp.Skill
+---@param opts table|nil server = label of the server it came from
+---@return string
+function M.render(skill, opts)
+  opts = opts or {}
+  local out = { ("# Skill: %s"):format(skill.name) }
+  out[#out + 1] = ("Loaded from %s%s. Relative paths in it resolve against %s."):format(skill.uri,
+    opts.server and (" on server " .. opts.server) or "", skill.root)
+  out[#out + 1] = ""
+  out[#out + 1] = (skill.body:gsub("^\n+", ""):gsub("\n+$", ""))
+  local files = skill:files()
+  if #files > 0 then
+    out[#out + 1] = ""
+    out[#out + 1] = "Supporting files (read on demand):"
+    for _, f in ipairs(files) do
+      out[#out + 1] = "- " .. f.path .. (type(f.size) == "number" and (" (" .. f.size .. " bytes)") or "")
+    end
+  end
+  return table.concat(out, "\n") .. "\n"
+end
+
+--- What an agent host needs from skills: a list of `{name, skill_name, description, uri, root,
+--- loaded, body, files, prompt, skill}`. `items` may mix entries (from `list`, nothing read: a
+--- catalog for the model's context) and loaded skills (`body` and `prompt` set). Names that
+--- collide are qualified with their skill path ("acme/billing/refunds"), never dropped.
+---@param items table[] entries and/or mcp.Skill objects
+---@param opts table|nil server = label of the server they came from (shown in `prompt`)
+---@return table[]
+function M.for_agent(items, opts)
+  if type(items) ~= "table" then error("mcp.skills.for_agent: items must be an array", 2) end
+  opts = opts or {}
+  local out, count = json.array(), {}
+  for i, it in ipairs(items) do
+    if type(it) ~= "table" then error("mcp.skills.for_agent: item " .. i .. " is not a skill or an entry", 2) end
+    local loaded = getmetatable(it) == Skill
+    local fm = it.frontmatter
+    local uri = it.uri
+    local name = type(fm) == "table" and type(fm.name) == "string" and fm.name or (uri and skill_path(uri):match("[^/]+$"))
+    local d = {
+      skill_name = name,
+      description = type(fm) == "table" and type(fm.description) == "string" and fm.description or "",
+      uri = uri,
+      root = type(uri) == "string" and uri:gsub("SKILL%.md$", "") or nil,
+      loaded = loaded,
+      server = opts.server,
+    }
+    if loaded then
+      d.body = it.body
+      d.files = it:files()
+      d.prompt = M.render(it, opts)
+      d.skill = it
+    else
+      d.files = setmetatable({ entry = it, root = d.root, uri = uri }, Skill):files()
+    end
+    out[#out + 1] = d
+    if name then count[name] = (count[name] or 0) + 1 end
+  end
+  local qualified = {}
+  for _, d in ipairs(out) do
+    local n = d.skill_name
+    d.name = (n and count[n] == 1) and n or (type(d.uri) == "string" and skill_path(d.uri) or n)
+    if d.name ~= n then qualified[d.name] = (qualified[d.name] or 0) + 1 end
+  end
+  -- the same path under two schemes: the whole URI tells them apart
+  for _, d in ipairs(out) do
+    if d.name ~= d.skill_name and qualified[d.name] > 1 then d.name = d.uri end
+  end
+  return out
+end
+
+return M
