@@ -106,6 +106,7 @@ build = {
       ["mcp.fetch"] = "lua/mcp/fetch.lua",
       ["mcp.headers"] = "lua/mcp/headers.lua",
       ["mcp.http"] = "lua/mcp/http.lua",
+      ["mcp.hub"] = "lua/mcp/hub.lua",
       ["mcp"] = "lua/mcp/init.lua",
       ["mcp.json"] = "lua/mcp/json.lua",
       ["mcp.nvim"] = "lua/mcp/nvim.lua",
@@ -120,6 +121,7 @@ build = {
       ["mcp.stdio"] = "lua/mcp/stdio.lua",
       ["mcp.tool_export"] = "lua/mcp/tool_export.lua",
       ["mcp.tools"] = "lua/mcp/tools.lua",
+      ["mcp.trace"] = "lua/mcp/trace.lua",
       -- END modules
    },
 }

@@ -66,11 +66,16 @@ end
 
 --- Start server-everything in "streamableHttp" or "sse" mode on a free port; nil if unavailable.
 function H.start_everything(mode)
+  return H.start_everything_on(nil, mode)
+end
+
+--- The same on a given port (nil: a free one), e.g. to restart it where a client expects it.
+function H.start_everything_on(port, mode)
   local bin = os.getenv("MCP_EVERYTHING_SERVER")
   if bin == nil or bin == "" or not H.have_node() then return nil end
   local script = bin:gsub("/node_modules/%.bin/mcp%-server%-everything$", "/node_modules/@modelcontextprotocol/server-everything/dist/index.js")
   -- A free port: ask the kernel through a throwaway listener of the fault server's own kind.
-  local port = tonumber(sh([[node -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})']]))
+  port = port or tonumber(sh([[node -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})']]))
   local prefix = helper.sanitizer() and "env -u LD_PRELOAD " or ""
   local cmd = ("%sPORT=%d node %s %s >/dev/null 2>&1 & echo $!"):format(prefix, port, script, mode)
   local pid = tonumber(sh(cmd))

@@ -36,6 +36,7 @@ local CONFIG_FIELDS = {
   on_error = "function", on_elicitation_request = "function", on_sampling_request = "function",
   on_roots_list = "function", roots = "table", protocol_version_discovery = "boolean",
   on_close = "function", protocol_version = "string", initialize_result = "table",
+  on_message = "function", connect_timeout_ms = "number", transport_factory = "function",
 }
 
 local function normalize_config(config)
@@ -62,6 +63,9 @@ local function normalize_config(config)
     on_close = config.on_close,
     protocol_version = config.protocol_version,
     initialize_result = config.initialize_result,
+    on_message = config.on_message,
+    connect_timeout_ms = config.connect_timeout_ms,
+    transport_factory = config.transport_factory,
   }
 end
 
@@ -177,6 +181,7 @@ local CORE_ERROR_KINDS = {
 }
 
 function Client:_on_event(kind, a, b, c)
+  if self.config.on_message then require("mcp.trace").incoming(self, kind, a, b, c) end
   if kind == "request" then
     self:_on_request(a, b, c)
   elseif kind == "notification" then
@@ -316,7 +321,7 @@ function Client:connect()
   end
   if transport.ready and transport:ready() ~= 1 then
     -- Legacy SSE: messages can go out once the server named its endpoint.
-    ok, err = require("mcp.http").wait_ready(transport, self.config.request_timeout_ms)
+    ok, err = require("mcp.http").wait_ready(transport, self.config.connect_timeout_ms or self.config.request_timeout_ms)
     if not ok then
       self.state = "closed"
       transport:close()
@@ -330,6 +335,11 @@ function Client:connect()
     local client = weak.client
     if client then client:_on_event(kind, a, b, c) end
   end)
+  self.session_traced = false
+  if self.config.on_message then
+    self.session = require("mcp.trace").wrap(self, self.session)
+    self.session_traced = true
+  end
   local res
   if reattach ~= nil then
     -- Reattach to a session that is already initialized (with the transport's
@@ -340,7 +350,7 @@ function Client:connect()
       protocolVersion = version,
       capabilities = advertised_capabilities(self),
       clientInfo = { name = self.config.client_name, version = self.config.client_version },
-    })
+    }, self.config.connect_timeout_ms and { timeout_ms = self.config.connect_timeout_ms } or nil)
   end
   if res ~= nil and (type(res) ~= "table" or type(res.protocolVersion) ~= "string") then
     err = new_error(nil, "invalid initialize result", res, { kind = "protocol", method = "initialize" })
@@ -390,6 +400,50 @@ function Client:close()
   return true
 end
 Client.__close = Client.close
+
+--- Start over on a fresh transport: close what is left of the current connection, then connect
+--- again with a new initialize handshake. For hosts that manage lifecycles themselves (a
+--- crashed server, an HTTP session the server forgot). The transport is `transport` when given,
+--- else one made by the config's `transport_factory` (set by mcp.create_stdio_client,
+--- create_http_client and create_sse_client). Handlers and notification handlers are kept.
+---@param transport userdata|table|nil
+---@return boolean|nil ok, mcp.Error|nil err
+function Client:reconnect(transport)
+  if transport == nil then
+    local factory = self.config.transport_factory
+    if factory == nil then
+      return nil, new_error(nil, "reconnect needs a transport: pass one, or create the client with a "
+        .. "transport_factory", nil, { kind = "config" })
+    end
+    local ok, t = pcall(factory)
+    if not ok or t == nil then
+      return nil, new_error(nil, "transport_factory failed: " .. tostring(t), nil, { kind = "transport" })
+    end
+    transport = t
+  elseif type(transport) ~= "userdata" and type(transport) ~= "table" then
+    error("mcp.reconnect: transport expected", 2)
+  end
+  if self.state ~= "closed" and self.state ~= "new" then self:close() end
+  self.transport = transport
+  self.state = "new"
+  self.session = nil
+  self.init_result = nil
+  self.closed_reason = nil
+  self.progress = {}
+  self.config.initialize_result = nil -- a reattach is for the first connection only
+  return self:connect()
+end
+
+--- Trace every message sent and received (see client config on_message); nil stops tracing.
+---@param fn fun(direction: string, message: table)|nil
+function Client:on_message(fn)
+  if fn ~= nil and type(fn) ~= "function" then error("mcp: handler must be a function", 2) end
+  self.config.on_message = fn
+  if fn and self.session and not self.session_traced then
+    self.session = require("mcp.trace").wrap(self, self.session)
+    self.session_traced = true
+  end
+end
 
 ---@return boolean
 ---@return boolean

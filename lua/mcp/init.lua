@@ -73,6 +73,7 @@ function mcp.create_stdio_client(command, args, opts)
   for k, v in pairs(opts) do
     if TRANSPORT_KEYS[k] then tcfg[k] = v else ccfg[k] = v end
   end
+  ccfg.transport_factory = ccfg.transport_factory or function() return stdio.transport(tcfg) end
   return mcp.create_client(ccfg, stdio.transport(tcfg))
 end
 
@@ -91,6 +92,7 @@ mcp.REDIRECT_FOLLOW = http.REDIRECT_FOLLOW
 function mcp.create_http_client(url, opts)
   if type(url) ~= "string" then error("mcp.create_http_client: url must be a string", 2) end
   local tcfg, ccfg = http.split_options(url, opts)
+  ccfg.transport_factory = ccfg.transport_factory or function() return http.http_transport(tcfg) end
   return mcp.create_client(ccfg, http.http_transport(tcfg))
 end
 
@@ -101,6 +103,7 @@ end
 function mcp.create_sse_client(url, opts)
   if type(url) ~= "string" then error("mcp.create_sse_client: url must be a string", 2) end
   local tcfg, ccfg = http.split_options(url, opts)
+  ccfg.transport_factory = ccfg.transport_factory or function() return http.sse_transport(tcfg) end
   return mcp.create_client(ccfg, http.sse_transport(tcfg))
 end
 
@@ -158,5 +161,8 @@ mcp.HEADER_VALUE_BOOLEAN = headers.VALUE_BOOLEAN
 
 -- server configuration files (mcpServers, VS Code, mcphub)
 mcp.config = require("mcp.config")
+
+--- Many servers from one config, connected concurrently, aggregated and supervised (mcp/hub.lua).
+mcp.hub = require("mcp.hub").new
 
 return mcp

@@ -118,6 +118,8 @@ function M.loop_block(pred, ms)
     local guard = core.timer(ms, function() end)
     while not pred() and core.now_ms() < deadline do
       M.run_ready()
+      -- A task run just now may have made pred() true: do not sleep until the guard then.
+      if pred() then break end
       core.step(has_ready() and 0 or -1)
     end
     guard:cancel()

@@ -1,0 +1,772 @@
+--- mcp.hub: many servers at once, described by a config file (mcp.config). Every enabled server
+--- connects in a task of its own, so a slow or failing one never delays the others; their tools,
+--- resources and prompts are aggregated under stable namespaced names (`server__tool`) and calls
+--- are routed back; list_changed notifications are followed; a crashed stdio server is restarted
+--- with exponential backoff up to a limit; an HTTP server that lost the session (404, or a 400
+--- naming the session) is reconnected with a fresh initialize and the call retried once; tool
+--- calls go through an approval hook.
+---
+---   local hub = assert(mcp.hub("mcp.json", { on_state = function(name, state) print(name, state) end }))
+---   for _, t in ipairs(hub:list_tools()) do print(t.name) end      -- e.g. "github__search_issues"
+---   local res, err = hub:call_tool("github__search_issues", { q = "bug" })
+---   hub:close()
+local config = require("mcp.config")
+local core = require("mcp.core")
+local errors = require("mcp.errors")
+local json = require("mcp.json")
+local sched = require("mcp.sched")
+
+local M = {}
+
+---@class mcp.Hub
+local Hub = {}
+Hub.__index = Hub
+M.Hub = Hub
+
+local STATES = { "connecting", "ready", "failed", "restarting", "disabled" }
+M.STATES = STATES
+
+local function hub_error(kind, msg, opts)
+  local e = errors.new(nil, msg, nil, { kind = kind, method = opts and opts.method, cause = opts and opts.cause })
+  if opts then e.server = opts.server end
+  return e
+end
+
+-- ---- names -------------------------------------------------------------------------------------
+
+-- A 6-hex-digit digest (djb2), to keep cut names apart.
+local function short_hash(s)
+  local h = 5381
+  for i = 1, #s do h = (h * 33 + s:byte(i)) % 4294967296 end
+  return ("%06x"):format(h % 16777216)
+end
+
+local function sanitize(s)
+  s = s:gsub("[^%w_%-]", "_")
+  if s == "" then s = "_" end
+  return s
+end
+
+-- A server's prefix: its name with every character outside [A-Za-z0-9_-] made "_" and no "__"
+-- (so the first "__" of a namespaced name always ends the prefix), unique within the hub.
+local function assign_prefixes(names, sep)
+  local used, out = {}, {}
+  for _, name in ipairs(names) do
+    local p = sanitize(name)
+    if sep == "__" then
+      while p:find("__", 1, true) do p = p:gsub("__", "_") end
+    end
+    local base, k = p, 2
+    while used[p] do
+      p = base .. "_" .. k
+      k = k + 1
+    end
+    used[p] = true
+    out[name] = p
+  end
+  return out
+end
+
+-- ---- construction ------------------------------------------------------------------------------
+
+local OPTS = {
+  on_state = "function", on_change = "function", on_message = "function", approve = "function",
+  on_error = "function", on_stderr = "function", on_input = "function", inputs = "table", env = "table",
+  client = "table", restart = "table", connect_timeout_ms = "number", request_timeout_ms = "number",
+  separator = "string", max_name_length = "number", wait = "boolean", variables = "table",
+}
+
+--- Start a hub over every enabled server of a config (a path, a decoded table, or the result of
+--- mcp.config.load). Waits until every server is ready or failed unless opts.wait == false.
+---@param cfg string|table
+---@param opts table|nil see docs/API.md "Many servers (mcp.hub)"
+---@return mcp.Hub|nil hub, mcp.Error|nil err
+function M.new(cfg, opts)
+  opts = opts or {}
+  if type(opts) ~= "table" then error("mcp.hub: opts must be a table", 2) end
+  for k, v in pairs(opts) do
+    local want = OPTS[k]
+    if want == nil then error("mcp.hub: unknown option '" .. tostring(k) .. "'", 2) end
+    if type(v) ~= want then error(("mcp.hub: option '%s' must be a %s, got %s"):format(k, want, type(v)), 2) end
+  end
+  local loaded, err = config.load(cfg, { on_input = opts.on_input, inputs = opts.inputs, env = opts.env,
+    variables = opts.variables })
+  if not loaded then return nil, err end
+  local restart = opts.restart or {}
+  local self = setmetatable({
+    config = loaded,
+    opts = opts,
+    sep = opts.separator or "__",
+    max_name = opts.max_name_length or 64,
+    restart_policy = {
+      max = restart.max or 5, base_ms = restart.base_ms or 500, max_ms = restart.max_ms or 30000,
+      stable_ms = restart.stable_ms or 60000,
+    },
+    recs = {},
+    order = loaded.order,
+    waiters = {},
+    closed = false,
+    names = { tools = {}, prompts = {} },
+  }, Hub)
+  local prefixes = assign_prefixes(loaded.order, self.sep)
+  for _, name in ipairs(loaded.order) do
+    local spec = loaded.servers[name]
+    local auto = {}
+    if type(spec.auto_approve) == "table" then
+      for _, t in ipairs(spec.auto_approve) do auto[t] = true end
+    end
+    local off = {}
+    for _, t in ipairs(spec.disabled_tools or {}) do off[t] = true end
+    self.recs[name] = {
+      name = name, spec = spec, prefix = prefixes[name], state = "new", attempts = 0, generation = 0,
+      auto = auto, always = {}, off_tools = off, stderr_tail = {},
+      tools = {}, resources = {}, templates = {}, prompts = {},
+    }
+  end
+  self:_rebuild()
+  for _, name in ipairs(loaded.order) do
+    local rec = self.recs[name]
+    if rec.spec.disabled then
+      self:_set_state(rec, "disabled")
+    else
+      self:_start(rec)
+    end
+  end
+  if opts.wait ~= false then self:wait() end
+  return self
+end
+
+-- ---- state -------------------------------------------------------------------------------------
+
+function Hub:_report(err)
+  local on_error = self.opts.on_error
+  if on_error then
+    sched.spawn_handler(function(e) io.stderr:write("mcp.hub: on_error failed: ", tostring(e), "\n") end, on_error, err)
+  end
+end
+
+local SETTLED = { ready = true, failed = true, disabled = true }
+
+function Hub:_settled()
+  for _, name in ipairs(self.order) do
+    if not SETTLED[self.recs[name].state] then return false end
+  end
+  return true
+end
+
+function Hub:_check_waiters()
+  if #self.waiters == 0 or not (self.closed or self:_settled()) then return end
+  local ws = self.waiters
+  self.waiters = {}
+  for _, w in ipairs(ws) do w() end
+end
+
+function Hub:_set_state(rec, state, info)
+  rec.state = state
+  rec.info = info
+  if state ~= "failed" and state ~= "restarting" then rec.error = nil end
+  if info and info.error then rec.error = info.error end
+  local cb = self.opts.on_state
+  if cb and not self.closed then
+    sched.spawn_handler(function(e) self:_report(hub_error("handler", "on_state raised: " .. tostring(e))) end,
+      cb, rec.name, state, info or {})
+  end
+  self:_check_waiters()
+end
+
+function Hub:_changed(kind, rec)
+  self:_rebuild()
+  local cb = self.opts.on_change
+  if cb and not self.closed then
+    sched.spawn_handler(function(e) self:_report(hub_error("handler", "on_change raised: " .. tostring(e))) end,
+      cb, kind, rec.name)
+  end
+end
+
+--- Wait until every server is ready, failed or disabled (none connecting or restarting), at most
+--- ms milliseconds when given. In a task it suspends the task.
+---@param ms number|nil
+---@return boolean settled
+function Hub:wait(ms)
+  if self.closed or self:_settled() then return self:_settled() end
+  sched.await(function(cb)
+    local timer
+    self.waiters[#self.waiters + 1] = function()
+      if timer then timer:cancel() end
+      cb()
+    end
+    if ms then
+      timer = core.timer(ms, function()
+        timer = nil
+        cb()
+      end)
+    end
+  end)
+  return self:_settled()
+end
+
+-- ---- one server's life -------------------------------------------------------------------------
+
+local CLIENT_KEYS = {
+  client_name = true, name = true, client_version = true, capabilities = true, on_elicitation_request = true,
+  on_sampling_request = true, on_roots_list = true, roots = true, protocol_version = true, max_retries = true,
+}
+
+function Hub:_transport_factory(rec)
+  local spec, mcp = rec.spec, require("mcp")
+  if spec.type == "stdio" then
+    local on_stderr = self.opts.on_stderr
+    local tail = rec.stderr_tail
+    local tcfg = {
+      command = spec.command, args = spec.args, env = spec.env, cwd = spec.cwd,
+      stderr = function(line)
+        tail[#tail + 1] = line
+        if #tail > 20 then table.remove(tail, 1) end
+        if on_stderr then on_stderr(rec.name, line) end
+      end,
+    }
+    return function() return mcp.stdio_transport(tcfg) end
+  end
+  local tcfg = { url = spec.url, headers = spec.headers, oauth = spec.oauth }
+  if spec.type == "sse" then return function() return mcp.sse_transport(tcfg) end end
+  return function() return mcp.http_transport(tcfg) end
+end
+
+function Hub:_new_client(rec)
+  local ccfg = {}
+  for k, v in pairs(self.opts.client or {}) do
+    if not CLIENT_KEYS[k] then error("mcp.hub: option client." .. tostring(k) .. " is not a shared client setting", 3) end
+    ccfg[k] = v
+  end
+  ccfg.request_timeout_ms = rec.spec.timeout_ms or self.opts.request_timeout_ms
+  ccfg.connect_timeout_ms = self.opts.connect_timeout_ms or rec.spec.timeout_ms or 30000
+  ccfg.on_error = function(e)
+    e.server = e.server or rec.name
+    self:_report(e)
+  end
+  local on_message = self.opts.on_message
+  if on_message then
+    ccfg.on_message = function(direction, msg) return on_message(direction, msg, rec.name) end
+  end
+  local factory = self:_transport_factory(rec)
+  ccfg.transport_factory = factory
+  local client
+  ccfg.on_close = function(reason)
+    if rec.client == client then self:_on_closed(rec, client, reason) end
+  end
+  client = require("mcp.client").new(factory(), ccfg)
+  -- Follow list_changed: refresh that list and tell on_change.
+  local function follow(kind)
+    return function()
+      if rec.client ~= client or rec.state ~= "ready" then return end
+      self:_refresh(rec, client, kind)
+      if rec.client == client then self:_changed(kind, rec) end
+    end
+  end
+  client:on_tools_list_changed(follow("tools"))
+  client:on_resources_list_changed(follow("resources"))
+  client:on_prompts_list_changed(follow("prompts"))
+  return client
+end
+
+-- Fetch one list of a connected server (kind: tools, resources, prompts) into rec.
+function Hub:_refresh(rec, client, kind)
+  local caps = client:server_capabilities()
+  if kind == "tools" then
+    rec.tools = {}
+    if caps.tools == nil then return end
+    local list, err = client:list_all_tools()
+    if rec.client ~= client then return end
+    if list then rec.tools = list else self:_report(err) end
+  elseif kind == "resources" then
+    rec.resources, rec.templates = {}, {}
+    if caps.resources == nil then return end
+    local list, err = client:list_all_resources()
+    if rec.client ~= client then return end
+    if list then rec.resources = list else self:_report(err) end
+    local tl, terr = client:list_all_resource_templates()
+    if rec.client ~= client then return end
+    if tl then rec.templates = tl elseif terr.code ~= errors.ERROR_CODES.METHOD_NOT_FOUND then self:_report(terr) end
+  elseif kind == "prompts" then
+    rec.prompts = {}
+    if caps.prompts == nil then return end
+    local list, err = client:list_all_prompts()
+    if rec.client ~= client then return end
+    if list then rec.prompts = list else self:_report(err) end
+  end
+end
+
+local function stderr_hint(rec)
+  local tail = rec.stderr_tail
+  if #tail == 0 then return "" end
+  local from = math.max(1, #tail - 4)
+  return " (stderr: " .. table.concat(tail, " | ", from) .. ")"
+end
+
+-- Connect rec with a fresh client, in the calling task (or blocking). Returns ok, err.
+function Hub:_connect(rec)
+  rec.generation = rec.generation + 1
+  local gen = rec.generation
+  local old = rec.client
+  rec.client = nil
+  if old then old:close() end
+  for i = #rec.stderr_tail, 1, -1 do rec.stderr_tail[i] = nil end
+  local ok, client = pcall(self._new_client, self, rec)
+  if not ok then
+    return nil, hub_error("config", "server '" .. rec.name .. "': " .. tostring(client), { server = rec.name })
+  end
+  rec.client = client
+  local cok, err = client:connect()
+  if rec.generation ~= gen or self.closed then
+    client:close()
+    return nil, hub_error("closed", "server '" .. rec.name .. "' was stopped while connecting", { server = rec.name })
+  end
+  if not cok then
+    rec.client = nil
+    client:close()
+    local e = hub_error(err.kind, "server '" .. rec.name .. "' failed to start: " .. tostring(err.message)
+      .. stderr_hint(rec), { server = rec.name, cause = err })
+    return nil, e
+  end
+  self:_refresh(rec, client, "tools")
+  self:_refresh(rec, client, "resources")
+  self:_refresh(rec, client, "prompts")
+  if rec.client ~= client then
+    return nil, hub_error("closed", "server '" .. rec.name .. "' went away while listing", { server = rec.name })
+  end
+  rec.ready_since = core.now_ms()
+  self:_changed("all", rec)
+  self:_set_state(rec, "ready")
+  return true
+end
+
+-- First start (or a restart from restart()/enable()): connect in a task; failure -> failed.
+function Hub:_start(rec)
+  self:_set_state(rec, "connecting")
+  local g0 = rec.generation
+  sched.spawn_handler(function(e)
+    self:_set_state(rec, "failed", { error = hub_error("handler", "server '" .. rec.name .. "': " .. tostring(e)) })
+  end, function()
+    if rec.generation ~= g0 or self.closed then return end -- stopped before the task ran
+    local ok, err = self:_connect(rec)
+    if not ok and rec.generation == g0 + 1 and not self.closed then
+      self:_set_state(rec, "failed", { error = err })
+    end
+  end)
+end
+
+-- The server went away while ready (a crashed stdio server, a dropped stream): restart it with
+-- exponential backoff, giving up after restart.max consecutive attempts.
+function Hub:_on_closed(rec, client, reason)
+  if self.closed or rec.client ~= client or rec.state ~= "ready" then return end
+  rec.client = nil
+  client:close()
+  local err = hub_error("closed", "server '" .. rec.name .. "' stopped: " .. tostring(reason) .. stderr_hint(rec),
+    { server = rec.name })
+  self:_schedule_restart(rec, err)
+end
+
+function Hub:_schedule_restart(rec, err)
+  local r = self.restart_policy
+  if rec.ready_since and core.now_ms() - rec.ready_since >= r.stable_ms then rec.attempts = 0 end
+  rec.ready_since = nil
+  rec.tools, rec.resources, rec.templates, rec.prompts = {}, {}, {}, {}
+  self:_changed("all", rec)
+  rec.attempts = rec.attempts + 1
+  if rec.attempts > r.max then
+    self:_set_state(rec, "failed", { error = hub_error(err.kind, err.message .. "; gave up after " .. r.max
+      .. " restarts", { server = rec.name, cause = err }) })
+    return
+  end
+  local delay = r.base_ms * 2 ^ (rec.attempts - 1)
+  if delay > r.max_ms then delay = r.max_ms end
+  local gen = rec.generation
+  self:_set_state(rec, "restarting", { error = err, attempt = rec.attempts, delay_ms = delay })
+  rec.timer = core.timer(delay, function()
+    rec.timer = nil
+    if self.closed or rec.generation ~= gen or rec.state ~= "restarting" then return end
+    sched.spawn_handler(function(e)
+      self:_set_state(rec, "failed", { error = hub_error("handler", "server '" .. rec.name .. "': " .. tostring(e)) })
+    end, function()
+      if self.closed or rec.generation ~= gen or rec.state ~= "restarting" then return end
+      local ok, cerr = self:_connect(rec)
+      if not ok and not self.closed and rec.generation == gen + 1 then self:_schedule_restart(rec, cerr) end
+    end)
+  end)
+end
+
+-- An HTTP session the server no longer knows: 404, or a 400 whose message names the session.
+local function session_lost(err)
+  if err == nil then return false end
+  if err.status_code == 404 then return true end
+  if err.status_code == 400 then
+    local text = (tostring(err.message) .. " " .. tostring(err.response_body or "")):lower()
+    return text:find("session", 1, true) ~= nil
+  end
+  return false
+end
+M.session_lost = session_lost
+
+-- Reconnect an HTTP server whose session was lost, once for all the calls that noticed it.
+function Hub:_recover_session(rec, client)
+  if rec.client ~= client then
+    -- another call already reconnected (or is doing it)
+    if rec.recovering then sched.await(function(cb) rec.recovering[#rec.recovering + 1] = cb end) end
+    return rec.client ~= nil and rec.state == "ready"
+  end
+  if rec.recovering then
+    sched.await(function(cb) rec.recovering[#rec.recovering + 1] = cb end)
+    return rec.client ~= nil and rec.state == "ready"
+  end
+  rec.recovering = {}
+  self:_set_state(rec, "restarting", { error = hub_error("closed", "server '" .. rec.name .. "' lost the session",
+    { server = rec.name }), attempt = 1, delay_ms = 0 })
+  local ok, err = self:_connect(rec)
+  if not ok and not self.closed then self:_set_state(rec, "failed", { error = err }) end
+  local ws = rec.recovering
+  rec.recovering = nil
+  for _, w in ipairs(ws) do w() end
+  return ok == true
+end
+
+-- Run fn(client) on rec's client; when the HTTP session was lost, reconnect and run it once more.
+function Hub:_route(rec, method, fn)
+  if rec.state ~= "ready" or rec.client == nil then
+    local why = rec.state == "disabled" and "is disabled"
+      or ("is not ready (" .. rec.state .. (rec.error and ("; " .. tostring(rec.error.message)) or "") .. ")")
+    return nil, hub_error("unavailable", "server '" .. rec.name .. "' " .. why, { server = rec.name, method = method })
+  end
+  local client = rec.client
+  local res, err = fn(client)
+  if res == nil and session_lost(err) and rec.spec.type ~= "stdio" then
+    if self:_recover_session(rec, client) then
+      res, err = fn(rec.client)
+    end
+  end
+  if res == nil and err then err.server = err.server or rec.name end
+  return res, err
+end
+
+-- ---- aggregation ---------------------------------------------------------------------------------
+
+local function copy(t)
+  local c = {}
+  for k, v in pairs(t) do c[k] = v end
+  return setmetatable(c, getmetatable(t))
+end
+
+-- Rebuild the namespaced tool and prompt names from every ready server, in config order, so a
+-- name only depends on the config and the servers' own lists.
+function Hub:_rebuild()
+  local sep, max = self.sep, self.max_name
+  for _, kind in ipairs({ "tools", "prompts" }) do
+    local used, list, by = {}, json.array(), {}
+    for _, name in ipairs(self.order) do
+      local rec = self.recs[name]
+      for _, item in ipairs(rec[kind]) do
+        if type(item) == "table" and type(item.name) == "string"
+            and not (kind == "tools" and rec.off_tools[item.name]) then
+          local full = rec.prefix .. sep .. sanitize(item.name)
+          if #full > max then full = full:sub(1, max - 7) .. "_" .. short_hash(name .. "\0" .. item.name) end
+          local base, k = full, 2
+          while used[full] do
+            local suffix = "_" .. k
+            full = (#base + #suffix > max) and (base:sub(1, max - #suffix) .. suffix) or (base .. suffix)
+            k = k + 1
+          end
+          used[full] = true
+          local c = copy(item)
+          c.name, c.server, c.original_name = full, name, item.name
+          list[#list + 1] = c
+          by[full] = { rec = rec, name = item.name, def = item }
+        end
+      end
+    end
+    self[kind .. "_list"] = list
+    self.names[kind] = by
+  end
+  local resources, templates, uris = json.array(), json.array(), {}
+  for _, name in ipairs(self.order) do
+    local rec = self.recs[name]
+    for _, r in ipairs(rec.resources) do
+      if type(r) == "table" and type(r.uri) == "string" then
+        local c = copy(r)
+        c.server = name
+        resources[#resources + 1] = c
+        if not uris[r.uri] then uris[r.uri] = rec end
+      end
+    end
+    for _, t in ipairs(rec.templates) do
+      if type(t) == "table" then
+        local c = copy(t)
+        c.server = name
+        templates[#templates + 1] = c
+      end
+    end
+  end
+  self.resources_list, self.templates_list, self.uris = resources, templates, uris
+end
+
+--- Every tool of every ready server: copies of the servers' definitions with `name` namespaced
+--- (`server__tool`), `server` and `original_name`. Tools in a server's disabled_tools are left out.
+---@return table[]
+function Hub:list_tools() return self.tools_list end
+
+--- Every prompt, namespaced the same way as tools.
+---@return table[]
+function Hub:list_prompts() return self.prompts_list end
+
+--- Every resource of every ready server, each with `server`.
+---@return table[]
+function Hub:list_resources() return self.resources_list end
+
+--- Every resource template of every ready server, each with `server`.
+---@return table[]
+function Hub:list_resource_templates() return self.templates_list end
+
+--- The server and the server's own name behind a namespaced tool or prompt name.
+---@param name string
+---@param kind string|nil "tools" (default) or "prompts"
+---@return string|nil server, string|nil original_name
+function Hub:resolve(name, kind)
+  local hit = self.names[kind or "tools"][name]
+  if hit then return hit.rec.name, hit.name end
+  return nil
+end
+
+function Hub:_server_or_raise(name, fname)
+  local rec = self.recs[name]
+  if rec == nil then error("mcp.hub:" .. fname .. ": no server named '" .. tostring(name) .. "'", 3) end
+  return rec
+end
+
+local function split_opts(opts)
+  if opts == nil then return nil, nil end
+  if type(opts) ~= "table" then error("mcp.hub: options must be a table", 3) end
+  if opts.server == nil then return nil, opts end
+  local o = {}
+  for k, v in pairs(opts) do if k ~= "server" then o[k] = v end end
+  return opts.server, o
+end
+
+-- Approval: auto_approve (true or the tool listed), an earlier "always", else the hook.
+function Hub:_approve(rec, tool, full, arguments, def)
+  if rec.spec.auto_approve == true or rec.auto[tool] or rec.always[tool] then return true end
+  local hook = self.opts.approve
+  if hook == nil then return true end
+  local annotations = def and type(def.annotations) == "table" and def.annotations or json.object()
+  local answer, reason = hook({
+    server = rec.name, tool = tool, name = full, arguments = arguments or json.object(),
+    annotations = annotations, definition = def,
+  })
+  if answer == "always" then
+    rec.always[tool] = true
+    return true
+  end
+  if answer == "allow" or answer == true then return true end
+  if answer ~= "deny" and answer ~= false and answer ~= nil then
+    error("mcp.hub: approve must answer \"allow\", \"deny\" or \"always\", got " .. tostring(answer), 0)
+  end
+  return nil, reason
+end
+
+--- Call a tool by its namespaced name (or by the server's own name with opts.server). Runs the
+--- approval hook first; a denied call returns nil, err with kind "denied".
+---@param name string
+---@param arguments table|nil
+---@param opts table|nil the client's call_tool opts, plus server
+---@return table|nil result, mcp.Error|nil err
+function Hub:call_tool(name, arguments, opts)
+  if type(name) ~= "string" then error("mcp.hub:call_tool: name must be a string", 2) end
+  if arguments ~= nil and type(arguments) ~= "table" then error("mcp.hub:call_tool: arguments must be a table", 2) end
+  local server, copts = split_opts(opts)
+  local rec, tool, def
+  if server ~= nil then
+    rec, tool = self:_server_or_raise(server, "call_tool"), name
+    for _, t in ipairs(rec.tools) do if t.name == name then def = t end end
+  else
+    local hit = self.names.tools[name]
+    if hit == nil then
+      return nil, hub_error("not_found", "unknown tool '" .. name .. "' (no ready server of this hub has it)",
+        { method = "tools/call" })
+    end
+    rec, tool, def = hit.rec, hit.name, hit.def
+  end
+  if rec.off_tools[tool] then
+    return nil, hub_error("denied", "tool '" .. tool .. "' of server '" .. rec.name .. "' is disabled in the config",
+      { server = rec.name, method = "tools/call" })
+  end
+  local full = rec.prefix .. self.sep .. sanitize(tool)
+  local ok, reason = self:_approve(rec, tool, full, arguments, def)
+  if not ok then
+    return nil, hub_error("denied", "call to tool '" .. tool .. "' of server '" .. rec.name .. "' was denied"
+      .. (reason and (": " .. tostring(reason)) or ""), { server = rec.name, method = "tools/call" })
+  end
+  return self:_route(rec, "tools/call", function(c) return c:call_tool(tool, arguments, copts) end)
+end
+
+--- Get a prompt by its namespaced name (or the server's own name with opts.server).
+---@param name string
+---@param arguments table|nil
+---@param opts table|nil
+---@return table|nil result, mcp.Error|nil err
+function Hub:get_prompt(name, arguments, opts)
+  if type(name) ~= "string" then error("mcp.hub:get_prompt: name must be a string", 2) end
+  local server, copts = split_opts(opts)
+  local rec, prompt
+  if server ~= nil then
+    rec, prompt = self:_server_or_raise(server, "get_prompt"), name
+  else
+    local hit = self.names.prompts[name]
+    if hit == nil then
+      return nil, hub_error("not_found", "unknown prompt '" .. name .. "'", { method = "prompts/get" })
+    end
+    rec, prompt = hit.rec, hit.name
+  end
+  return self:_route(rec, "prompts/get", function(c) return c:get_prompt(prompt, arguments, copts) end)
+end
+
+local function template_matches(template, uri)
+  if type(template) ~= "string" then return false end
+  local pat = "^" .. template:gsub("[%^%$%(%)%%%.%[%]%*%+%-%?]", "%%%0"):gsub("{[^}]*}", ".+") .. "$"
+  return uri:match(pat) ~= nil
+end
+
+--- Read a resource: the server that listed the URI (or whose template matches it), or opts.server.
+---@param uri string
+---@param opts table|nil
+---@return table|nil result, mcp.Error|nil err
+function Hub:read_resource(uri, opts)
+  if type(uri) ~= "string" then error("mcp.hub:read_resource: uri must be a string", 2) end
+  local server, copts = split_opts(opts)
+  local rec = server ~= nil and self:_server_or_raise(server, "read_resource") or self.uris[uri]
+  if rec == nil then
+    for _, t in ipairs(self.templates_list) do
+      if template_matches(t.uriTemplate, uri) then
+        rec = self.recs[t.server]
+        break
+      end
+    end
+  end
+  if rec == nil then
+    return nil, hub_error("not_found", "no server of this hub lists the resource " .. uri .. " (pass opts.server)",
+      { method = "resources/read" })
+  end
+  return self:_route(rec, "resources/read", function(c) return c:read_resource(uri, copts) end)
+end
+
+-- ---- servers ---------------------------------------------------------------------------------------
+
+--- The servers in config order: {name, state, type, error, client, attempts, prefix}.
+---@return table[]
+function Hub:servers()
+  local out = {}
+  for _, name in ipairs(self.order) do
+    local rec = self.recs[name]
+    out[#out + 1] = { name = name, state = rec.state, type = rec.spec.type, error = rec.error, client = rec.client,
+      attempts = rec.attempts, prefix = rec.prefix }
+  end
+  return out
+end
+
+--- The connected client of a server (nil unless ready): for anything the hub does not route.
+---@param name string
+---@return mcp.Client|nil
+function Hub:client(name)
+  local rec = self:_server_or_raise(name, "client")
+  return rec.state == "ready" and rec.client or nil
+end
+
+--- A server's state: "connecting", "ready", "failed", "restarting" or "disabled".
+---@param name string
+---@return string state, mcp.Error|nil error
+function Hub:state(name)
+  local rec = self:_server_or_raise(name, "state")
+  return rec.state, rec.error
+end
+
+local function stop(self, rec)
+  rec.generation = rec.generation + 1
+  if rec.timer then rec.timer:cancel(); rec.timer = nil end
+  local c = rec.client
+  rec.client = nil
+  rec.tools, rec.resources, rec.templates, rec.prompts = {}, {}, {}, {}
+  if c then c:close() end
+end
+
+--- Stop and start a server again (restart counter reset); waits like mcp.hub unless wait == false.
+---@param name string
+---@param wait boolean|nil
+function Hub:restart(name, wait)
+  local rec = self:_server_or_raise(name, "restart")
+  if self.closed then return end
+  stop(self, rec)
+  rec.attempts = 0
+  self:_changed("all", rec)
+  self:_start(rec)
+  if wait ~= false then self:wait() end
+end
+
+--- Stop a server and mark it disabled (its tools leave the lists).
+---@param name string
+function Hub:disable(name)
+  local rec = self:_server_or_raise(name, "disable")
+  stop(self, rec)
+  self:_changed("all", rec)
+  self:_set_state(rec, "disabled")
+end
+
+--- Start a disabled server (a server disabled in the config is interpolated now).
+---@param name string
+---@param wait boolean|nil
+function Hub:enable(name, wait)
+  local rec = self:_server_or_raise(name, "enable")
+  if rec.state ~= "disabled" or self.closed then return end
+  if rec.spec.disabled then
+    local raw = {}
+    for k, v in pairs(rec.spec.raw) do raw[k] = v end
+    raw.disabled, raw.enabled = nil, nil
+    local loaded, err = config.load({ mcpServers = { [name] = raw } }, { on_input = self.opts.on_input,
+      inputs = self.opts.inputs, env = self.opts.env, variables = self.opts.variables, file = self.config.file })
+    if not loaded then
+      self:_set_state(rec, "failed", { error = err })
+      return
+    end
+    rec.spec = loaded.servers[name]
+  end
+  rec.attempts = 0
+  self:_start(rec)
+  if wait ~= false then self:wait() end
+end
+
+--- Close every server (idempotent). Outside a task it waits, bounded, until they are reaped.
+function Hub:close()
+  if self.closed then return true end
+  self.closed = true
+  local clients = {}
+  for _, name in ipairs(self.order) do
+    local rec = self.recs[name]
+    if rec.client then clients[#clients + 1] = rec.client end
+    rec.generation = rec.generation + 1
+    if rec.timer then rec.timer:cancel(); rec.timer = nil end
+    rec.client = nil
+    rec.tools, rec.resources, rec.templates, rec.prompts = {}, {}, {}, {}
+  end
+  self:_rebuild()
+  -- Close them all at once (in tasks, where close returns at once), then wait for the lot.
+  for _, c in ipairs(clients) do sched.spawn(function() c:close() end) end
+  sched.wait_until(function()
+    if sched.has_ready() then return false end
+    for _, c in ipairs(clients) do
+      local t = c.transport
+      if t.reaped and not t:reaped() then return false end
+      if t.busy and t:busy() then return false end
+    end
+    return true
+  end, 5000)
+  self:_check_waiters()
+  return true
+end
+Hub.__close = Hub.close
+
+return M
