@@ -177,7 +177,7 @@ describe("mcp.hub", function()
     os.remove(flag)
     local _, err = hub:state("flaky")
     assert.truthy(helper.has(err.message, "gave up after 2 restarts"), err.message)
-    assert.truthy(helper.has(err.message, "refusing"), err.message)
+    assert.truthy(helper.has(err.message, "exited with status 1"), err.message)
     helper.drain()
     local seq = {}
     for _, e in ipairs(rec.events) do seq[#seq + 1] = e:match(":(.*)") end
