@@ -164,6 +164,13 @@ describe("mcp.fingerprint_tools / mcp.detect_tool_drift", function()
     local cur = { d = "4", c = "X", e = "5", b = "2", f = "6" }
     assert.are.same({ added = { "e", "f" }, removed = { "a" }, changed = { "c" } }, mcp.detect_tool_drift(cur, base))
     assert.are.same({ added = {}, removed = {}, changed = {} }, mcp.detect_tool_drift(base, base))
+    -- empty lists encode as JSON arrays, an empty fingerprint map as an object
+    local enc = mcp.json.encode(mcp.detect_tool_drift(base, base))
+    for _, k in ipairs({ "added", "changed", "removed" }) do assert.matches('"' .. k .. '":%[%]', enc) end
+    enc = mcp.json.encode(mcp.detect_tool_drift(cur, base))
+    assert.matches('"added":["e","f"]', enc, 1, true)
+    assert.matches('"removed":["a"]', enc, 1, true)
+    assert.are.equal("{}", mcp.json.encode(mcp.fingerprint_tools({})))
     assert.is_false(require("mcp.drift").has_drift(mcp.detect_tool_drift(base, base)))
   end)
   it("fingerprints tool lists passed to detect_tool_drift", function()

@@ -38,7 +38,7 @@ end
 function M.fingerprint_tools(tools)
   if type(tools) ~= "table" then error("mcp.fingerprint_tools: tools must be a table", 2) end
   if type(tools.tools) == "table" then tools = tools.tools end -- a tools/list result
-  local out = {}
+  local out = json.object() -- {} when empty
   if #tools > 0 then
     for i, t in ipairs(tools) do
       if type(t) ~= "table" or type(t.name) ~= "string" then
@@ -58,7 +58,7 @@ function M.fingerprint_tools(tools)
 end
 
 local function sorted_keys_where(t, pred)
-  local out = {}
+  local out = json.array() -- [] when empty, as the reference's lists encode
   for k in pairs(t) do
     if pred(k) then out[#out + 1] = k end
   end
