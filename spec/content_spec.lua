@@ -39,15 +39,11 @@ describe("mcp.convert_content", function()
     { "bad base64 image", { type = "image", data = "iVBOR$w0", mimeType = "image/png" }, "bad base64 image data" },
     { "bad base64 in a data: URL", { type = "image", data = "data:image/png;base64,@@@", mimeType = "image/png" }, "bad base64" },
     { "data: URL without a comma", { type = "image", data = "data:image/png;base64", mimeType = "image/png" }, "malformed data: URL" },
-    { "image without mimeType", { type = "image", data = PNG_B64 }, "no mimeType" },
-    { "image without data", { type = "image", mimeType = "image/png" }, "no data" },
     { "bad base64 blob", { type = "resource", resource = { uri = "u", blob = "!!" } }, "bad base64 resource blob" },
     { "resource without text or blob", { type = "resource", resource = { uri = "u" } }, "neither text nor blob" },
     { "resource without uri", { type = "resource", resource = { text = "x" } }, "no resource.uri" },
     { "resource_link without uri", { type = "resource_link", name = "x" }, "no uri" },
     { "text without text", { type = "text" }, "no text" },
-    { "unknown type", { type = "video", data = "x" }, 'unknown content type "video"' },
-    { "no type", { text = "x" }, "unknown content type" },
   }
   for _, c in ipairs(bad_cases) do
     it("rejects " .. c[1], function()
@@ -57,6 +53,27 @@ describe("mcp.convert_content", function()
       assert.are.equal("protocol", err.kind)
       assert.truthy(err.message:find("content[2]", 1, true), err.message)
       assert.truthy(err.message:find(c[3], 1, true), err.message)
+    end)
+  end
+
+  -- As the reference: what it cannot convert reaches the model as the item's JSON.
+  local json_cases = {
+    { "unknown type", { type = "video", data = "x", annotations = { audience = { "user" } } } },
+    { "no type", { text = "x" } },
+    { "image without mimeType", { type = "image", data = PNG_B64 } },
+    { "image without data", { type = "image", mimeType = "image/png" } },
+    { "image with an empty mimeType", { type = "image", data = PNG_B64, mimeType = "" } },
+    { "audio without mimeType", { type = "audio", data = "AAEC" } },
+  }
+  for _, c in ipairs(json_cases) do
+    it("turns into a JSON text part: " .. c[1], function()
+      local parts, err = mcp.convert_content({ { type = "text", text = "first" }, c[2] })
+      assert.is_nil(err)
+      assert.are.equal(2, #parts)
+      assert.are.equal("text", parts[2].type)
+      assert.are.same(c[2], mcp.json.decode(parts[2].text))
+      assert.are.equal(c[2].type, parts[2].original_type)
+      assert.are.same(c[2].annotations, parts[2].annotations)
     end)
   end
 

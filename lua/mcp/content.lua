@@ -10,8 +10,11 @@
 ---   {type="resource", uri=, media_type=, text=} an embedded text resource
 ---   {type="resource", uri=, media_type=, data=<bytes>} an embedded blob resource
 ---   {type="resource_link", uri=, name=, title=, description=, media_type=, size=}
+---   {type="text", text=<JSON of the item>, original_type=}  an unknown content type, or an
+---                                  image/audio item without data or mimeType (as the reference)
 local core = require("mcp.core")
 local errors = require("mcp.errors")
+local json = require("mcp.json")
 
 local M = {}
 
@@ -23,11 +26,21 @@ local function base(item, t)
   return { type = t, annotations = item.annotations, meta = item._meta }
 end
 
+-- An item the model should still see, as the reference passes it on: its JSON as text.
+local function as_json_text(item)
+  local part = base(item, "text")
+  local ok, text = pcall(json.encode, item)
+  part.text = ok and text or tostring(item)
+  part.original_type = item.type
+  return part
+end
+
 -- base64 text, a data: URL or an http(s) URL -> fields of a binary part
 local function binary(i, item, what)
   local data, mime = item.data, item.mimeType
-  if type(data) ~= "string" or data == "" then return fail(i, what .. " content has no data", item) end
-  if type(mime) ~= "string" or mime == "" then return fail(i, what .. " content has no mimeType", item) end
+  if type(data) ~= "string" or data == "" or type(mime) ~= "string" or mime == "" then
+    return as_json_text(item)
+  end
   local part = base(item, what)
   part.media_type = mime
   local lower = data:sub(1, 8):lower()
@@ -84,8 +97,10 @@ local CONVERT = {
 }
 
 --- Convert MCP content (an array of content items, or a CallToolResult) to content parts.
---- Returns the parts, or nil and an mcp.Error (kind "protocol") naming the first bad item: bad
---- base64, a missing field, or an unknown content type.
+--- An unknown content type, or an image or audio item without data or mimeType, becomes a text
+--- part holding the item's JSON (as the reference does), so a tool that already ran never fails
+--- here for a type we do not know. Returns the parts, or nil and an mcp.Error (kind "protocol")
+--- naming the first bad item: bad base64, or a known type missing a field it needs.
 ---@param content table
 ---@return table[]|nil parts, mcp.Error|nil err
 function M.convert_content(content)
@@ -95,8 +110,8 @@ function M.convert_content(content)
   for i, item in ipairs(content) do
     if type(item) ~= "table" then return fail(i, "not an object", item) end
     local conv = CONVERT[item.type]
-    if conv == nil then return fail(i, "unknown content type " .. string.format("%q", tostring(item.type)), item) end
-    local part, err = conv(i, item)
+    local part, err
+    if conv == nil then part = as_json_text(item) else part, err = conv(i, item) end
     if part == nil then return nil, err end
     parts[i] = part
   end
