@@ -117,7 +117,7 @@ ROCK_FLAGS ?= --tree=$(ROCKS_TREE)
 LUA_FILES = $(shell find lua spec examples bench -name '*.lua' 2>/dev/null | sort) $(ROCKSPEC)
 C_FORMAT_FILES = $(sort $(wildcard src/*.c src/*.h src/transports/*.c src/transports/*.h src/testing/*.c spec/c/*.c fuzz/*.c))
 
-.PHONY: all build deps test test-c test-all demo asan asan-build memcheck fuzz fuzz-build fuzz-smoke nvim test-nvim \
+.PHONY: all build deps test test-c test-all hostile demo asan asan-build memcheck fuzz fuzz-build fuzz-smoke nvim test-nvim \
         conformance clean distclean lint \
         format-check check-rockspec rockspec rock clean-rock-artifacts help lint-lua lint-c
 
@@ -203,6 +203,13 @@ test-nvim: deps
 	    || { echo "test-nvim: $$f failed (exit $$?)"; rc=1; }; \
 	done; exit $$rc
 
+# The hostile-server matrix (spec/hostile/): also part of `make test`; here on $(LUA), then under
+# ASan+UBSan. Each case asserts its bound (memory, time, fds) and an unharmed second client.
+HOSTILE_SPEC ?= spec/hostile
+hostile: deps
+	@$(MAKE) --no-print-directory test SPEC=$(HOSTILE_SPEC)
+	@$(MAKE) --no-print-directory asan SPEC=$(HOSTILE_SPEC)
+
 asan-build:
 	@$(MAKE) --no-print-directory build BUILDDIR=$(ASAN_BUILDDIR) OPTFLAGS='-O1 -g' SANFLAGS='$(ASAN_SANFLAGS)'
 
@@ -215,11 +222,13 @@ asan: deps
 	@for f in $(ASAN_LIBS); do [ -f "$$f" ] || { echo "asan: $$f not found ($(CC) -print-file-name)" >&2; exit 1; }; done
 	$(ASAN_ENV) $(LUAI) $(BUSTED) --lpath='$(BUSTED_LPATH)' --cpath='./$(ASAN_BUILDDIR)/?.so' $(BUSTED_FLAGS) $(SPEC)
 
-# PUC Lua 5.4 only (LuaJIT is not valgrind-clean).
+# PUC Lua 5.4 only (LuaJIT is not valgrind-clean). The hostile matrix (hostile_*_spec.lua) is left
+# out: its memory bounds mean nothing under valgrind and its floods would take minutes; `make
+# hostile` runs it under ASan.
 memcheck: deps
 	@$(MAKE) --no-print-directory build LUA=5.4
 	MCP_TEST_SANITIZER=valgrind $(VALGRIND) $(VALGRIND_FLAGS) \
-	  lua5.4 $(BUSTED) --lpath='$(BUSTED_LPATH)' --cpath='./build/5.4/?.so' $(BUSTED_FLAGS) $(SPEC)
+	  lua5.4 $(BUSTED) --lpath='$(BUSTED_LPATH)' --cpath='./build/5.4/?.so' --exclude-pattern='^hostile_' $(BUSTED_FLAGS) $(SPEC)
 
 # libFuzzer target for the SSE parser (fuzz/sse_fuzz.c), built with clang and its libFuzzer
 # runtime (Debian 12: clang-14 and libclang-rt-14-dev, which clang-14 only recommends; not in
@@ -385,6 +394,7 @@ help:
 	@echo "  demo             deps, build, run examples/quickstart.lua"
 	@echo "  nvim             build the LuaJIT module (NVIM_ABI=5.1 for a PUC-5.1 Neovim) as lua/mcp/core.so for Neovim"
 	@echo "  test-nvim        deps, nvim, headless Neovim specs ($(NVIM_SPECS))"
+	@echo "  hostile          the hostile-server matrix (spec/hostile/) on $(LUAI), then under ASan+UBSan"
 	@echo "  asan             ASan+UBSan build in $(ASAN_BUILDDIR), busted with gcc's runtimes preloaded"
 	@echo "  memcheck         busted under valgrind (lua5.4)"
 	@echo "  fuzz             build and run the SSE parser fuzzer (clang libFuzzer) for FUZZ_SECONDS=$(FUZZ_SECONDS)"

@@ -76,6 +76,7 @@ build = {
             "src/transports/http_lua.c",
             "src/transports/http_request.c",
             "src/transports/http_transport.c",
+            "src/transports/idscan.c",
             "src/transports/legacy_sse.c",
             "src/transports/sse_parser.c",
             "src/transports/stdio_lua.c",

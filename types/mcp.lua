@@ -66,7 +66,7 @@ function core.children() end
 ---@param fn function
 ---@return userdata timer with :cancel()
 function core.timer(ms, fn) end
----@param cfg table command, args, env (complete, "K=V"), cwd, stderr, max_message_size
+---@param cfg table command, args, env (complete, "K=V"), cwd, stderr, max_message_size, max_write_queue
 ---@return userdata
 function core.stdio_transport(cfg) end
 ---@param transport userdata

@@ -37,7 +37,11 @@ local CONFIG_FIELDS = {
   on_roots_list = "function", roots = "table", protocol_version_discovery = "boolean",
   on_close = "function", protocol_version = "string", initialize_result = "table",
   on_message = "function", connect_timeout_ms = "number", transport_factory = "function",
+  max_pages = "number",
 }
+
+--- Pages a list_all_* call reads at most before it fails (a server can hand out new cursors forever).
+M.DEFAULT_MAX_PAGES = 1000
 
 local function normalize_config(config)
   config = config or {}
@@ -47,6 +51,9 @@ local function normalize_config(config)
     if v ~= nil and type(v) ~= want then
       error(("mcp: client config '%s' must be a %s, got %s"):format(k, want, type(v)), 3)
     end
+  end
+  if config.max_pages ~= nil and not (config.max_pages >= 1) then
+    error("mcp: client config 'max_pages' must be a positive number", 3)
   end
   local max_retries = config.max_retries or 0
   if max_retries ~= math.floor(max_retries) then
@@ -66,6 +73,7 @@ local function normalize_config(config)
     on_message = config.on_message,
     connect_timeout_ms = config.connect_timeout_ms,
     transport_factory = config.transport_factory,
+    max_pages = config.max_pages or M.DEFAULT_MAX_PAGES,
   }
 end
 
@@ -497,8 +505,15 @@ local function page(self, method, field, cursor, opts)
 end
 
 local function all_pages(self, method, field, opts)
-  local out, seen, cursor = json.array(), {}, nil
+  local out, seen, cursor, pages = json.array(), {}, nil, 0
+  local max_pages = opts and opts.max_pages or self.config.max_pages
+  if type(max_pages) ~= "number" or not (max_pages >= 1) then error("mcp: max_pages must be a positive number", 3) end
   repeat
+    if pages >= max_pages then
+      return nil, new_error(nil, ("the server sent more than %d pages (max_pages)"):format(max_pages), cursor,
+        { kind = "protocol", method = method })
+    end
+    pages = pages + 1
     local res, err = page(self, method, field, cursor, opts)
     if res == nil then return nil, err end
     for _, item in ipairs(res[field]) do out[#out + 1] = item end
@@ -623,7 +638,12 @@ function Client:call_tool(name, arguments, opts)
   if res == nil then return nil, err end
   if res.content == nil and res.structuredContent ~= nil then
     -- As the reference: a result with only structuredContent gets a text rendering of it.
-    res.content = json.array({ { type = "text", text = json.encode(res.structuredContent) } })
+    local ok, text = pcall(json.encode, res.structuredContent)
+    if not ok then
+      return nil, new_error(nil, "invalid tools/call result: structuredContent cannot be rendered as text: "
+        .. tostring(text), nil, { kind = "protocol", method = "tools/call" })
+    end
+    res.content = json.array({ { type = "text", text = text } })
   end
   if res.content == nil and res.toolResult ~= nil then
     return res -- the 2024-11-05 shape, passed through

@@ -3,6 +3,7 @@
 --- the fingerprints taken when a human reviewed the tools and compare later listings with them.
 local canonical = require("mcp.canonical")
 local json = require("mcp.json")
+local errors = require("mcp.errors")
 
 local M = {}
 
@@ -18,9 +19,11 @@ local function description_tag(d)
 end
 
 --- The digest of one tool: base64url(SHA-256(canonical JSON of {description, inputSchema,
---- title})). Accepts a converted tool (input_schema) or a raw definition (inputSchema).
+--- title})). Accepts a converted tool (input_schema) or a raw definition (inputSchema). A
+--- definition canonical JSON cannot hold (a number like 1e400, which decodes to infinity) gives
+--- nil and a "validation" mcp.Error: it comes from the server and must not raise.
 ---@param tool table
----@return string
+---@return string|nil digest, mcp.Error|nil err
 function M.fingerprint_tool(tool)
   if type(tool) ~= "table" then error("mcp.fingerprint_tool: tool must be a table", 2) end
   local schema = tool.input_schema
@@ -28,13 +31,19 @@ function M.fingerprint_tool(tool)
   if schema == nil then schema = empty_schema() end
   local title = tool.title
   if title == nil then title = canonical.UNDEFINED end
-  return canonical.digest({ description = description_tag(tool.description), inputSchema = schema, title = title })
+  local ok, digest = pcall(canonical.digest,
+    { description = description_tag(tool.description), inputSchema = schema, title = title })
+  if not ok then
+    return nil, errors.new(nil, "cannot fingerprint tool " .. tostring(tool.name) .. ": " .. tostring(digest),
+      nil, { kind = "validation" })
+  end
+  return digest
 end
 
 --- Fingerprint tools: an array of tools (converted by mcp.tools or raw tools/list definitions)
 --- or a map name -> tool. Returns a map name -> digest.
 ---@param tools table
----@return table<string, string>
+---@return table<string, string>|nil fingerprints, mcp.Error|nil err
 function M.fingerprint_tools(tools)
   if type(tools) ~= "table" then error("mcp.fingerprint_tools: tools must be a table", 2) end
   if type(tools.tools) == "table" then tools = tools.tools end -- a tools/list result
@@ -44,14 +53,18 @@ function M.fingerprint_tools(tools)
       if type(t) ~= "table" or type(t.name) ~= "string" then
         error("mcp.fingerprint_tools: tool " .. i .. " has no name", 2)
       end
-      out[t.name] = M.fingerprint_tool(t)
+      local d, err = M.fingerprint_tool(t)
+      if d == nil then return nil, err end
+      out[t.name] = d
     end
   else
     for name, t in pairs(tools) do
       if type(name) ~= "string" or type(t) ~= "table" then
         error("mcp.fingerprint_tools: expected an array of tools or a map name -> tool", 2)
       end
-      out[name] = M.fingerprint_tool(t)
+      local d, err = M.fingerprint_tool(t)
+      if d == nil then return nil, err end
+      out[name] = d
     end
   end
   return out
@@ -71,13 +84,20 @@ end
 --- list of tools, fingerprinted first.
 ---@param current table<string, string>|table
 ---@param baseline table<string, string>|table
----@return {added: string[], removed: string[], changed: string[]}
+---@return {added: string[], removed: string[], changed: string[]}|nil drift, mcp.Error|nil err
 function M.detect_tool_drift(current, baseline)
   if type(current) ~= "table" or type(baseline) ~= "table" then
     error("mcp.detect_tool_drift: (current, baseline) fingerprint maps expected", 2)
   end
-  if #current > 0 or type(current.tools) == "table" then current = M.fingerprint_tools(current) end
-  if #baseline > 0 or type(baseline.tools) == "table" then baseline = M.fingerprint_tools(baseline) end
+  local err
+  if #current > 0 or type(current.tools) == "table" then
+    current, err = M.fingerprint_tools(current)
+    if current == nil then return nil, err end
+  end
+  if #baseline > 0 or type(baseline.tools) == "table" then
+    baseline, err = M.fingerprint_tools(baseline)
+    if baseline == nil then return nil, err end
+  end
   return {
     added = sorted_keys_where(current, function(k) return baseline[k] == nil end),
     removed = sorted_keys_where(baseline, function(k) return current[k] == nil end),

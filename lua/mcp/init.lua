@@ -57,12 +57,16 @@ function mcp.create_client(config, transport)
   return c
 end
 
-local TRANSPORT_KEYS = { env = true, cwd = true, working_dir = true, stderr = true, max_message_size = true }
+local TRANSPORT_KEYS = {
+  env = true, cwd = true, working_dir = true, stderr = true, max_message_size = true,
+  max_write_queue = true, max_stderr_lines = true,
+}
 
 --- Start a server as a child process and connect to it over stdio (CreateStdioMCPClient).
 ---@param command string
 ---@param args string[]|nil
----@param opts table|nil stdio transport fields (env, cwd, stderr, max_message_size) and client config fields
+---@param opts table|nil stdio transport fields (env, cwd, stderr, max_message_size, max_write_queue,
+--- max_stderr_lines) and client config fields
 ---@return mcp.Client|nil, mcp.Error|nil
 function mcp.create_stdio_client(command, args, opts)
   if type(command) ~= "string" then error("mcp.create_stdio_client: command must be a string", 2) end

@@ -49,8 +49,57 @@ function M.environment(env)
   return out
 end
 
+--- Lines of a server's stderr waiting for the handler, at most (then they are dropped and counted).
+M.DEFAULT_MAX_STDERR_LINES = 1000
+
+local function report_failure(e)
+  io.stderr:write("mcp: stderr handler failed: ", tostring(e), "\n")
+end
+
+--- The C callback for a stderr handler fn(line): each line runs in a task of its own (so the
+--- handler may yield), never inside the C callback. At most `max` lines wait or run at a time;
+--- past that new lines are dropped and counted, and once the handler has caught up it gets one
+--- line "mcp: N lines of server stderr dropped (the handler is slower than the server)".
+---@param fn fun(line: string)
+---@param max integer|nil
+---@return fun(line: string)
+function M.stderr_queue(fn, max)
+  max = max or M.DEFAULT_MAX_STDERR_LINES
+  if type(max) ~= "number" or max < 1 then
+    error("mcp.stdio_transport: max_stderr_lines must be a positive number", 3)
+  end
+  local pending, dropped = 0, 0
+  local deliver
+  local function finished()
+    pending = pending - 1
+    if pending == 0 and dropped > 0 then
+      local n = dropped
+      dropped = 0
+      deliver(("mcp: %d lines of server stderr dropped (the handler is slower than the server)"):format(n))
+    end
+  end
+  local function run(line)
+    fn(line)
+    finished()
+  end
+  local function failed(e)
+    report_failure(e)
+    finished()
+  end
+  deliver = function(line)
+    if pending >= max then
+      dropped = dropped + 1
+      return
+    end
+    pending = pending + 1
+    sched.spawn_handler(failed, run, line)
+  end
+  return deliver
+end
+
 --- Create a stdio transport (NewStdioTransport). cfg: command, args, env, cwd (or working_dir),
---- stderr ("inherit" | "discard" | function(line)), max_message_size.
+--- stderr ("inherit" | "discard" | function(line)), max_message_size, max_write_queue,
+--- max_stderr_lines.
 ---@param cfg table
 ---@return userdata
 function M.transport(cfg)
@@ -65,13 +114,7 @@ function M.transport(cfg)
   end
   local stderr = cfg.stderr
   if type(stderr) == "function" then
-    local fn = stderr
-    -- Each line runs in a task of its own, never inside the C callback.
-    stderr = function(line)
-      sched.spawn_handler(function(e)
-        io.stderr:write("mcp: stderr handler failed: ", tostring(e), "\n")
-      end, fn, line)
-    end
+    stderr = M.stderr_queue(stderr, cfg.max_stderr_lines)
   elseif stderr ~= nil and stderr ~= "inherit" and stderr ~= "discard" then
     error('mcp.stdio_transport: stderr must be "inherit", "discard" or a function', 2)
   end
@@ -82,6 +125,7 @@ function M.transport(cfg)
     cwd = cfg.cwd or cfg.working_dir,
     stderr = stderr,
     max_message_size = cfg.max_message_size,
+    max_write_queue = cfg.max_write_queue,
   })
 end
 

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -102,8 +103,11 @@ static void child_reaped(mcp_child *c, int status)
     c->status = status;
     mcp_watch_stop(c->loop, &c->pidw);
     mcp_timer_stop(c->loop, &c->timer);
-    /* The group may still hold helpers that ignored SIGTERM: they must not outlive a stop. */
-    if (c->stage >= MCP_CHILD_TERMINATED)
+    /* A stop was asked for (close, collection): whatever is left in the server's process group
+     * (helpers it started, some that ignored SIGTERM) must not outlive it, also when the server
+     * itself left gracefully on stdin EOF. The group id stays reserved while a member lives, so
+     * this cannot reach an unrelated process. */
+    if (c->stage >= MCP_CHILD_GRACE)
         kill(-c->pid, SIGKILL);
     if (owner != NULL && c->on_exit != NULL)
         c->on_exit(c, owner);
@@ -338,9 +342,46 @@ static void close_pair(int p[2])
     p[0] = p[1] = -1;
 }
 
+/* The highest fd number the child might hold, found before fork (sysconf and getrlimit are not
+ * async-signal-safe). */
+static int fd_limit(void)
+{
+    struct rlimit rl;
+    long n = sysconf(_SC_OPEN_MAX);
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && (long)rl.rlim_cur > n)
+        n = (long)rl.rlim_cur;
+    if (n <= 0 || n > (1L << 20))
+        n = 1L << 20;
+    return (int)n;
+}
+
+/* closefrom-style sweep in the child: every fd from 3 up becomes close-on-exec, so the server
+ * inherits nothing the host opened without FD_CLOEXEC (files from io.open, sockets of libraries,
+ * other clients' connections). Marking instead of closing keeps report_fd open until exec.
+ * close_range(CLOSE_RANGE_CLOEXEC) does it in one call (Linux >= 5.11); otherwise one fcntl per
+ * possible fd (EBADF on the unused ones). */
+static void cloexec_from(int lowfd, int maxfd)
+{
+    int fd;
+#if defined(__linux__) && defined(SYS_close_range)
+    if (syscall(SYS_close_range, (unsigned)lowfd, ~0U, 4U /* CLOSE_RANGE_CLOEXEC */) == 0)
+        return;
+#endif
+    for (fd = lowfd; fd < maxfd; fd++)
+        fcntl(fd, F_SETFD, FD_CLOEXEC);
+}
+
+/* dup2 that also works when the fd already has its number (dup2 then keeps FD_CLOEXEC). */
+static int move_fd(int from, int to)
+{
+    if (from == to)
+        return fcntl(to, F_SETFD, 0);
+    return dup2(from, to);
+}
+
 /* Between fork and exec: async-signal-safe calls only. Reports errno through report_fd. */
 static void exec_child(const mcp_spawn_opts *o, const char *file, int in[2], int out[2],
-                       int errp[2], int report_fd)
+                       int errp[2], int report_fd, int maxfd)
 {
     int e, sig;
     sigset_t none;
@@ -350,17 +391,18 @@ static void exec_child(const mcp_spawn_opts *o, const char *file, int in[2], int
             signal(sig, SIG_DFL);
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
-    if (dup2(in[0], 0) < 0 || dup2(out[1], 1) < 0)
+    if (move_fd(in[0], 0) < 0 || move_fd(out[1], 1) < 0)
         goto fail;
-    if (o->stderr_mode == MCP_STDERR_PIPE && dup2(errp[1], 2) < 0)
+    if (o->stderr_mode == MCP_STDERR_PIPE && move_fd(errp[1], 2) < 0)
         goto fail;
     if (o->stderr_mode == MCP_STDERR_DISCARD) {
         int nul = open("/dev/null", O_WRONLY);
-        if (nul < 0 || dup2(nul, 2) < 0)
+        if (nul < 0 || move_fd(nul, 2) < 0)
             goto fail;
     }
     if (o->cwd != NULL && chdir(o->cwd) != 0)
         goto fail;
+    cloexec_from(3, maxfd);
     execve(file, o->argv, o->envp);
 fail:
     e = errno;
@@ -375,7 +417,7 @@ int mcp_child_spawn(mcp_loop *loop, const mcp_spawn_opts *o, mcp_child **outc, i
 {
     int in[2] = {-1, -1}, out[2] = {-1, -1}, errp[2] = {-1, -1}, rep[2] = {-1, -1};
     char file[4096];
-    int e, child_errno = 0;
+    int e, child_errno = 0, maxfd = fd_limit();
     ssize_t n;
     pid_t pid;
     mcp_child *c, **head;
@@ -410,7 +452,7 @@ int mcp_child_spawn(mcp_loop *loop, const mcp_spawn_opts *o, mcp_child **outc, i
         goto fail;
     }
     if (pid == 0)
-        exec_child(o, file, in, out, errp, rep[1]);
+        exec_child(o, file, in, out, errp, rep[1], maxfd);
     close(rep[1]);
     rep[1] = -1;
     /* Closes on a successful exec (CLOEXEC); carries errno when exec failed. */

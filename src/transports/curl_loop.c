@@ -1,7 +1,10 @@
 #include "curl_loop.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 struct mcp_curl {
     int refs;
@@ -161,6 +164,26 @@ void mcp_curl_unref(mcp_curl *c)
     free(c);
 }
 
+/* CURLOPT_OPENSOCKETFUNCTION: libcurl's sockets are close-on-exec from birth, so a server the
+ * host spawns later (or at the same time, from another thread) never inherits a connection of
+ * this client; a child could otherwise write requests on a live keep-alive connection. */
+static curl_socket_t open_socket(void *clientp, curlsocktype purpose, struct curl_sockaddr *a)
+{
+    int fd;
+    (void)clientp;
+    (void)purpose;
+#ifdef SOCK_CLOEXEC
+    fd = socket(a->family, a->socktype | SOCK_CLOEXEC, a->protocol);
+    if (fd >= 0 || errno != EINVAL)
+        return fd < 0 ? CURL_SOCKET_BAD : fd;
+#endif
+    fd = socket(a->family, a->socktype, a->protocol);
+    if (fd < 0)
+        return CURL_SOCKET_BAD;
+    fcntl(fd, F_SETFD, FD_CLOEXEC);
+    return fd;
+}
+
 int mcp_xfer_init(mcp_xfer *x, mcp_curl *c, const mcp_xfer_ops *ops, void *owner)
 {
     memset(x, 0, sizeof *x);
@@ -174,6 +197,7 @@ int mcp_xfer_init(mcp_xfer *x, mcp_curl *c, const mcp_xfer_ops *ops, void *owner
     curl_easy_setopt(x->easy, CURLOPT_PRIVATE, (char *)x);
     curl_easy_setopt(x->easy, CURLOPT_ERRORBUFFER, x->errbuf);
     curl_easy_setopt(x->easy, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(x->easy, CURLOPT_OPENSOCKETFUNCTION, open_socket);
     return 0;
 }
 

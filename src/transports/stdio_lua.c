@@ -81,8 +81,23 @@ static void on_stderr_line(void *ctx, const char *line, size_t len)
     }
 }
 
+/* A positive byte count at cfg[name] (table at index 1), or 0 when absent; raises otherwise. */
+static size_t size_option(lua_State *L, const char *name)
+{
+    size_t v = 0;
+    lua_getfield(L, 1, name);
+    if (!lua_isnil(L, -1)) {
+        lua_Number n = lua_tonumber(L, -1);
+        if (!(n >= 1 && n < 1e18))
+            luaL_error(L, "mcp.stdio_transport: '%s' must be a positive number", name);
+        v = (size_t)n;
+    }
+    lua_pop(L, 1);
+    return v;
+}
+
 /* core.stdio_transport{command=, args=, env={"K=V",...}, cwd=, stderr="inherit"|"discard"|fn,
- *                      max_message_size=} ; env is the complete environment (the Lua layer
+ *                      max_message_size=, max_write_queue=} ; env is the complete environment (the Lua layer
  * applies the allowlist). */
 static int l_stdio_transport(lua_State *L)
 {
@@ -110,15 +125,8 @@ static int l_stdio_transport(lua_State *L)
         return luaL_error(
             L, "mcp.stdio_transport: 'stderr' must be \"inherit\", \"discard\" or a function");
     lua_pop(L, 1);
-    lua_getfield(L, 1, "max_message_size");
-    if (!lua_isnil(L, -1)) {
-        lua_Number n = lua_tonumber(L, -1);
-        if (!(n >= 1))
-            return luaL_error(L,
-                              "mcp.stdio_transport: 'max_message_size' must be a positive number");
-        cfg.max_message = (size_t)n;
-    }
-    lua_pop(L, 1);
+    cfg.max_message = size_option(L, "max_message_size");
+    cfg.max_write_queue = size_option(L, "max_write_queue");
     lua_getfield(L, 1, "cwd");
     if (!lua_isnil(L, -1) && !lua_isstring(L, -1))
         return luaL_error(L, "mcp.stdio_transport: 'cwd' must be a string");

@@ -9,10 +9,14 @@
 
 #include "buf.h"
 #include "child.h"
+#include "idscan.h"
 
 #define READ_CHUNK (64 * 1024)
 #define READ_BUDGET (4 * 1024 * 1024) /* per wake-up, so one busy server can't starve others */
 #define STDERR_LINE_MAX (64 * 1024)
+/* Per wake-up of the stderr reader: a server flooding its stderr gets the same share of the
+ * loop as anyone else, and timers (a call's timeout) still fire on time. */
+#define STDERR_BUDGET (64 * 1024)
 
 typedef struct mcp_stdio {
     mcp_transport base;
@@ -23,6 +27,7 @@ typedef struct mcp_stdio {
     mcp_buf rbuf, wbuf, ebuf;
     size_t scanned; /* bytes of rbuf already searched for '\n' */
     int skipping;   /* inside an oversized message: drop until its newline */
+    mcp_idscan skipped; /* what the dropped message answered */
     int started, closing, closed_notified;
     /* The server looks gone (stdout EOF, EPIPE): give its exit a moment to be reaped, so the
      * error names the exit status, then close. */
@@ -130,6 +135,26 @@ static void report(mcp_stdio *s, const char *kind, const char *msg)
         s->base.sink->on_error(s->base.sink_ctx, kind, msg);
 }
 
+/* A response was dropped for its size: the request it answers fails now, with that reason,
+ * rather than at its timeout. */
+static void fail_dropped(mcp_stdio *s)
+{
+    int64_t id;
+    mcp_transport_failure f;
+    char msg[200];
+    const mcp_sink *sink = s->base.sink;
+    if (sink == NULL || sink->on_request_failed == NULL || !mcp_idscan_response_id(&s->skipped, &id))
+        return;
+    if (sink->is_pending != NULL && !sink->is_pending(s->base.sink_ctx, id))
+        return;
+    snprintf(msg, sizeof msg,
+             "stdio: the response exceeds max_message_size (%zu bytes) and was dropped",
+             s->cfg.max_message);
+    memset(&f, 0, sizeof f);
+    f.message = msg;
+    sink->on_request_failed(s->base.sink_ctx, id, &f);
+}
+
 /* Hand every complete line to the session; stops early if a callback closed us. */
 static void deliver_lines(mcp_stdio *s)
 {
@@ -145,9 +170,13 @@ static void deliver_lines(mcp_stdio *s)
                          "stdio: a message exceeds max_message_size (%zu bytes); it is skipped",
                          s->cfg.max_message);
                 s->skipping = 1;
+                mcp_idscan_init(&s->skipped);
                 report(s, "message_too_large", msg);
+                if (s->closing)
+                    return;
             }
             if (s->skipping) {
+                mcp_idscan_feed(&s->skipped, head, s->rbuf.len);
                 mcp_buf_reset(&s->rbuf);
                 s->scanned = 0;
             }
@@ -158,6 +187,10 @@ static void deliver_lines(mcp_stdio *s)
         s->scanned = 0;
         if (s->skipping) {
             s->skipping = 0;
+            mcp_idscan_feed(&s->skipped, head, len);
+            fail_dropped(s);
+            if (s->closing)
+                return;
             continue;
         }
         if (len > 0 && head[len - 1] == '\r')
@@ -170,6 +203,13 @@ static void deliver_lines(mcp_stdio *s)
                      "stdio: a message exceeds max_message_size (%zu bytes); it is skipped",
                      s->cfg.max_message);
             report(s, "message_too_large", msg);
+            if (s->closing)
+                return;
+            mcp_idscan_init(&s->skipped);
+            mcp_idscan_feed(&s->skipped, head, len);
+            fail_dropped(s);
+            if (s->closing)
+                return;
             continue;
         }
         /* head stays valid: consume only moved the offset and nothing reallocates until the
@@ -232,10 +272,12 @@ static void on_stderr(mcp_loop *loop, mcp_watch *w, unsigned events)
 {
     mcp_stdio *s = w->data;
     char chunk[READ_CHUNK];
+    size_t budget = STDERR_BUDGET;
     (void)events;
     mcp_transport_ref(&s->base);
-    for (;;) {
-        ssize_t n = read(s->fd_err, chunk, sizeof chunk);
+    /* Level-triggered: what is left after the budget wakes us again on the next round. */
+    while (budget > 0) {
+        ssize_t n = read(s->fd_err, chunk, budget < sizeof chunk ? budget : sizeof chunk);
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0) {
@@ -247,6 +289,7 @@ static void on_stderr(mcp_loop *loop, mcp_watch *w, unsigned events)
             }
             break;
         }
+        budget -= (size_t)n;
         /* Always drained; only split into lines when someone listens. */
         if (s->stderr_cb == NULL)
             continue;
@@ -328,6 +371,15 @@ static int stdio_send(mcp_transport *t, const char *msg, size_t len, const mcp_s
         done = n > 0 ? (size_t)n : 0;
         if (done == total)
             return 0;
+    }
+    /* Bounded: a server that never reads its stdin must not grow the client without limit.
+     * One message always fits an empty queue, whatever its size. */
+    if (s->wbuf.len > 0 && s->wbuf.len + (total - done) > s->cfg.max_write_queue) {
+        snprintf(err, errlen,
+                 "stdio: the server is not reading its stdin (%zu bytes already queued, "
+                 "max_write_queue %zu); the message is not sent",
+                 s->wbuf.len, s->cfg.max_write_queue);
+        return -1;
     }
     if (done < len) {
         if (mcp_buf_append(&s->wbuf, msg + done, len - done) != 0 ||
@@ -434,6 +486,8 @@ mcp_transport *mcp_stdio_new(mcp_loop *loop, mcp_stdio_config *cfg)
     memset(cfg, 0, sizeof *cfg);
     if (s->cfg.max_message == 0)
         s->cfg.max_message = MCP_STDIO_DEFAULT_MAX_MESSAGE;
+    if (s->cfg.max_write_queue == 0)
+        s->cfg.max_write_queue = MCP_STDIO_DEFAULT_MAX_WRITE_QUEUE;
     s->fd_in = s->fd_out = s->fd_err = -1;
     mcp_buf_init(&s->rbuf);
     mcp_buf_init(&s->wbuf);

@@ -15,9 +15,11 @@ typedef struct mcp_stdio_config {
     char *cwd;       /* owned, may be NULL */
     int stderr_mode; /* MCP_STDERR_* */
     size_t max_message;
+    size_t max_write_queue; /* bytes waiting for the server to read its stdin; 0: default */
 } mcp_stdio_config;
 
 #define MCP_STDIO_DEFAULT_MAX_MESSAGE ((size_t)64 * 1024 * 1024)
+#define MCP_STDIO_DEFAULT_MAX_WRITE_QUEUE ((size_t)16 * 1024 * 1024)
 
 /* Takes ownership of cfg's strings (also on failure). NULL when out of memory. */
 mcp_transport *mcp_stdio_new(mcp_loop *loop, mcp_stdio_config *cfg);

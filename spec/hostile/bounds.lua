@@ -1,0 +1,59 @@
+-- Measurements the hostile specs bound: resident memory, open fds, elapsed time, and a
+-- bystander client that must stay unharmed. `local bounds = require("hostile.bounds")`.
+local mcp = require("mcp")
+local helper = require("helper")
+
+local M = {}
+
+M.server = helper.root .. "/spec/hostile/servers/stdio_server.lua"
+
+--- Resident set size of this process in KiB (VmRSS).
+function M.rss_kb()
+  local fh = assert(io.open("/proc/self/status", "r"))
+  local text = fh:read("*a")
+  fh:close()
+  return tonumber(text:match("VmRSS:%s*(%d+)"))
+end
+
+--- Open fds of this process (a count; /proc/self/fd read through the kernel, no child).
+function M.fd_count()
+  local fh = assert(io.open("/proc/self/stat", "r"))
+  local pid = fh:read("*l"):match("^(%d+)")
+  fh:close()
+  local prefix = helper.sanitizer() and "env -u LD_PRELOAD " or ""
+  local p = assert(io.popen(prefix .. "ls /proc/" .. pid .. "/fd"))
+  local n = 0
+  for _ in p:lines() do n = n + 1 end
+  p:close()
+  return n
+end
+
+--- A client of the hostile stdio server in mode with extra args.
+function M.stdio(mode, args, opts)
+  local argv = { M.server, mode }
+  for _, a in ipairs(args or {}) do argv[#argv + 1] = tostring(a) end
+  local o = { stderr = "discard", request_timeout_ms = helper.ms(30000) }
+  for k, v in pairs(opts or {}) do o[k] = v end
+  return mcp.create_stdio_client(helper.lua_cmd(), argv, o)
+end
+
+--- The bystander: a well-behaved client in the same process, checked after each case.
+function M.bystander()
+  return M.stdio("plain")
+end
+
+--- Assert the bystander still works: one tool call answered "ok".
+function M.assert_unharmed(c)
+  local res, err = c:call_tool("x", {})
+  assert(res, "the bystander client failed: " .. tostring(err))
+  assert(res.content[1].text == "ok", "the bystander client got a wrong answer")
+end
+
+--- Milliseconds spent in fn(), and its results packed.
+function M.timed(fn)
+  local t0 = mcp.core.now_ms()
+  local r = { fn() }
+  return mcp.core.now_ms() - t0, r
+end
+
+return M

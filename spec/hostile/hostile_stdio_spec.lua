@@ -1,0 +1,138 @@
+-- Hostile stdio servers: each case is bounded (memory, time, fds) and leaves a second client of
+-- the same process (the bystander) working. Servers: spec/hostile/servers/stdio_server.lua.
+local mcp = require("mcp")
+local helper = require("helper")
+local bounds = require("hostile.bounds")
+
+describe("hostile stdio server", function()
+  local bystander
+
+  setup(function()
+    bystander = assert(bounds.bystander())
+  end)
+
+  teardown(function()
+    if bystander then bystander:close() end
+  end)
+
+  after_each(function()
+    bounds.assert_unharmed(bystander)
+  end)
+
+  it("flooding stderr neither delays a call's timeout nor grows memory without bound (defect 1)", function()
+    local lines, dropped = 0, nil
+    local c = assert(bounds.stdio("stderr_flood", { 3 }, {
+      stderr = function(line)
+        lines = lines + 1
+        dropped = line:match("^mcp: (%d+) lines of server stderr dropped") or dropped
+      end,
+      max_stderr_lines = 200,
+    }))
+    local rss0 = bounds.rss_kb()
+    local ms, r = bounds.timed(function() return { c:call_tool("flood", {}, { timeout_ms = 500 }) } end)
+    local res, err = r[1][1], r[1][2]
+    assert.is_nil(res)
+    assert.are.equal("timeout", err.kind)
+    -- Bound: the 500 ms timeout fires while the flood goes on (3 s), not after it.
+    assert.is_true(ms < helper.ms(2000), "the timeout fired after " .. ms .. " ms")
+    helper.wait_until(function() return not c:is_connected() or dropped ~= nil end, helper.ms(3000))
+    assert.is_true(lines > 0)
+    -- Bound: memory grows by far less than the flood (about 1.5 KB per line before).
+    assert.is_true(bounds.rss_kb() - rss0 < 64 * 1024, "RSS grew by " .. (bounds.rss_kb() - rss0) .. " KiB")
+    c:close()
+  end)
+
+  it("a spawned server inherits no fd of the host (defect 2)", function()
+    local path = os.tmpname()
+    local fh = assert(io.open(path, "w")) -- stdio's fopen: not close-on-exec
+    local c = assert(bounds.stdio("fds"))
+    local res = assert(c:call_tool("fds", {}))
+    c:close()
+    fh:close()
+    os.remove(path)
+    local extra = {}
+    for fd, target in res.content[1].text:gmatch("(%d+)=([^;]*)") do
+      assert.are_not.equal(path, target, "the server inherited the host's file " .. path)
+      if tonumber(fd) > 2 then extra[#extra + 1] = fd .. "=" .. target end
+    end
+    -- Only the pipe of the server's own io.popen (which lists the fds) is open above 2.
+    assert.are.equal(1, #extra, table.concat(extra, " "))
+    assert.truthy(extra[1]:match("=pipe:"))
+  end)
+
+  it("list_all_tools stops at max_pages when every page has a new cursor (defect 4)", function()
+    local c = assert(bounds.stdio("cursor_forever", nil, { max_pages = 50 }))
+    local tools, err = c:list_all_tools()
+    assert.is_nil(tools)
+    assert.are.equal("protocol", err.kind)
+    assert.truthy(err.message:find("more than 50 pages", 1, true))
+    -- The default bound applies without configuration, and per call.
+    tools, err = c:list_all_tools({ max_pages = 3 })
+    assert.is_nil(tools)
+    assert.truthy(err.message:find("more than 3 pages", 1, true))
+    assert.are.equal(1000, require("mcp.client").DEFAULT_MAX_PAGES)
+    c:close()
+  end)
+
+  it("numbers beyond a double never make library functions raise (defect 5)", function()
+    local c = assert(bounds.stdio("inf"))
+    local res, err = c:call_tool("x", {})
+    assert.is_nil(res)
+    assert.are.equal("protocol", err.kind)
+    assert.truthy(err.message:find("structuredContent", 1, true))
+    local tools = assert(c:list_tools())
+    local fp, ferr = mcp.fingerprint_tools(tools)
+    assert.is_nil(fp)
+    assert.are.equal("validation", ferr.kind)
+    assert.truthy(ferr.message:find("big", 1, true))
+    local drift, derr = mcp.detect_tool_drift(tools, tools)
+    assert.is_nil(drift)
+    assert.are.equal("validation", derr.kind)
+    c:close()
+  end)
+
+  it("a server that never reads its stdin meets a bounded write queue with a clear error (defect 9)", function()
+    local c = assert(bounds.stdio("ping_flood", { 200000 }, { max_write_queue = 64 * 1024 }))
+    local rss0 = bounds.rss_kb()
+    local err
+    helper.wait_until(function()
+      local res
+      res, err = c:call_tool("x", {}, { timeout_ms = helper.ms(200) })
+      return res == nil and err.kind ~= "timeout"
+    end, helper.ms(10000))
+    assert.truthy(err and err.message:find("not reading its stdin", 1, true), tostring(err))
+    assert.is_true(bounds.rss_kb() - rss0 < 32 * 1024, "RSS grew by " .. (bounds.rss_kb() - rss0) .. " KiB")
+    c:close()
+  end)
+
+  it("close() also stops helpers in the server's process group when the server exits on EOF (defect 10)", function()
+    local pidfile = os.tmpname()
+    local c = assert(bounds.stdio("group_helper", { pidfile }))
+    local pid
+    helper.wait_until(function()
+      local fh = io.open(pidfile, "r")
+      pid = fh and tonumber(fh:read("*a"))
+      if fh then fh:close() end
+      return pid ~= nil
+    end, helper.ms(5000))
+    os.remove(pidfile)
+    assert.is_number(pid)
+    assert.is_true((helper.proc_exists(pid)))
+    c:close()
+    local state = helper.wait_dead(pid, helper.ms(3000))
+    assert.is_true(state == "gone" or state == "Z", "the helper is still alive: " .. tostring(state))
+  end)
+
+  for _, where in ipairs({ "first", "last" }) do
+    it("a response over max_message_size fails its call at once (id " .. where .. ")", function()
+      local c = assert(bounds.stdio("oversize", { 300000, where }, { max_message_size = 64 * 1024 }))
+      local res, err = c:call_tool("x", {}, { timeout_ms = helper.ms(60000) })
+      assert.is_nil(res)
+      assert.are_not.equal("timeout", err.kind)
+      assert.truthy(err.message:find("max_message_size", 1, true), tostring(err))
+      -- The connection still works after the dropped message.
+      assert.truthy(c:list_tools())
+      c:close()
+    end)
+  end
+end)
