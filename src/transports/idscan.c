@@ -3,10 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-void mcp_idscan_init(mcp_idscan *s)
-{
-    memset(s, 0, sizeof *s);
-}
+void mcp_idscan_init(mcp_idscan *s) { memset(s, 0, sizeof *s); }
 
 static void id_put(mcp_idscan *s, char c)
 {
@@ -101,8 +98,7 @@ void mcp_idscan_feed(mcp_idscan *s, const char *p, size_t n)
         case ' ':
         case '\t':
         case '\r':
-        case '\n':
-            break;
+        case '\n': break;
         default:
             if (s->depth == 1 && s->in_id && !s->id_is_str)
                 id_put(s, c);

@@ -10,16 +10,16 @@
 #include <stdint.h>
 
 typedef struct mcp_idscan {
-    int depth;        /* nesting: 1 inside the top-level object */
-    int in_str, esc;  /* inside a string, after a backslash */
-    int want_key;     /* at depth 1, the next string is a member name */
-    int key_len;      /* bytes of the current member name (capped) */
+    int depth;       /* nesting: 1 inside the top-level object */
+    int in_str, esc; /* inside a string, after a backslash */
+    int want_key;    /* at depth 1, the next string is a member name */
+    int key_len;     /* bytes of the current member name (capped) */
     char key[8];
-    int in_id;        /* reading the value of "id" */
+    int in_id; /* reading the value of "id" */
     int id_len, id_is_str, id_done, id_bad;
     char id[32];
-    int has_method;   /* a "method" member: a request or notification, not a response */
-    int started;      /* saw the opening '{' */
+    int has_method; /* a "method" member: a request or notification, not a response */
+    int started;    /* saw the opening '{' */
 } mcp_idscan;
 
 void mcp_idscan_init(mcp_idscan *s);

@@ -25,8 +25,8 @@ typedef struct mcp_stdio {
     int fd_in, fd_out, fd_err;
     mcp_watch w_in, w_out, w_err;
     mcp_buf rbuf, wbuf, ebuf;
-    size_t scanned; /* bytes of rbuf already searched for '\n' */
-    int skipping;   /* inside an oversized message: drop until its newline */
+    size_t scanned;     /* bytes of rbuf already searched for '\n' */
+    int skipping;       /* inside an oversized message: drop until its newline */
     mcp_idscan skipped; /* what the dropped message answered */
     int started, closing, closed_notified;
     /* The server looks gone (stdout EOF, EPIPE): give its exit a moment to be reaped, so the
@@ -143,7 +143,8 @@ static void fail_dropped(mcp_stdio *s)
     mcp_transport_failure f;
     char msg[200];
     const mcp_sink *sink = s->base.sink;
-    if (sink == NULL || sink->on_request_failed == NULL || !mcp_idscan_response_id(&s->skipped, &id))
+    if (sink == NULL || sink->on_request_failed == NULL ||
+        !mcp_idscan_response_id(&s->skipped, &id))
         return;
     if (sink->is_pending != NULL && !sink->is_pending(s->base.sink_ctx, id))
         return;
