@@ -102,6 +102,7 @@ build = {
       ["mcp.client"] = "lua/mcp/client.lua",
       ["mcp.config"] = "lua/mcp/config.lua",
       ["mcp.content"] = "lua/mcp/content.lua",
+      ["mcp.deadline"] = "lua/mcp/deadline.lua",
       ["mcp.drift"] = "lua/mcp/drift.lua",
       ["mcp.elicitation"] = "lua/mcp/elicitation.lua",
       ["mcp.elicitation_nvim"] = "lua/mcp/elicitation_nvim.lua",

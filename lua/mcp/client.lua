@@ -208,17 +208,20 @@ end
 -- ---- requests --------------------------------------------------------------------------------
 
 local NO_OPTIONS = {} -- read only: the options of a call that passed none
+local deadline = require("mcp.deadline")
 
 --- Send a raw request and wait for its result.
 ---@param method string
 ---@param params table|nil
----@param opts table|nil timeout_ms, on_progress(params), cancel (mcp.cancel_token())
+---@param opts table|nil timeout_ms (0 = no timeout), on_progress(params), cancel (mcp.cancel_token()),
+---  reset_timeout_on_progress, max_total_timeout_ms (lua/mcp/deadline.lua)
 ---@return any result, mcp.Error|nil err
 function Client:request(method, params, opts)
   if type(method) ~= "string" then error("mcp: method must be a string", 2) end
   if params ~= nil and type(params) ~= "table" then error("mcp: params must be a table", 2) end
   opts = opts or NO_OPTIONS
   if type(opts) ~= "table" then error("mcp: request options must be a table", 2) end
+  if opts ~= NO_OPTIONS then deadline.check_options(opts, 2) end
   local session = self.session
   if session == nil or self.state == "closed" then
     return nil, new_error(nil, self.state == "closed" and "the client is closed" or "the client is not connected",
@@ -231,13 +234,20 @@ function Client:request(method, params, opts)
       { kind = "cancelled", method = method })
   end
   local id
-  if opts.on_progress then
+  local on_progress = opts.on_progress
+  -- reset_timeout_on_progress / max_total_timeout_ms: the call's timers live in the deadline
+  local dl = opts ~= NO_OPTIONS and deadline.new(session, opts, timeout) or nil
+  if dl then
+    on_progress = dl:progress_handler(on_progress)
+    timeout = 0
+  end
+  if on_progress then
     id = session:next_id()
     params = shallow_copy(params)
     local meta = shallow_copy(params._meta)
     meta.progressToken = id
     params._meta = meta
-    self.progress[id] = opts.on_progress
+    self.progress[id] = on_progress
   end
   local res, code, message, data, kind, status = sched.await(function(cb)
     local rid, err = session:request(method, params, timeout, cb, id)
@@ -246,10 +256,12 @@ function Client:request(method, params, opts)
       return
     end
     id = rid
+    if dl then dl:start(rid) end
     if cancel then cancel:_attach(function(reason) session:cancel(rid, reason) end) end
   end)
-  if opts.on_progress then self.progress[id] = nil end
+  if on_progress then self.progress[id] = nil end
   if cancel then cancel:_attach(nil) end
+  if dl then kind, message = dl:finish(kind, message) end
   if kind ~= nil then
     if kind == "closed" and self.closed_reason and not message:find(self.closed_reason, 1, true) then
       message = message .. ": " .. self.closed_reason
