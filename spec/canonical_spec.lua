@@ -2,7 +2,7 @@
 -- Expected digests were computed with Node's JSON.stringify + crypto (same canonical rules).
 local mcp = require("mcp")
 local core = require("mcp.core")
-local canonical = require("mcp.canonical")
+local canonical = require("mcp.util.canonical")
 
 local function hex(s)
   return (s:gsub(".", function(c) return string.format("%02x", c:byte()) end))
@@ -171,7 +171,7 @@ describe("mcp.fingerprint_tools / mcp.detect_tool_drift", function()
     assert.matches('"added":["e","f"]', enc, 1, true)
     assert.matches('"removed":["a"]', enc, 1, true)
     assert.are.equal("{}", mcp.json.encode(mcp.fingerprint_tools({})))
-    assert.is_false(require("mcp.drift").has_drift(mcp.detect_tool_drift(base, base)))
+    assert.is_false(require("mcp.tools.drift").has_drift(mcp.detect_tool_drift(base, base)))
   end)
   it("fingerprints tool lists passed to detect_tool_drift", function()
     local d = mcp.detect_tool_drift({ { name = "a", description = "new" } }, { { name = "a", description = "old" } })

@@ -1,10 +1,10 @@
--- The JSON Schema validator (lua/mcp/schema.lua) and its regex engine, table-driven.
+-- The JSON Schema validator (lua/mcp/schema/init.lua) and its regex engine, table-driven.
 -- Each case: { name, schema, value, expect } where expect is true (valid) or the JSON Pointer of
 -- the first error, optionally with the failing keyword as { path, keyword }.
 local mcp = require("mcp")
 local helper = require("helper")
 local schema = require("mcp.schema")
-local regex = require("mcp.regex")
+local regex = require("mcp.schema.regex")
 local json = mcp.json
 
 local D = json.decode
@@ -193,7 +193,7 @@ describe("mcp.schema.validate", function()
   end)
 end)
 
-describe("mcp.regex", function()
+describe("mcp.schema.regex", function()
   local rx = {
     { "^a+b$", "aaab", true }, { "^a+b$", "aaabc", false }, { "abc", "xxabcxx", true },
     { "^\\d{3}-\\d{4}$", "555-1234", true }, { "^\\d{3}-\\d{4}$", "55-1234", false },

@@ -341,7 +341,7 @@ function Client:connect()
   end
   if transport.ready and transport:ready() ~= 1 then
     -- Legacy SSE: messages can go out once the server named its endpoint.
-    ok, err = require("mcp.http").wait_ready(transport, self.config.connect_timeout_ms or self.config.request_timeout_ms)
+    ok, err = require("mcp.transport.http").wait_ready(transport, self.config.connect_timeout_ms or self.config.request_timeout_ms)
     if not ok then
       self.state = "closed"
       transport:close()
@@ -851,18 +851,18 @@ end
 
 request_handlers["elicitation/create"] = {
   enabled = function(self) return self.handlers.elicitation ~= nil end,
-  -- Checks the params, applies the schema's defaults, validates the answer (mcp/elicitation.lua).
+  -- Checks the params, applies the schema's defaults, validates the answer (mcp/elicitation/init.lua).
   run = function(self, params) return require("mcp.elicitation").handle(self, params) end,
 }
 
 request_handlers["sampling/createMessage"] = {
   enabled = function(self) return self.handlers.sampling ~= nil end,
-  run = function(self, params) return require("mcp.sampling").handle(self, params) end,
+  run = function(self, params) return require("mcp.handlers.sampling").handle(self, params) end,
 }
 
 request_handlers["roots/list"] = {
   enabled = function(self) return self.handlers.roots ~= nil or self.roots ~= nil end,
-  run = function(self) return require("mcp.roots").handle(self) end,
+  run = function(self) return require("mcp.handlers.roots").handle(self) end,
 }
 
 return M

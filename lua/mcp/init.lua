@@ -6,7 +6,7 @@ local errors = require("mcp.errors")
 local json = require("mcp.json")
 local protocol = require("mcp.protocol")
 local sched = require("mcp.sched")
-local stdio = require("mcp.stdio")
+local stdio = require("mcp.transport.stdio")
 
 local mcp = {}
 
@@ -81,7 +81,7 @@ function mcp.create_stdio_client(command, args, opts)
   return mcp.create_client(ccfg, stdio.transport(tcfg))
 end
 
-local http = require("mcp.http")
+local http = require("mcp.transport.http")
 mcp.http_transport = http.http_transport
 mcp.sse_transport = http.sse_transport
 mcp.REDIRECT_ERROR = http.REDIRECT_ERROR
@@ -126,15 +126,15 @@ end
 
 -- tools for agents, content, elicitation/sampling/roots ergonomics, MCP Apps, drift (README "Tools for agents")
 local tools = require("mcp.tools")
-local drift = require("mcp.drift")
+local drift = require("mcp.tools.drift")
 mcp.tools = tools
 mcp.get_tools_for_agent = tools.get_tools_for_agent
 mcp.new_tool_converter = tools.new_tool_converter
 mcp.convert_content = require("mcp.content").convert_content
 mcp.elicitation = require("mcp.elicitation")
-mcp.sampling = require("mcp.sampling")
-mcp.roots = require("mcp.roots")
-mcp.apps = require("mcp.apps")
+mcp.sampling = require("mcp.handlers.sampling")
+mcp.roots = require("mcp.handlers.roots")
+mcp.apps = require("mcp.tools.apps")
 mcp.schema = require("mcp.schema")
 mcp.skills = require("mcp.skills")
 mcp.fingerprint_tools = drift.fingerprint_tools
@@ -154,7 +154,7 @@ mcp.auth = require("mcp.auth")
 mcp.http_request = require("mcp.fetch").request
 
 -- tool parameter headers (x-mcp-header)
-local headers = require("mcp.headers")
+local headers = require("mcp.tools.headers")
 mcp.headers = headers
 mcp.get_tool_header_bindings = headers.get_tool_header_bindings
 mcp.create_tool_headers = headers.create_tool_headers

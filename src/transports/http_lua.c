@@ -1,5 +1,5 @@
 /* Lua binding of the HTTP transports: core.http_transport(cfg), core.sse_transport(cfg).
- * cfg is normalised by lua/mcp/http.lua: url, headers (array of "Name: value"),
+ * cfg is normalised by lua/mcp/transport/http.lua: url, headers (array of "Name: value"),
  * follow_redirects, connect_timeout_ms, idle_timeout_ms, terminate_on_close, initial_session_id,
  * bearer_token, max_message_size, max_reconnects, curl_options (name -> value), on_event. */
 #include <stdio.h>

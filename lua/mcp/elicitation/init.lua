@@ -290,18 +290,18 @@ function M.handle(client, params)
   return M.finish(req, result)
 end
 
---- A handler that asks on the terminal (see mcp/elicitation_tty.lua for opts).
+--- A handler that asks on the terminal (see mcp/elicitation/tty.lua for opts).
 ---@param opts table|nil input, output, max_rounds
 ---@return fun(req: table): table
 function M.terminal_handler(opts)
-  return require("mcp.elicitation_tty").handler(opts)
+  return require("mcp.elicitation.tty").handler(opts)
 end
 
---- A handler that asks with vim.ui.input / vim.ui.select (see mcp/elicitation_nvim.lua).
+--- A handler that asks with vim.ui.input / vim.ui.select (see mcp/elicitation/nvim.lua).
 ---@param opts table|nil
 ---@return fun(req: table): table|nil
 function M.nvim_handler(opts)
-  return require("mcp.elicitation_nvim").handler(opts)
+  return require("mcp.elicitation.nvim").handler(opts)
 end
 
 return M

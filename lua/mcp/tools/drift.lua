@@ -1,7 +1,7 @@
 --- Tool definition drift ("rug pull") detection: the reference's FingerprintTools and
 --- DetectToolDrift. A digest pins each tool's description, resolved input schema and title; keep
 --- the fingerprints taken when a human reviewed the tools and compare later listings with them.
-local canonical = require("mcp.canonical")
+local canonical = require("mcp.util.canonical")
 local json = require("mcp.json")
 local errors = require("mcp.errors")
 

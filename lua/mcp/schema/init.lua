@@ -8,7 +8,7 @@
 --- Errors name the failing value with a JSON Pointer (`/items/2/name`; array indices count from 0).
 local core = require("mcp.core")
 local errors = require("mcp.errors")
-local regex = require("mcp.regex")
+local regex = require("mcp.schema.regex")
 
 local M = {}
 

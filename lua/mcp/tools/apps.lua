@@ -1,6 +1,6 @@
 --- MCP Apps: tools that attach an interactive HTML resource served from a ui:// URI, with the
 --- TypeScript SDK's rules (the `_meta.ui` sanitiser, visibility, JS-exact fingerprints).
-local canonical = require("mcp.canonical")
+local canonical = require("mcp.util.canonical")
 local core = require("mcp.core")
 local errors = require("mcp.errors")
 local json = require("mcp.json")

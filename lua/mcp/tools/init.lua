@@ -15,10 +15,10 @@
 ---                                     CallToolResult as second value; nil, err on failure
 ---
 --- Exporters for model APIs are mcp.tools.to_openai / to_anthropic / to_gemini / to_codecompanion.
-local apps = require("mcp.apps")
+local apps = require("mcp.tools.apps")
 local content = require("mcp.content")
 local errors = require("mcp.errors")
-local export = require("mcp.tool_export")
+local export = require("mcp.tools.export")
 local json = require("mcp.json")
 local schema = require("mcp.schema")
 

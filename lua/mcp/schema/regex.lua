@@ -7,27 +7,7 @@
 --- unsupported, and so is a match that exceeds its step budget, so that callers can fail open.
 local M = {}
 
-local sbyte = string.byte
-
-local function utf8_codes(s)
-  local out, i, n = {}, 1, #s
-  while i <= n do
-    local c = sbyte(s, i)
-    local cp, len = c, 1
-    if c >= 0xF0 and i + 3 <= n then
-      local c2, c3, c4 = sbyte(s, i + 1, i + 3)
-      cp, len = (c - 0xF0) * 0x40000 + (c2 - 0x80) * 0x1000 + (c3 - 0x80) * 0x40 + (c4 - 0x80), 4
-    elseif c >= 0xE0 and i + 2 <= n then
-      local c2, c3 = sbyte(s, i + 1, i + 2)
-      cp, len = (c - 0xE0) * 0x1000 + (c2 - 0x80) * 0x40 + (c3 - 0x80), 3
-    elseif c >= 0xC0 and i + 1 <= n then
-      cp, len = (c - 0xC0) * 0x40 + (sbyte(s, i + 1) - 0x80), 2
-    end
-    out[#out + 1] = cp
-    i = i + len
-  end
-  return out
-end
+local utf8_codes = require("mcp.util.utf8").codes
 M.utf8_codes = utf8_codes
 
 local function is_digit(c) return c >= 48 and c <= 57 end

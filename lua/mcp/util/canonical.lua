@@ -13,7 +13,7 @@ M.UNDEFINED = setmetatable({}, { __tostring = function() return "undefined" end 
 local NULL = core.null
 local floor, huge = math.floor, math.huge
 local mtype = math.type
-local sfmt, sbyte, schar = string.format, string.byte, string.char
+local sfmt, schar = string.format, string.char
 local concat, sort = table.concat, table.sort
 
 -- ---- numbers ---------------------------------------------------------------------------------
@@ -86,32 +86,7 @@ end
 -- UTF-8 byte order equals code point order; UTF-16 order differs only where a supplementary
 -- character (4-byte UTF-8, a surrogate pair in UTF-16: 0xD800..) meets U+E000..U+FFFF (3-byte
 -- UTF-8 with lead byte 0xEE or 0xEF). Decode to code units only when such bytes occur.
-local function utf16_units(s)
-  local out, i, n = {}, 1, #s
-  while i <= n do
-    local c = sbyte(s, i)
-    local cp, len
-    if c < 0x80 then cp, len = c, 1
-    elseif c >= 0xF0 and c <= 0xF4 and i + 3 <= n then
-      local c2, c3, c4 = sbyte(s, i + 1, i + 3)
-      cp, len = (c - 0xF0) * 0x40000 + (c2 - 0x80) * 0x1000 + (c3 - 0x80) * 0x40 + (c4 - 0x80), 4
-    elseif c >= 0xE0 and i + 2 <= n then
-      local c2, c3 = sbyte(s, i + 1, i + 2)
-      cp, len = (c - 0xE0) * 0x1000 + (c2 - 0x80) * 0x40 + (c3 - 0x80), 3
-    elseif c >= 0xC0 and i + 1 <= n then
-      cp, len = (c - 0xC0) * 0x40 + (sbyte(s, i + 1) - 0x80), 2
-    else cp, len = c, 1 end -- a stray byte: keep it as a unit of its own
-    if cp >= 0x10000 then
-      local v = cp - 0x10000
-      out[#out + 1] = 0xD800 + floor(v / 0x400)
-      out[#out + 1] = 0xDC00 + v % 0x400
-    else
-      out[#out + 1] = cp
-    end
-    i = i + len
-  end
-  return out
-end
+local utf16_units = require("mcp.util.utf8").utf16_units
 
 local function key_less(a, b)
   if not (a:find("[\238-\244]") and b:find("[\238-\244]")) then return a < b end
