@@ -175,6 +175,15 @@ demo: deps
 	  LUA_PATH='./lua/?.lua;./lua/?/init.lua;;' LUA_CPATH='./$(BUILDDIR)/?.so;;' \
 	  $(LUAI) examples/quickstart.lua
 
+# make run FILE=script.lua [ARGS='...']: build, then run a script with this checkout's Lua layer
+# and C module on the paths (the README's snippets run this way as pasted).
+run:
+	@test -n "$(FILE)" || { echo "usage: make run FILE=script.lua [ARGS='...'] [LUA=5.4]" >&2; exit 2; }
+	@$(MAKE) --no-print-directory build
+	@env -u LUA_PATH_5_2 -u LUA_PATH_5_3 -u LUA_PATH_5_4 -u LUA_CPATH_5_2 -u LUA_CPATH_5_3 -u LUA_CPATH_5_4 \
+	  LUA_PATH='$(CURDIR)/lua/?.lua;$(CURDIR)/lua/?/init.lua;;' LUA_CPATH='$(CURDIR)/$(BUILDDIR)/?.so;;' \
+	  $(LUAI) $(FILE) $(ARGS)
+
 # Neovim loads C modules through its own Lua: LuaJIT 2.1 (Debian, most builds) or PUC Lua 5.1
 # on a few distributions. `make nvim` builds that ABI (never 5.2+; LUA= given to make is ignored
 # here) and installs it as lua/mcp/core.so, where Neovim's runtimepath loader finds it beside the
@@ -392,6 +401,7 @@ help:
 	@echo "  test-c           C unit tests without Lua (spec/c/: the event loop, epoll and poll backends); part of test"
 	@echo "  test-all         test for LUA=5.4, LUA=luajit and LUA=5.1"
 	@echo "  demo             deps, build, run examples/quickstart.lua"
+	@echo "  run FILE=x.lua   build, run a script with this checkout on LUA_PATH/LUA_CPATH (ARGS='...')"
 	@echo "  nvim             build the LuaJIT module (NVIM_ABI=5.1 for a PUC-5.1 Neovim) as lua/mcp/core.so for Neovim"
 	@echo "  test-nvim        deps, nvim, headless Neovim specs ($(NVIM_SPECS))"
 	@echo "  hostile          the hostile-server matrix (spec/hostile/) on $(LUAI), then under ASan+UBSan"
