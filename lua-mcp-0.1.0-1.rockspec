@@ -112,6 +112,7 @@ build = {
       ["mcp"] = "lua/mcp/init.lua",
       ["mcp.jose"] = "lua/mcp/jose.lua",
       ["mcp.json"] = "lua/mcp/json.lua",
+      ["mcp.modern"] = "lua/mcp/modern.lua",
       ["mcp.nvim"] = "lua/mcp/nvim.lua",
       ["mcp.protocol"] = "lua/mcp/protocol.lua",
       ["mcp.sched"] = "lua/mcp/sched.lua",

@@ -39,6 +39,10 @@ local function connect(opts)
   opts.client_name = "lua-mcp-conformance"
   opts.client_version = mcp.VERSION
   opts.protocol_version = protocol_version
+  -- The runner starts every scenario at once, and its mock servers compile their JSON schemas on
+  -- the first request: the probe gets more than the default second before it counts as a
+  -- timeout (which means "legacy server").
+  opts.protocol_discovery_timeout_ms = 10000
   local client, err = mcp.create_http_client(server_url, opts)
   if not client then fail("connect", err) end
   log("connected, protocol %s", tostring(client:protocol_version()))
@@ -152,6 +156,80 @@ scenarios["sep-2640-client-no-prefetch"] = skills_host(false)
 scenarios["sep-2640-client-verify-digest"] = skills_host(true)
 scenarios["sep-2640-client-verify-size"] = skills_host(true)
 scenarios["sep-2640-client-verify-frontmatter"] = skills_host(true)
+
+-- ---- 2026-07-28 scenarios ----------------------------------------------------------------------
+
+-- SEP-2322: two tools answer input_required (with and without requestState); the library
+-- answers through the elicitation handler and sends the call again. While the first one waits
+-- for our answer, an unrelated call goes out, which must carry none of its state.
+scenarios["sep-2322-client-request-state"] = function()
+  local client, unrelated_called
+  client = connect({
+    on_elicitation_request = function(req)
+      log("input request: %s", tostring(req.message))
+      if not unrelated_called then
+        unrelated_called = true
+        call(client, "test_mrtr_unrelated", {})
+      end
+      return mcp.elicitation.accept({ confirmed = true })
+    end,
+  })
+  local _, tools = list_tools(client)
+  for _, name in ipairs({ "test_mrtr_echo_state", "test_mrtr_no_state", "test_mrtr_unrelated", "test_mrtr_no_result_type" }) do
+    need(tools[name], name)
+  end
+  call(client, "test_mrtr_echo_state", {})
+  call(client, "test_mrtr_no_state", {})
+  call(client, "test_mrtr_no_result_type", {})
+  return client
+end
+
+-- SEP-2243: Mcp-Method on every POST, Mcp-Name on tools/call, resources/read and prompts/get.
+-- Drive every method the scenario checks (initialize and notifications/initialized do not exist
+-- in 2026-07-28).
+scenarios["http-standard-headers"] = function()
+  local client = connect()
+  local tools = list_tools(client)
+  if tools[1] then call(client, tools[1].name, {}) end
+  local resources, err = client:list_resources()
+  if not resources then fail("resources/list", err) end
+  if resources[1] then
+    local res, rerr = client:read_resource(resources[1].uri)
+    if not res then fail("resources/read " .. resources[1].uri, rerr) end
+    log("resources/read %s: %d contents", resources[1].uri, #res.contents)
+  end
+  local prompts, perr = client:list_prompts()
+  if not prompts then fail("prompts/list", perr) end
+  if prompts[1] then
+    local res, gerr = client:get_prompt(prompts[1].name, {})
+    if not res then fail("prompts/get " .. prompts[1].name, gerr) end
+    log("prompts/get %s: %d messages", prompts[1].name, #res.messages)
+  end
+  return client
+end
+
+-- SEP-2243 x-mcp-header: list the tools (the library learns their header bindings), then make
+-- the calls the runner gives in the context; the library adds the Mcp-Param-* headers.
+scenarios["http-custom-headers"] = function()
+  local client = connect()
+  local _, tools = list_tools(client)
+  for _, c in ipairs(context.toolCalls or {}) do
+    need(tools[c.name], c.name)
+    call(client, c.name, c.arguments)
+  end
+  return client
+end
+
+-- SEP-2243: the tools whose x-mcp-header annotations are invalid are dropped from the listing
+-- (and reported to on_error); call every tool that is left.
+scenarios["http-invalid-tool-headers"] = function()
+  local client = connect({
+    on_error = function(err) log("on_error: %s", tostring(err)) end,
+  })
+  local tools = list_tools(client)
+  for _, t in ipairs(tools) do call(client, t.name, { region = "us-west1" }) end
+  return client
+end
 
 -- Every other scenario (OAuth, the 2026-07-28 ones): connect and list the tools. What fails is
 -- reported and sets the exit status; the runner's checks say what was missing.

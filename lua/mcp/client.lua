@@ -3,6 +3,7 @@
 local core = require("mcp.core")
 local errors = require("mcp.errors")
 local json = require("mcp.json")
+local modern = require("mcp.modern")
 local protocol = require("mcp.protocol")
 local sched = require("mcp.sched")
 
@@ -38,6 +39,7 @@ local CONFIG_FIELDS = {
   on_close = "function", protocol_version = "string", initialize_result = "table",
   on_message = "function", connect_timeout_ms = "number", transport_factory = "function",
   max_pages = "number",
+  max_input_rounds = "number", protocol_discovery_timeout_ms = "number",
 }
 
 --- Pages a list_all_* call reads at most before it fails (a server can hand out new cursors forever).
@@ -74,6 +76,10 @@ local function normalize_config(config)
     connect_timeout_ms = config.connect_timeout_ms,
     transport_factory = config.transport_factory,
     max_pages = config.max_pages or M.DEFAULT_MAX_PAGES,
+    protocol_version_discovery = config.protocol_version_discovery ~= false,
+    max_input_rounds = config.max_input_rounds or protocol.DEFAULT_MAX_INPUT_ROUNDS,
+    protocol_discovery_timeout_ms = config.protocol_discovery_timeout_ms
+      or protocol.DEFAULT_PROTOCOL_DISCOVERY_TIMEOUT_MS,
   }
 end
 
@@ -100,6 +106,8 @@ function M.new(transport, config)
     notification_handlers = {},
     progress = {},
     init_result = nil,
+    era = nil, -- "legacy" | "modern", decided once by connect
+    tool_bindings = {}, -- tool name -> x-mcp-header bindings (modern HTTP)
   }, Client)
   return self
 end
@@ -198,7 +206,7 @@ function Client:_on_event(kind, a, b, c)
     self:_report(new_error(nil, a, nil, { kind = CORE_ERROR_KINDS[b] or "transport" }))
   elseif kind == "closed" then
     self.closed_reason = a
-    if self.config.on_close then
+    if self.config.on_close and not self.probing then
       sched.spawn_handler(function(e) self:_report(new_error(nil, tostring(e), nil, { kind = "handler" })) end,
         self.config.on_close, a)
     end
@@ -210,18 +218,9 @@ end
 local NO_OPTIONS = {} -- read only: the options of a call that passed none
 local deadline = require("mcp.deadline")
 
---- Send a raw request and wait for its result.
----@param method string
----@param params table|nil
----@param opts table|nil timeout_ms (0 = no timeout), on_progress(params), cancel (mcp.cancel_token()),
----  reset_timeout_on_progress, max_total_timeout_ms (lua/mcp/deadline.lua)
----@return any result, mcp.Error|nil err
-function Client:request(method, params, opts)
-  if type(method) ~= "string" then error("mcp: method must be a string", 2) end
-  if params ~= nil and type(params) ~= "table" then error("mcp: params must be a table", 2) end
-  opts = opts or NO_OPTIONS
-  if type(opts) ~= "table" then error("mcp: request options must be a table", 2) end
-  if opts ~= NO_OPTIONS then deadline.check_options(opts, 2) end
+-- One round trip: send the request and wait for its answer (headers: this request's HTTP
+-- headers, the modern era's Mcp-Method, Mcp-Name and Mcp-Param-*).
+function Client:_roundtrip(method, params, opts, headers)
   local session = self.session
   if session == nil or self.state == "closed" then
     return nil, new_error(nil, self.state == "closed" and "the client is closed" or "the client is not connected",
@@ -250,7 +249,12 @@ function Client:request(method, params, opts)
     self.progress[id] = on_progress
   end
   local res, code, message, data, kind, status = sched.await(function(cb)
-    local rid, err = session:request(method, params, timeout, cb, id)
+    local rid, err
+    if headers then
+      rid, err = session:request(method, params, timeout, cb, id, headers)
+    else
+      rid, err = session:request(method, params, timeout, cb, id)
+    end
     if not rid then
       cb(nil, nil, err, nil, self.closed_reason and "closed" or "transport")
       return
@@ -269,6 +273,63 @@ function Client:request(method, params, opts)
     return nil, new_error(code, message, data, { kind = kind, method = method, status_code = status })
   end
   return res
+end
+
+-- A modern-era request: _meta on every round, the HTTP headers, resultType read on every
+-- result, and input_required answered through the handlers and sent again (SEP-2322).
+function Client:_modern_request(method, params, opts)
+  local caps = self:_capabilities()
+  local send = params
+  local rounds = 0
+  while true do
+    local hdrs
+    if self.http then
+      local herr
+      hdrs, herr = modern.request_headers(self, method, send)
+      if not hdrs then return nil, herr end
+    end
+    local res, err = self:_roundtrip(method, modern.with_meta(self, send, caps), opts, hdrs)
+    if res == nil then return nil, err end
+    local rt
+    rt, err = modern.result_type(method, res)
+    if rt == nil then return nil, err end
+    if rt == "complete" then return res end
+    if rt == "task" then
+      return nil, new_error(nil, "the server answered " .. method .. " with a task, which this client did not ask for",
+        res, { kind = "protocol", method = method })
+    end
+    if not modern.INPUT_METHODS[method] then
+      return nil, new_error(nil, "the server asked for input on " .. method .. ", where the protocol allows none",
+        res, { kind = "protocol", method = method })
+    end
+    rounds = rounds + 1
+    if rounds > self.config.max_input_rounds then
+      return nil, new_error(nil, ("the server still asked for input after %d rounds"):format(rounds - 1), res,
+        { kind = "protocol", method = method })
+    end
+    local responses
+    responses, err = modern.fulfil(self, method, res.inputRequests)
+    if responses == nil then return nil, err end
+    send = modern.retry_params(params, responses, res)
+  end
+end
+
+--- Send a raw request and wait for its result. In the 2026-07-28 era the request carries the
+--- per-request `_meta`, and a tools/call, prompts/get or resources/read the server answers with
+--- input_required is fulfilled and sent again until it completes (the caller sees one call).
+---@param method string
+---@param params table|nil
+---@param opts table|nil timeout_ms (0 = no timeout), on_progress(params), cancel (mcp.cancel_token()),
+---  reset_timeout_on_progress, max_total_timeout_ms (lua/mcp/deadline.lua)
+---@return any result, mcp.Error|nil err
+function Client:request(method, params, opts)
+  if type(method) ~= "string" then error("mcp: method must be a string", 2) end
+  if params ~= nil and type(params) ~= "table" then error("mcp: params must be a table", 2) end
+  opts = opts or NO_OPTIONS
+  if type(opts) ~= "table" then error("mcp: request options must be a table", 2) end
+  if opts ~= NO_OPTIONS then deadline.check_options(opts, 2) end
+  if self.era == "modern" then return self:_modern_request(method, params, opts) end
+  return self:_roundtrip(method, params, opts)
 end
 
 --- Send a notification.
@@ -298,14 +359,15 @@ end
 
 -- ---- lifecycle -------------------------------------------------------------------------------
 
-local function advertised_capabilities(self)
+local function advertised_capabilities(self, modern_era)
   local caps = shallow_copy(self.config.capabilities or {})
   setmetatable(caps, core.object_mt)
   if self.handlers.elicitation and caps.elicitation == nil then
     caps.elicitation = json.object({ form = json.object() })
   end
   if (self.handlers.roots or self.roots) and caps.roots == nil then
-    caps.roots = { listChanged = true }
+    -- 2026-07-28 has no roots/list_changed notification.
+    caps.roots = modern_era and json.object() or { listChanged = true }
   end
   if self.handlers.sampling and caps.sampling == nil then
     caps.sampling = json.object()
@@ -313,26 +375,36 @@ local function advertised_capabilities(self)
   return caps
 end
 
---- Start the transport and run the initialize handshake.
----@return boolean|nil ok, mcp.Error|nil err
-function Client:connect()
-  if self.state == "connected" then return true end
-  if self.state == "closed" then
-    return nil, new_error(nil, "the client is closed", nil, { kind = "closed" })
+--- The ClientCapabilities this client declares (in initialize, or in every modern request).
+function Client:_capabilities()
+  return advertised_capabilities(self, self.era == "modern")
+end
+
+-- "stdio", "http" (streamable HTTP), "sse" (legacy HTTP+SSE) or nil (another transport).
+local function transport_kind(t)
+  if require("mcp.transport.stdio").is_stdio(t) then return "stdio" end
+  return require("mcp.transport.http").kind(t)
+end
+
+function Client:_open_session()
+  -- The handler reaches the client weakly: a dropped client stays collectable (its session's
+  -- finalizer then stops the server). A session the client replaced (a server restarted after
+  -- the discovery probe) is not heard any more.
+  local weak = setmetatable({ client = self }, { __mode = "v" })
+  local gen = (self.session_gen or 0) + 1
+  self.session_gen = gen
+  self.session = core.session(self.transport, function(kind, a, b, c)
+    local client = weak.client
+    if client and client.session_gen == gen then client:_on_event(kind, a, b, c) end
+  end)
+  self.session_traced = false
+  if self.config.on_message then
+    self.session = require("mcp.trace").wrap(self, self.session)
+    self.session_traced = true
   end
-  if self.config.max_retries < 0 then
-    return nil, new_error(nil, "maxRetries must be >= 0", nil, { kind = "config" })
-  end
-  local version, verr = protocol.requestable(self.config.protocol_version)
-  if not version then
-    return nil, new_error(nil, verr, self.config.protocol_version, { kind = "config" })
-  end
-  local reattach = self.config.initialize_result
-  if reattach ~= nil and (type(reattach.protocolVersion) ~= "string"
-      or not protocol.is_supported(reattach.protocolVersion)) then
-    return nil, new_error(nil, "initialize_result needs a supported protocolVersion", reattach, { kind = "config" })
-  end
-  self.state = "connecting"
+end
+
+function Client:_start_transport()
   local transport = self.transport
   local ok, err = transport:start()
   if not ok then
@@ -348,18 +420,116 @@ function Client:connect()
       return nil, err
     end
   end
-  local weak = setmetatable({ client = self }, { __mode = "v" })
-  -- The handler reaches the client weakly: a dropped client stays collectable (its session's
-  -- finalizer then stops the server).
-  self.session = core.session(self.transport, function(kind, a, b, c)
-    local client = weak.client
-    if client then client:_on_event(kind, a, b, c) end
-  end)
-  self.session_traced = false
-  if self.config.on_message then
-    self.session = require("mcp.trace").wrap(self, self.session)
-    self.session_traced = true
+  self:_open_session()
+  return true
+end
+
+-- The server/discover probe. Returns "modern", init_result; "legacy", version|nil (initialize,
+-- with that version when the server named one); "restart" (a stdio server closed on the probe);
+-- or nil, err (a modern server we cannot talk to: never a fallback).
+function Client:_discover()
+  local retried = false
+  local version = modern.MODERN_PROTOCOL_VERSION
+  while true do
+    self.modern_version = version
+    if self.http then self.transport:set_protocol_version(version) end
+    self.era, self.probing = "modern", true
+    local res, err = self:request("server/discover", nil,
+      { timeout_ms = self.config.protocol_discovery_timeout_ms })
+    self.era, self.probing = nil, false
+    if res ~= nil then
+      local init = modern.init_result_from_discover(res)
+      if init then
+        init.protocolVersion = version
+        return "modern", init
+      end
+      break
+    end
+    if err.kind == "closed" and self.stdio then return "restart", err end
+    local what, v = modern.classify_probe_error(err, retried)
+    if what == nil then return nil, v end
+    if what ~= "retry" then
+      if self.http then self.transport:set_protocol_version(nil) end
+      return "legacy", v
+    end
+    version, retried = v, true
   end
+  if self.http then self.transport:set_protocol_version(nil) end
+  return "legacy"
+end
+
+-- A stdio server that died or closed on the probe: start it again (once) for the legacy era.
+function Client:_restart_after_probe(cause)
+  local fresh = require("mcp.transport.stdio").respawn(self.transport)
+  self.session:close("the server closed on the server/discover probe")
+  self.session, self.closed_reason = nil, nil
+  self.transport = fresh
+  local ok, err = self:_start_transport()
+  if not ok then return nil, err end
+  self:_report(new_error(nil, "the server closed on the server/discover probe (" .. tostring(cause.message)
+    .. "); restarted it once and fell back to initialize", nil, { kind = "transport", method = "server/discover" }))
+  return true
+end
+
+--- Start the transport and decide the protocol era: the server/discover probe (stdio and
+--- streamable HTTP, unless protocol_version_discovery is false or a legacy protocol_version was
+--- asked for), then either the stateless 2026-07-28 lifecycle or the initialize handshake.
+---@return boolean|nil ok, mcp.Error|nil err
+function Client:connect()
+  if self.state == "connected" then return true end
+  if self.state == "closed" then
+    return nil, new_error(nil, "the client is closed", nil, { kind = "closed" })
+  end
+  if self.config.max_retries < 0 then
+    return nil, new_error(nil, "maxRetries must be >= 0", nil, { kind = "config" })
+  end
+  local want = self.config.protocol_version
+  local version, verr = protocol.requestable(want)
+  if not version then
+    return nil, new_error(nil, verr, want, { kind = "config" })
+  end
+  local reattach = self.config.initialize_result
+  if reattach ~= nil and (type(reattach.protocolVersion) ~= "string"
+      or not protocol.is_supported(reattach.protocolVersion)) then
+    return nil, new_error(nil, "initialize_result needs a supported protocolVersion", reattach, { kind = "config" })
+  end
+  local kind = transport_kind(self.transport)
+  self.http, self.stdio = kind == "http", kind == "stdio"
+  self.era, self.tool_bindings, self.log_level = nil, {}, nil
+  self.state = "connecting"
+  local ok, err = self:_start_transport()
+  if not ok then return nil, err end
+  local wants_modern = want == nil or modern.is_modern_version(want)
+  local init
+  if reattach == nil and wants_modern and self.config.protocol_version_discovery and (self.http or self.stdio) then
+    local what, x = self:_discover()
+    if what == nil then
+      self:close()
+      return nil, x
+    elseif what == "modern" then
+      init = x
+    elseif what == "restart" then
+      ok, err = self:_restart_after_probe(x)
+      if not ok then
+        self:close()
+        return nil, err
+      end
+    elseif x ~= nil then
+      version = x -- the server named the legacy version to use
+    end
+  elseif reattach == nil and want ~= nil and modern.is_modern_version(want) then
+    -- Modern without the probe: the server's capabilities are not known.
+    init = { protocolVersion = want, capabilities = json.object(), serverInfo = json.object() }
+  end
+  if init ~= nil then
+    self.init_result, self.era, self.modern_version = init, "modern", init.protocolVersion
+    self.state = "connected"
+    if self.http then self.transport:set_protocol_version(init.protocolVersion) end
+    return true
+  end
+  if modern.is_modern_version(version) then version = protocol.PROTOCOL_VERSION end
+  self.era = "legacy"
+  local transport = self.transport
   local res
   if reattach ~= nil then
     -- Reattach to a session that is already initialized (with the transport's
@@ -368,7 +538,7 @@ function Client:connect()
   else
     res, err = self:request("initialize", {
       protocolVersion = version,
-      capabilities = advertised_capabilities(self),
+      capabilities = advertised_capabilities(self, false),
       clientInfo = { name = self.config.client_name, version = self.config.client_version },
     }, self.config.connect_timeout_ms and { timeout_ms = self.config.connect_timeout_ms } or nil)
   end
@@ -376,7 +546,7 @@ function Client:connect()
     err = new_error(nil, "invalid initialize result", res, { kind = "protocol", method = "initialize" })
     res = nil
   end
-  if res ~= nil and not protocol.is_supported(res.protocolVersion) then
+  if res ~= nil and (not protocol.is_supported(res.protocolVersion) or modern.is_modern_version(res.protocolVersion)) then
     err = new_error(nil, "server's protocol version is not supported: " .. res.protocolVersion, res,
       { kind = "protocol", method = "initialize" })
     res = nil
@@ -513,7 +683,13 @@ local function page(self, method, field, cursor, opts)
   local params = (cursor ~= nil and cursor ~= "") and { cursor = cursor } or nil
   local res, err = self:request(method, params, opts)
   if res == nil then return nil, err end
-  return expect_table(res, field, method)
+  res, err = expect_table(res, field, method)
+  if res ~= nil and method == "tools/list" and self.era == "modern" and self.http then
+    -- x-mcp-header: a tool whose header bindings are invalid is dropped (and reported).
+    if params == nil then self.tool_bindings = {} end
+    res.tools = modern.filter_tools(self, res.tools)
+  end
+  return res, err
 end
 
 local function all_pages(self, method, field, opts)
@@ -676,7 +852,14 @@ end
 function Client:read_resource(uri, opts)
   if type(uri) ~= "string" then error("mcp.read_resource: uri must be a string", 2) end
   local res, err = self:request("resources/read", { uri = uri }, opts)
-  if res == nil then return nil, err end
+  if res == nil then
+    -- Not found: -32002 up to 2025-11-25, -32602 with data.uri in 2026-07-28.
+    if err.code == errors.ERROR_CODES.RESOURCE_NOT_FOUND or (err.code == errors.ERROR_CODES.INVALID_PARAMS
+        and type(err.data) == "table" and err.data.uri == uri) then
+      err.resource_not_found = true
+    end
+    return nil, err
+  end
   return expect_table(res, "contents", "resources/read")
 end
 
@@ -754,6 +937,12 @@ end
 ---@param opts table|nil
 ---@return table|nil result, mcp.Error|nil err
 function Client:ping(opts)
+  if self.era == "modern" then
+    -- 2026-07-28 has no ping: server/discover is the cheapest request every server answers.
+    local res, err = self:request("server/discover", nil, opts)
+    if res == nil then return nil, err end
+    return json.object()
+  end
   return self:request("ping", nil, opts)
 end
 
@@ -764,6 +953,11 @@ function Client:set_logging_level(level, opts)
   local valid = false
   for _, l in ipairs(protocol.LOGGING_LEVELS) do valid = valid or l == level end
   if not valid then error("mcp.set_logging_level: unknown level " .. tostring(level), 2) end
+  if self.era == "modern" then
+    -- 2026-07-28: no logging/setLevel; every later request asks for this level in its _meta.
+    self.log_level = level
+    return json.object()
+  end
   return self:request("logging/setLevel", { level = level }, opts)
 end
 
@@ -813,7 +1007,7 @@ end
 function Client:set_roots(roots)
   if type(roots) ~= "table" then error("mcp.set_roots: roots must be an array", 2) end
   self.roots = roots
-  if self.state == "connected" then
+  if self.state == "connected" and self.era ~= "modern" then -- 2026-07-28 has no roots/list_changed
     return self:notify("notifications/roots/list_changed")
   end
   return true

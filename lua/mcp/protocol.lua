@@ -11,6 +11,8 @@ M.SUPPORTED_PROTOCOL_VERSIONS = {
 M.DEFAULT_PROTOCOL_DISCOVERY_TIMEOUT_MS = 1000
 M.MODERN_PROTOCOL_ERROR_CODES = { -32020, -32021, -32022 }
 M.DEFAULT_REQUEST_TIMEOUT_MS = 30000
+--- How many input_required rounds (SEP-2322) one call may take before it fails.
+M.DEFAULT_MAX_INPUT_ROUNDS = 16
 M.LOGGING_LEVELS = {
   "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency",
 }
@@ -21,22 +23,16 @@ M.STATEFUL_PROTOCOL_VERSIONS = {
   "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05",
 }
 
---- The version to send in initialize for config.protocol_version (nil: PROTOCOL_VERSION), or
---- nil and a message when it is unknown or needs a lifecycle this client does not have yet.
+--- Check config.protocol_version: the version to ask for (nil: PROTOCOL_VERSION, the legacy
+--- initialize default), or nil and a message when this client does not speak it. A stateful
+--- version asks for the initialize handshake; a stateless one (2026-07-28) for the modern era.
 ---@param version string|nil
 ---@return string|nil version, string|nil err
 function M.requestable(version)
   if version == nil then return M.PROTOCOL_VERSION end
-  for _, v in ipairs(M.STATEFUL_PROTOCOL_VERSIONS) do
-    if v == version then return v end
-  end
-  if M.is_supported(version) then
-    return nil, "protocol version " .. version .. " uses the stateless lifecycle (server/discover, "
-      .. "per-request _meta), which lua-mcp does not implement yet; use one of "
-      .. table.concat(M.STATEFUL_PROTOCOL_VERSIONS, ", ")
-  end
+  if M.is_supported(version) then return version end
   return nil, "unknown protocol version " .. tostring(version) .. "; use one of "
-    .. table.concat(M.STATEFUL_PROTOCOL_VERSIONS, ", ")
+    .. table.concat(M.SUPPORTED_PROTOCOL_VERSIONS, ", ")
 end
 
 --- The server info a 2026-07-28 DiscoverResult carries in its _meta

@@ -40,6 +40,9 @@ typedef struct mcp_http {
 
 /* ---- shared (http_transport.c) ---- */
 void mcp_http_set_str(char **dst, const char *src, size_t len);
+/* The stateless 2026-07-28 protocol (or later) is in use: no session, no GET stream, no DELETE,
+ * and closing a request's response stream is its cancellation. */
+int mcp_http_is_modern(const mcp_http *h);
 /* An event for the Lua binding. */
 void mcp_http_emit(mcp_http *h, const char *kind, const char *value);
 /* A diagnostic: an "error" event and the sink's on_error. */

@@ -25,6 +25,12 @@ void mcp_http_set_str(char **dst, const char *src, size_t len)
     *dst = c;
 }
 
+int mcp_http_is_modern(const mcp_http *h)
+{
+    /* Versions are dates, so they compare as strings. */
+    return h->protocol_version != NULL && strcmp(h->protocol_version, "2026-07-28") >= 0;
+}
+
 void mcp_http_emit(mcp_http *h, const char *kind, const char *value)
 {
     if (h->ev_cb != NULL)
@@ -79,7 +85,7 @@ static struct curl_slist *base_headers(mcp_http *h, int method, int is_initializ
     }
     if (h->protocol_version != NULL && !is_initialize)
         l = mcp_headers_add(l, "MCP-Protocol-Version", h->protocol_version);
-    if (h->session_id != NULL && !is_initialize && !h->cfg.legacy_sse)
+    if (h->session_id != NULL && !is_initialize && !h->cfg.legacy_sse && !mcp_http_is_modern(h))
         l = mcp_headers_add(l, "Mcp-Session-Id", h->session_id);
     if (last_event_id != NULL)
         l = mcp_headers_add(l, "Last-Event-ID", last_event_id);
@@ -139,7 +145,8 @@ mcp_hreq *mcp_http_new_request(mcp_http *h, int method, const char *url, const c
         return NULL;
     mcp_hreq_set_headers(r, base_headers(h, method, is_initialize, last_event_id));
     common_options(h, r, method == MCP_HREQ_GET);
-    r->sent_session = h->session_id != NULL && !is_initialize && !h->cfg.legacy_sse;
+    r->sent_session =
+        h->session_id != NULL && !is_initialize && !h->cfg.legacy_sse && !mcp_http_is_modern(h);
     return r;
 }
 
@@ -340,6 +347,11 @@ static int http_send(mcp_transport *t, const char *msg, size_t len, const mcp_se
         snprintf(err, errlen, "MCP SSE Transport Error: Not connected");
         return -1;
     }
+    /* 2026-07-28: the session's abandon() closes the request's stream, which is the
+     * cancellation; there is no notifications/cancelled over HTTP. */
+    if (mcp_http_is_modern(h) && info->request_id == 0 && info->method != NULL &&
+        strcmp(info->method, "notifications/cancelled") == 0)
+        return 0;
     r = mcp_http_new_request(h, MCP_HREQ_POST, url, msg, len, info->is_initialize, NULL);
     if (r == NULL) {
         snprintf(err, errlen, "out of memory");
@@ -385,7 +397,8 @@ static void http_close(mcp_transport *t)
         mcp_http_free_resume(h, h->resumes);
     while (h->reqs != NULL)
         mcp_http_drop_req(h, h->reqs);
-    if (!h->started || h->cfg.legacy_sse || !h->cfg.terminate_on_close || h->session_id == NULL)
+    if (!h->started || h->cfg.legacy_sse || !h->cfg.terminate_on_close || h->session_id == NULL ||
+        mcp_http_is_modern(h))
         return;
     mcp_http_terminate(h);
 }

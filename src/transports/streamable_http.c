@@ -11,7 +11,7 @@
 
 void mcp_http_adopt_session_id(mcp_http *h, mcp_hreq *r)
 {
-    if (h->cfg.legacy_sse || r->session_id == NULL)
+    if (h->cfg.legacy_sse || r->session_id == NULL || mcp_http_is_modern(h))
         return;
     if (h->session_id != NULL && strcmp(h->session_id, r->session_id) == 0)
         return;
@@ -193,7 +193,7 @@ void mcp_http_terminate(mcp_http *h)
 int mcp_http_open_inbound(mcp_transport *t)
 {
     mcp_http *h = (mcp_http *)t;
-    if (h->cfg.legacy_sse || h->closing || !h->started)
+    if (h->cfg.legacy_sse || h->closing || !h->started || mcp_http_is_modern(h))
         return 0;
     h->inbound_wanted = 1;
     if (h->inbound == NULL) {

@@ -91,6 +91,7 @@ local function make(cfg, legacy)
   })
   states[box] = {
     cfg = cfg,
+    legacy = legacy,
     waiters = {},
     fail = function(e) io.stderr:write("mcp: transport callback failed: ", tostring(e), "\n") end,
   }
@@ -114,6 +115,15 @@ end
 ---@return userdata
 function M.sse_transport(cfg)
   return make(cfg, true)
+end
+
+--- "http" for a streamable HTTP transport, "sse" for a legacy HTTP+SSE one, else nil.
+---@param box any
+---@return string|nil
+function M.kind(box)
+  local st = states[box]
+  if st == nil then return nil end
+  return st.legacy and "sse" or "http"
 end
 
 --- Legacy SSE: wait (bounded) for the endpoint event after start. Returns true or nil, err.

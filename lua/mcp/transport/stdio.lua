@@ -5,6 +5,10 @@ local sched = require("mcp.sched")
 
 local M = {}
 
+-- The config each stdio transport was made from (weak keys: the transport's userdata), so a
+-- server that died on the discovery probe can be started again.
+local configs = setmetatable({}, { __mode = "k" })
+
 --- Inherited from the parent when set, as the reference (and the TS SDK) does.
 M.INHERITED_ENV = { "HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER" }
 
@@ -118,7 +122,7 @@ function M.transport(cfg)
   elseif stderr ~= nil and stderr ~= "inherit" and stderr ~= "discard" then
     error('mcp.stdio_transport: stderr must be "inherit", "discard" or a function', 2)
   end
-  return core.stdio_transport({
+  local ccfg = {
     command = cfg.command,
     args = args,
     env = M.environment(cfg.env),
@@ -126,7 +130,28 @@ function M.transport(cfg)
     stderr = stderr,
     max_message_size = cfg.max_message_size,
     max_write_queue = cfg.max_write_queue,
-  })
+  }
+  local box = core.stdio_transport(ccfg)
+  configs[box] = ccfg
+  return box
+end
+
+--- Is t a transport made by M.transport?
+---@param t any
+---@return boolean
+function M.is_stdio(t)
+  return configs[t] ~= nil
+end
+
+--- A new, unstarted transport for the same command, arguments and environment as t.
+---@param t userdata a transport made by M.transport
+---@return userdata
+function M.respawn(t)
+  local ccfg = configs[t]
+  if ccfg == nil then error("mcp.stdio.respawn: not a stdio transport", 2) end
+  local box = core.stdio_transport(ccfg)
+  configs[box] = ccfg
+  return box
 end
 
 return M

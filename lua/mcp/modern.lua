@@ -1,0 +1,268 @@
+--- The 2026-07-28 ("modern") protocol beside the legacy one: the server/discover probe and the
+--- era it decides, the per-request `_meta`, `resultType`, multi round-trip requests (SEP-2322)
+--- and the HTTP request headers (Mcp-Method, Mcp-Name, Mcp-Param-*). client.lua calls into this
+--- module; nothing here talks to the C core directly.
+local errors = require("mcp.errors")
+local headers = require("mcp.tools.headers")
+local json = require("mcp.json")
+local protocol = require("mcp.protocol")
+
+local M = {}
+
+M.MODERN_PROTOCOL_VERSION = protocol.LATEST_PROTOCOL_VERSION
+M.META_PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion"
+M.META_CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
+M.META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
+M.META_LOG_LEVEL = "io.modelcontextprotocol/logLevel"
+M.META_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
+
+
+--- The methods a server may answer with input_required (SEP-2322).
+M.INPUT_METHODS = { ["tools/call"] = true, ["prompts/get"] = true, ["resources/read"] = true }
+
+local MODERN_CODES = {}
+for _, c in ipairs(protocol.MODERN_PROTOCOL_ERROR_CODES) do MODERN_CODES[c] = true end
+
+--- Is version one of the stateless (2026-07-28 and later) versions this client speaks?
+---@param version any
+---@return boolean
+function M.is_modern_version(version)
+  return type(version) == "string" and protocol.is_supported(version) and version >= M.MODERN_PROTOCOL_VERSION
+end
+
+local function copy(t)
+  local c = {}
+  if type(t) == "table" then
+    for k, v in pairs(t) do c[k] = v end
+  end
+  return setmetatable(c, getmetatable(t))
+end
+
+-- ---- the per-request _meta ---------------------------------------------------------------------
+
+--- params with the modern `_meta` keys merged in (the caller's own `_meta` keys are kept; ours win
+--- on a collision, as in the reference). Never modifies params.
+---@param client mcp.Client
+---@param params table|nil
+---@param capabilities table the ClientCapabilities for this request
+---@return table
+function M.with_meta(client, params, capabilities)
+  local p = json.object(copy(params))
+  local meta = json.object(copy(p._meta))
+  meta[M.META_PROTOCOL_VERSION] = client.modern_version or M.MODERN_PROTOCOL_VERSION
+  meta[M.META_CLIENT_CAPABILITIES] = capabilities
+  meta[M.META_CLIENT_INFO] = { name = client.config.client_name, version = client.config.client_version }
+  if client.log_level ~= nil and meta[M.META_LOG_LEVEL] == nil then
+    meta[M.META_LOG_LEVEL] = client.log_level
+  end
+  p._meta = meta
+  return p
+end
+
+-- ---- results -----------------------------------------------------------------------------------
+
+--- The resultType of a modern result: "complete" (also when absent, as the specification says),
+--- "input_required", or "task"; any other value is an error.
+---@param method string
+---@param res any
+---@return string|nil result_type, mcp.Error|nil err
+function M.result_type(method, res)
+  if type(res) ~= "table" then
+    return nil, errors.new(nil, "invalid " .. method .. " result: not an object", res,
+      { kind = "protocol", method = method })
+  end
+  local rt = res.resultType
+  if rt == nil or rt == "complete" then return "complete" end
+  if rt == "input_required" or rt == "task" then return rt end
+  return nil, errors.new(nil, "invalid " .. method .. " result: unknown resultType " .. tostring(rt), res,
+    { kind = "protocol", method = method })
+end
+
+local INPUT_HANDLERS = {
+  ["elicitation/create"] = {
+    enabled = function(client) return client.handlers.elicitation ~= nil end,
+    run = function(client, params) return require("mcp.elicitation").handle(client, params) end,
+  },
+  ["sampling/createMessage"] = {
+    enabled = function(client) return client.handlers.sampling ~= nil end,
+    run = function(client, params) return require("mcp.handlers.sampling").handle(client, params) end,
+  },
+  ["roots/list"] = {
+    enabled = function(client) return client.handlers.roots ~= nil or client.roots ~= nil end,
+    run = function(client) return require("mcp.handlers.roots").handle(client) end,
+  },
+}
+
+local function sorted_keys(t)
+  local keys = {}
+  for k in pairs(t) do keys[#keys + 1] = k end
+  table.sort(keys, function(a, b) return tostring(a) < tostring(b) end)
+  return keys
+end
+
+--- Fulfil an InputRequiredResult's inputRequests with the client's elicitation, sampling and roots
+--- handlers (the ones the legacy era answers server requests with), one after the other.
+---@param client mcp.Client
+---@param method string the request that asked for input
+---@param requests any the result's inputRequests (nil: none)
+---@return table|nil responses {[key] = result}, mcp.Error|nil err
+function M.fulfil(client, method, requests)
+  local responses = json.object()
+  if requests == nil or requests == json.null then return responses end
+  if type(requests) ~= "table" then
+    return nil, errors.new(nil, "invalid input_required result: inputRequests must be an object", requests,
+      { kind = "protocol", method = method })
+  end
+  for _, key in ipairs(sorted_keys(requests)) do
+    local req = requests[key]
+    if type(key) ~= "string" or type(req) ~= "table" or type(req.method) ~= "string" then
+      return nil, errors.new(nil, "invalid input_required result: input request " .. tostring(key)
+        .. " needs a method", requests, { kind = "protocol", method = method })
+    end
+    local h = INPUT_HANDLERS[req.method]
+    if h == nil or not h.enabled(client) then
+      return nil, errors.new(nil, "the server asked for " .. req.method .. " input (" .. key
+        .. "), which this client has no handler for", req, { kind = "protocol", method = method })
+    end
+    local params = type(req.params) == "table" and req.params or {}
+    local ok, result, err = pcall(h.run, client, params)
+    if not ok then
+      return nil, errors.new(nil, "the " .. req.method .. " handler raised: " .. tostring(result), nil,
+        { kind = "handler", method = method })
+    end
+    if result == nil then
+      if not errors.is_error(err) then
+        err = errors.new(nil, "the " .. req.method .. " handler failed: " .. tostring(err), nil,
+          { kind = "handler", method = method })
+      end
+      return nil, err
+    end
+    responses[key] = result
+  end
+  return responses
+end
+
+--- The params of the next round: the original params, the responses and the server's
+--- requestState echoed untouched (absent when the server sent none).
+---@param params table|nil the caller's params
+---@param responses table
+---@param res table the InputRequiredResult
+---@return table
+function M.retry_params(params, responses, res)
+  local p = json.object(copy(params))
+  p.inputResponses = responses
+  p.requestState = res.requestState
+  return p
+end
+
+-- ---- discovery ---------------------------------------------------------------------------------
+
+--- Read a server/discover result: a synthesised InitializeResult when the server speaks the modern
+--- version, else nil (the caller falls back to initialize).
+---@param res any
+---@return table|nil
+function M.init_result_from_discover(res)
+  if type(res) ~= "table" or type(res.supportedVersions) ~= "table" then return nil end
+  local speaks = false
+  for _, v in ipairs(res.supportedVersions) do
+    if v == M.MODERN_PROTOCOL_VERSION then speaks = true end
+  end
+  if not speaks then return nil end
+  local info = protocol.discover_result_server_info(res)
+  if info == nil and type(res.serverInfo) == "table" and type(res.serverInfo.name) == "string" then
+    info = res.serverInfo -- some servers put it in the result body
+  end
+  return {
+    protocolVersion = M.MODERN_PROTOCOL_VERSION,
+    capabilities = type(res.capabilities) == "table" and res.capabilities or json.object(),
+    serverInfo = info or json.object(),
+    instructions = type(res.instructions) == "string" and res.instructions or nil,
+    supportedVersions = res.supportedVersions,
+    ttlMs = res.ttlMs,
+    cacheScope = res.cacheScope,
+  }
+end
+
+--- Classify a failed probe. Returns "legacy" (fall back to initialize), "retry", version (the
+--- server is modern and named a version we speak: probe again with it, once), "initialize",
+--- version (it named only legacy versions we speak), or nil, err (a modern server we cannot talk
+--- to: a hard failure, never a fallback).
+---@param err mcp.Error
+---@param retried boolean whether this probe was already the retry
+function M.classify_probe_error(err, retried)
+  if err.kind ~= "rpc" or not MODERN_CODES[err.code] then return "legacy" end
+  if err.code == errors.ERROR_CODES.UNSUPPORTED_PROTOCOL_VERSION and not retried then
+    local supported = type(err.data) == "table" and err.data.supported
+    if type(supported) == "table" then
+      for _, v in ipairs(supported) do
+        if M.is_modern_version(v) then return "retry", v end
+      end
+      local best
+      for _, v in ipairs(supported) do
+        if protocol.is_supported(v) and not M.is_modern_version(v) and (best == nil or v > best) then best = v end
+      end
+      if best then return "initialize", best end
+    end
+  end
+  return nil, errors.new(err.code, "protocol discovery failed: " .. err.message, err.data,
+    { kind = "rpc", method = "server/discover", status_code = err.status_code, cause = err })
+end
+
+-- ---- HTTP request headers ------------------------------------------------------------------------
+
+--- Mcp-Method, Mcp-Name and, for tools/call, the tool's Mcp-Param-* headers, as {name = value}.
+---@param client mcp.Client
+---@param method string
+---@param params table|nil
+---@return table|nil hdrs, mcp.Error|nil err
+function M.request_headers(client, method, params)
+  local h = { ["Mcp-Method"] = method }
+  local name
+  if method == "tools/call" or method == "prompts/get" then
+    name = params and params.name
+  elseif method == "resources/read" then
+    name = params and params.uri
+  end
+  if type(name) == "string" then h["Mcp-Name"] = headers.encode_header_value(name) end
+  if method == "tools/call" and type(name) == "string" then
+    local bindings = client.tool_bindings[name]
+    local args = params.arguments
+    if bindings and #bindings > 0 and type(args) == "table" then
+      local extra, err = headers.create_tool_headers(bindings, args)
+      if not extra then
+        return nil, errors.new(nil, 'Failed to create MCP headers for tool "' .. name .. '": ' .. err.message,
+          nil, { kind = "validation", method = method, cause = err })
+      end
+      for k, v in pairs(extra) do h[k] = v end
+    end
+  end
+  return h
+end
+
+--- Drop the tools whose x-mcp-header bindings are invalid (reported to on_error with the tool's
+--- name and the reason) and remember the bindings of the others for call_tool.
+---@param client mcp.Client
+---@param tools table the tools/list page's array (filtered in place into a new array)
+---@return table tools
+function M.filter_tools(client, tools)
+  local kept = json.array()
+  for _, tool in ipairs(tools) do
+    local name = type(tool) == "table" and tool.name
+    if type(name) ~= "string" then
+      kept[#kept + 1] = tool
+    else
+      local bindings, err = headers.get_tool_header_bindings(tool.inputSchema)
+      if bindings then
+        client.tool_bindings[name] = bindings
+        kept[#kept + 1] = tool
+      else
+        client.tool_bindings[name] = nil
+        client:_report(errors.new(nil, 'Ignoring MCP tool "' .. name .. '": ' .. err.message, tool,
+          { kind = "protocol", method = "tools/list" }))
+      end
+    end
+  end
+  return kept
+end
+
+return M

@@ -1,0 +1,315 @@
+-- The dual-era client over stdio: the server/discover probe and its fallback to initialize on
+-- each kind of failure, the 2026-07-28 wire (_meta, resultType, no initialize) and multi
+-- round-trip requests, against spec/fixtures/modern_server.lua (2026-07-28 only) and
+-- spec/fixtures/test_server.lua (legacy, with --on-discover=... reactions to the probe).
+local mcp = require("mcp")
+local helper = require("helper")
+
+local MODERN = helper.fixtures .. "/modern_server.lua"
+
+local function modern_server(args, opts)
+  local argv = { MODERN }
+  for _, a in ipairs(args or {}) do argv[#argv + 1] = a end
+  opts = opts or {}
+  opts.stderr = opts.stderr or "discard"
+  return mcp.create_stdio_client(helper.lua_cmd(), argv, opts)
+end
+
+local function seen(c)
+  local res = assert(c:call_tool("seen", {}))
+  return res.structuredContent.requests
+end
+
+local function methods(requests)
+  local out = {}
+  for i, r in ipairs(requests) do out[i] = r.method end
+  return out
+end
+
+local function initialize_params(c)
+  return assert(c:call_tool("last_initialize", {})).structuredContent
+end
+
+describe("protocol discovery against a 2026-07-28 server (stdio)", function()
+  it("selects the modern era: no initialize, server info and capabilities from the DiscoverResult", function()
+    local c = assert(modern_server())
+    finally(function() c:close() end)
+    assert.are.equal("2026-07-28", c:protocol_version())
+    assert.are.same({ name = "lua-mcp-modern-server", version = "0.1.0", title = "lua-mcp modern test server" },
+      c:server_info())
+    assert.are.equal("2026-07-28 server for the lua-mcp test suite.", c:server_instructions())
+    assert.is_table(c:server_capabilities().tools)
+    assert.is_table(c:server_capabilities().completions)
+    local tools = assert(c:list_tools())
+    assert.is_true(#tools > 3)
+    assert.are.same({ "server/discover", "tools/list", "tools/call" }, methods(seen(c)))
+  end)
+
+  it("puts protocolVersion, clientCapabilities and clientInfo in the _meta of every request", function()
+    local c = assert(modern_server({}, {
+      client_name = "spec-client", client_version = "9.9",
+      on_elicitation_request = function() return mcp.elicitation.decline() end,
+      roots = { "/tmp" },
+    }))
+    finally(function() c:close() end)
+    assert(c:list_prompts())
+    assert(c:call_tool("echo", { message = "hi" }, { meta = { custom = "kept" } }))
+    local requests = seen(c)
+    assert.are.equal(4, #requests)
+    for _, r in ipairs(requests) do
+      assert.are.equal("2026-07-28", r.meta["io.modelcontextprotocol/protocolVersion"], r.method)
+      assert.are.same({ name = "spec-client", version = "9.9" }, r.meta["io.modelcontextprotocol/clientInfo"])
+      local caps = r.meta["io.modelcontextprotocol/clientCapabilities"]
+      assert.are.same({ form = {} }, caps.elicitation)
+      assert.are.same({}, caps.roots) -- no listChanged in 2026-07-28
+    end
+    assert.are.equal("kept", requests[3].meta.custom)
+  end)
+
+  it("retries once with a version the -32022 error names, then succeeds", function()
+    local c = assert(modern_server({ "--reject-first" }))
+    finally(function() c:close() end)
+    assert.are.equal("2026-07-28", c:protocol_version())
+    local requests = seen(c)
+    assert.are.same({ "server/discover", "server/discover", "tools/call" }, methods(requests))
+    assert.are_not.equal(requests[1].id, requests[2].id)
+  end)
+
+  it("fails (no fallback) when the version retry is refused too", function()
+    local c, err = modern_server({ "--reject-first=2" })
+    assert.is_nil(c)
+    assert.are.equal(-32022, err.code)
+    assert.is_truthy(helper.has(err.message, "protocol discovery failed"), err.message)
+  end)
+
+  for _, code in ipairs({ -32021, -32020 }) do
+    it("fails on " .. code .. " from server/discover, with the server's message", function()
+      local c, err = modern_server({ "--discover-error=" .. code })
+      assert.is_nil(c)
+      assert.are.equal("rpc", err.kind)
+      assert.are.equal(code, err.code)
+      assert.is_truthy(helper.has(err.message, "discover refused on purpose"), err.message)
+    end)
+  end
+
+  it("protocol_version 2026-07-28 with protocol_version_discovery = false skips the probe", function()
+    local c = assert(modern_server({}, { protocol_version = "2026-07-28", protocol_version_discovery = false }))
+    finally(function() c:close() end)
+    assert.are.equal("2026-07-28", c:protocol_version())
+    assert.are.same({ "tools/call" }, methods(seen(c)))
+  end)
+end)
+
+describe("protocol discovery against a legacy server (stdio): falls back to initialize", function()
+  local kinds = {
+    { "method not found (-32601)", {} },
+    { "invalid params (-32602)", { "--on-discover=invalid-params" } },
+    { "another error (-32603)", { "--on-discover=internal" } },
+    { "a result that is not an object", { "--on-discover=not-object" } },
+    { "a result without supportedVersions", { "--on-discover=empty" } },
+    { "supportedVersions without 2026-07-28", { "--on-discover=old-versions" } },
+    { "no answer (timeout)", { "--on-discover=hang" } },
+  }
+  for _, k in ipairs(kinds) do
+    it("on " .. k[1], function()
+      local errs = {}
+      local c = assert(helper.test_server(k[2], {
+        protocol_discovery_timeout_ms = 300,
+        on_error = function(e) errs[#errs + 1] = e end,
+      }))
+      finally(function() c:close() end)
+      assert.are.equal(mcp.PROTOCOL_VERSION, c:protocol_version())
+      assert.are.equal(mcp.PROTOCOL_VERSION, initialize_params(c).protocolVersion)
+      assert.are.equal("lua-mcp-test-server", c:server_info().name)
+      mcp.sleep(50)
+      assert.are.same({}, errs)
+    end)
+  end
+
+  it("on -32022 naming only a legacy version: initialize asks for that version", function()
+    local c = assert(helper.test_server({ "--on-discover=unsupported" }))
+    finally(function() c:close() end)
+    assert.are.equal("2025-06-18", initialize_params(c).protocolVersion)
+    assert.are.equal("2025-06-18", c:protocol_version())
+  end)
+
+  it("restarts a server that exits on the probe, once, reports it to on_error and goes on in the legacy era", function()
+    local errs = {}
+    local t = mcp.stdio_transport({ command = helper.lua_cmd(), args = { helper.test_server_path, "--on-discover=exit" },
+                                    stderr = "discard" })
+    local c = mcp.new_client(t, { on_error = function(e) errs[#errs + 1] = e end })
+    finally(function() c:close() end)
+    assert(c:connect())
+    local first_pid = t:pid()
+    assert.are_not.equal(first_pid, c.transport:pid())
+    assert.are.equal(mcp.PROTOCOL_VERSION, c:protocol_version())
+    assert(c:call_tool("echo", { message = "still here" }))
+    assert.is_true(helper.wait_until(function() return #errs > 0 end, helper.ms(2000)))
+    assert.are.equal(1, #errs)
+    assert.is_truthy(helper.has(errs[1].message, "server/discover"), errs[1].message)
+    assert.is_true(helper.wait_until(function() return t:reaped() end, helper.ms(3000)))
+  end)
+
+  it("protocol_version_discovery = false sends initialize first (the probe would kill this server)", function()
+    local errs = {}
+    local c = assert(helper.test_server({ "--on-discover=exit" }, {
+      protocol_version_discovery = false, on_error = function(e) errs[#errs + 1] = e end,
+    }))
+    finally(function() c:close() end)
+    local pid = c.transport:pid()
+    assert(c:call_tool("echo", { message = "x" }))
+    assert.are.equal(pid, c.transport:pid())
+    assert.are.same({}, errs)
+  end)
+
+  it("a legacy protocol_version sends initialize first, without the probe", function()
+    local errs = {}
+    local c = assert(helper.test_server({ "--on-discover=exit" }, {
+      protocol_version = "2025-06-18", on_error = function(e) errs[#errs + 1] = e end,
+    }))
+    finally(function() c:close() end)
+    assert.are.equal("2025-06-18", c:protocol_version())
+    assert.are.same({}, errs)
+  end)
+end)
+
+describe("the 2026-07-28 wire (stdio)", function()
+  it("reads resultType: an unknown value is a protocol error", function()
+    local c = assert(modern_server())
+    finally(function() c:close() end)
+    local res, err = c:call_tool("bad_result_type", {})
+    assert.is_nil(res)
+    assert.are.equal("protocol", err.kind)
+    assert.is_truthy(helper.has(err.message, "bogus"), err.message)
+  end)
+
+  it("a missing resource is -32602 with data.uri, flagged resource_not_found", function()
+    local c = assert(modern_server())
+    finally(function() c:close() end)
+    local res, err = c:read_resource("test://none")
+    assert.is_nil(res)
+    assert.are.equal(-32602, err.code)
+    assert.is_true(err.resource_not_found)
+    assert.are.equal("resource 1", assert(c:read_resource("test://r/1")).contents[1].text)
+  end)
+
+  it("asks for log messages through _meta instead of logging/setLevel", function()
+    local c = assert(modern_server())
+    finally(function() c:close() end)
+    local got = {}
+    c:on_log_message(function(p) got[#got + 1] = p end)
+    assert.are.equal("no log level", assert(c:call_tool("log", {})).content[1].text)
+    assert(c:set_logging_level("warning"))
+    assert.are.equal("log level \"warning\"", assert(c:call_tool("log", {})).content[1].text)
+    assert.is_true(helper.wait_until(function() return #got == 1 end, helper.ms(2000)))
+    assert.are.equal("hello", got[1].data)
+    for _, m in ipairs(methods(seen(c))) do assert.are_not.equal("logging/setLevel", m) end
+  end)
+
+  it("ping sends server/discover", function()
+    local c = assert(modern_server())
+    finally(function() c:close() end)
+    assert(c:ping())
+    assert.are.same({ "server/discover", "server/discover", "tools/call" }, methods(seen(c)))
+  end)
+
+  it("cancels with notifications/cancelled", function()
+    local c = assert(modern_server())
+    finally(function() c:close() end)
+    local res, err = c:call_tool("hang", {}, { timeout_ms = 100 })
+    assert.is_nil(res)
+    assert.are.equal("timeout", err.kind)
+    local ids = assert(c:call_tool("cancelled", {})).structuredContent.ids
+    assert.are.equal(1, #ids)
+  end)
+end)
+
+describe("multi round-trip requests (SEP-2322, stdio)", function()
+  local function client(opts)
+    opts = opts or {}
+    local calls = { elicitation = 0, sampling = 0, roots = 0 }
+    opts.on_elicitation_request = opts.on_elicitation_request or function(req)
+      calls.elicitation = calls.elicitation + 1
+      assert(req.message:find("confirm", 1, true))
+      return mcp.elicitation.accept({ confirmed = true })
+    end
+    opts.on_sampling_request = function(p)
+      calls.sampling = calls.sampling + 1
+      return mcp.sampling.text("reply to " .. p.messages[1].content.text)
+    end
+    opts.on_roots_list = function()
+      calls.roots = calls.roots + 1
+      return { mcp.roots.file_root("/srv/project", "project") }
+    end
+    return assert(modern_server({}, opts)), calls
+  end
+
+  it("answers elicitation, sampling and roots in one round, over several rounds; one call for the caller", function()
+    local c, calls = client()
+    finally(function() c:close() end)
+    local res = assert(c:call_tool("mrtr", { rounds = 3, kinds = { "elicitation", "sampling", "roots" } }))
+    assert.are.equal("done after 3 rounds", res.content[1].text)
+    local sc = res.structuredContent
+    assert.are.equal(3, #sc.responses)
+    for round, r in ipairs(sc.responses) do
+      assert.are.same({ action = "accept", content = { confirmed = true, age = 30 } }, r.elicitation)
+      assert.are.equal("reply to round " .. round, r.sampling.content.text)
+      assert.are.same({ { uri = "file:///srv/project", name = "project" } }, r.roots.roots)
+    end
+    assert.are.same({ elicitation = 3, sampling = 3, roots = 3 }, calls)
+    -- every round went out with a new id
+    local ids = { [sc.ids[1]] = true, [sc.ids[2]] = true, [sc.ids[3]] = true }
+    local n = 0
+    for _ in pairs(ids) do n = n + 1 end
+    assert.are.equal(3, n)
+    local all = seen(c)
+    local first_call = all[2]
+    assert.are.equal("tools/call", first_call.method)
+    assert.is_nil(ids[first_call.id])
+  end)
+
+  it("sends no requestState when the server gave none", function()
+    local c = client()
+    finally(function() c:close() end)
+    local res = assert(c:call_tool("mrtr", { state = false }))
+    assert.is_false(res.structuredContent.has_state)
+    assert.are.equal("accept", res.structuredContent.responses.elicitation.action)
+  end)
+
+  it("a declined elicitation is an answer like any other", function()
+    local c = client({ on_elicitation_request = function() return mcp.elicitation.decline() end })
+    finally(function() c:close() end)
+    local res = assert(c:call_tool("mrtr", { rounds = 1 }))
+    assert.are.equal("decline", res.structuredContent.responses[1].elicitation.action)
+  end)
+
+  it("works inside a task too", function()
+    local c = client()
+    finally(function() c:close() end)
+    local res, err
+    mcp.spawn(function()
+      res, err = c:call_tool("mrtr", { rounds = 2, kinds = { "sampling" } })
+    end)
+    mcp.run()
+    assert.is_nil(err)
+    assert.are.equal(2, #res.structuredContent.responses)
+  end)
+
+  it("stops after max_input_rounds with a clear error", function()
+    local c = client({ max_input_rounds = 3 })
+    finally(function() c:close() end)
+    local res, err = c:call_tool("mrtr_forever", {})
+    assert.is_nil(res)
+    assert.are.equal("protocol", err.kind)
+    assert.is_truthy(helper.has(err.message, "3 rounds"), err.message)
+  end)
+
+  it("fails clearly when the server asks for input the client has no handler for", function()
+    local c = assert(modern_server())
+    finally(function() c:close() end)
+    local res, err = c:call_tool("mrtr", { kinds = { "sampling" } })
+    assert.is_nil(res)
+    assert.are.equal("protocol", err.kind)
+    assert.is_truthy(helper.has(err.message, "sampling/createMessage"), err.message)
+  end)
+end)
