@@ -310,9 +310,14 @@ describe("mcp.hub", function()
         "send result" }) do
         assert.truthy(helper.has(text, want), text)
       end
-      -- the response carries the id of its request
+      -- the response carries the id of its request (after the server/discover probe and its
+      -- -32601, which this legacy server answers first)
+      assert.equals("server/discover", seen[1].msg.method)
+      assert.equals(-32601, seen[2].msg.error.code)
       assert.equals(seen[1].msg.id, seen[2].msg.id)
-      assert.equals("echo", seen[4].msg.params.name)
+      assert.equals("initialize", seen[3].msg.method)
+      assert.equals(seen[3].msg.id, seen[4].msg.id)
+      assert.equals("echo", seen[6].msg.params.name)
     end)
 
     it("an error in on_message goes to on_error and loses nothing", function()
