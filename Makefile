@@ -52,7 +52,19 @@ CURL_CFLAGS ?= $(shell $(PKG_CONFIG) --cflags libcurl 2>/dev/null)
 CRYPTO_CFLAGS ?= $(shell $(PKG_CONFIG) --cflags libcrypto 2>/dev/null)
 LAZY_LIBS ?= -ldl -pthread
 
-BUILDDIR ?= build/$(ABI)
+# LOOP=poll builds the poll(2) backend (-DMCP_LOOP_POLL, the non-Linux path) in its own
+# directory; the specs learn it from MCP_TEST_LOOP_BACKEND.
+LOOP ?= epoll
+ifeq ($(LOOP),poll)
+  LOOP_CFLAGS := -DMCP_LOOP_POLL
+  BUILDDIR ?= build/$(ABI)-poll
+else ifeq ($(LOOP),epoll)
+  LOOP_CFLAGS :=
+  BUILDDIR ?= build/$(ABI)
+else
+  $(error LOOP=$(LOOP) is not supported; use epoll (the default) or poll)
+endif
+export MCP_TEST_LOOP_BACKEND := $(LOOP)
 OBJDIR := $(BUILDDIR)/obj
 MODULE := $(BUILDDIR)/mcp/core.so
 
@@ -71,7 +83,7 @@ SANFLAGS ?=
 CFLAGS ?=
 LDFLAGS ?=
 
-ALL_CFLAGS = $(CSTD) $(WARNFLAGS) $(OPTFLAGS) $(SANFLAGS) $(if $(filter 1,$(TEST_HOOKS)),-DMCP_TEST_HOOKS) -fPIC -fvisibility=hidden \
+ALL_CFLAGS = $(CSTD) $(WARNFLAGS) $(OPTFLAGS) $(SANFLAGS) $(LOOP_CFLAGS) $(if $(filter 1,$(TEST_HOOKS)),-DMCP_TEST_HOOKS) -fPIC -fvisibility=hidden \
              -Isrc -I$(LUA_INCDIR) $(CURL_CFLAGS) $(CRYPTO_CFLAGS) $(CFLAGS)
 ALL_LDFLAGS = -shared $(SANFLAGS) $(LDFLAGS)
 
@@ -117,7 +129,7 @@ ROCK_FLAGS ?= --tree=$(ROCKS_TREE)
 LUA_FILES = $(shell find lua spec examples bench -name '*.lua' 2>/dev/null | sort) $(ROCKSPEC)
 C_FORMAT_FILES = $(sort $(wildcard src/*.c src/*.h src/transports/*.c src/transports/*.h src/testing/*.c spec/c/*.c fuzz/*.c))
 
-.PHONY: all build deps test test-c test-all hostile demo asan asan-build memcheck fuzz fuzz-build fuzz-smoke nvim test-nvim \
+.PHONY: all build deps test check test-c test-all lint-luacheck hostile demo asan asan-build memcheck fuzz fuzz-build fuzz-smoke nvim test-nvim \
         conformance clean distclean lint \
         format-check check-rockspec rockspec rock clean-rock-artifacts help lint-lua lint-c
 
@@ -143,7 +155,12 @@ deps:
 	@bash scripts/deps.sh
 
 test: deps
-	@$(MAKE) --no-print-directory build test-c
+	@$(MAKE) --no-print-directory check
+
+# The same without `deps`: nothing is installed, so it runs as any user once the build tools,
+# Lua headers, libcurl headers and busted are there (the specs that need node or the npm peer
+# skip or fail with a message naming what is missing).
+check: build test-c
 	$(LUAI) $(BUSTED) --lpath='$(BUSTED_LPATH)' --cpath='./$(BUILDDIR)/?.so' $(BUSTED_FLAGS) $(SPEC)
 
 # C unit tests of parts that stand alone (spec/c/*_test.c): the event loop, compiled without Lua
@@ -291,7 +308,16 @@ clean: clean-rock-artifacts
 distclean: clean
 	rm -rf .deps
 
-lint: lint-lua lint-c check-rockspec
+lint: lint-lua lint-luacheck lint-c check-rockspec
+
+# luacheck (Debian lua-check) with .luacheckrc: zero warnings. Under CI a missing tool fails.
+LUACHECK ?= luacheck
+LUACHECK_DIRS := lua spec examples bench conformance
+lint-luacheck:
+	@if command -v $(LUACHECK) >/dev/null 2>&1; then \
+	  $(LUACHECK) --quiet --no-color --codes $(LUACHECK_DIRS) && echo "lint: luacheck ok (zero warnings)"; \
+	elif [ -n "$$CI" ]; then echo "lint: $(LUACHECK) not installed (make deps installs lua-check)" >&2; exit 1; \
+	else echo "lint: $(LUACHECK) not installed, skipped (apt-get install lua-check)"; fi
 
 lint-lua:
 	@set -e; for f in $(LUA_FILES); do luac5.4 -p "$$f" || exit 1; done; \
@@ -310,6 +336,7 @@ lint-c:
 
 format-check:
 	@if [ ! -f .clang-format ]; then echo "format-check: no .clang-format, skipped"; \
+	elif ! command -v clang-format >/dev/null 2>&1 && [ -n "$$CI" ]; then echo "format-check: clang-format not installed (make deps installs it)" >&2; exit 1; \
 	elif ! command -v clang-format >/dev/null 2>&1; then echo "format-check: clang-format not installed, skipped"; \
 	else clang-format --dry-run -Werror $(C_FORMAT_FILES) && echo "format-check: ok"; fi
 
@@ -398,6 +425,7 @@ help:
 	@echo "  build (default)  build $(MODULE)"
 	@echo "  deps             install missing Debian packages and the npm test peer (scripts/deps.sh)"
 	@echo "  test             deps, build, run busted ($(SPEC)) under $(LUAI)"
+	@echo "  check            build, C unit tests and busted without installing anything (for non-root contributors)"
 	@echo "  test-c           C unit tests without Lua (spec/c/: the event loop, epoll and poll backends); part of test"
 	@echo "  test-all         test for LUA=5.4, LUA=luajit and LUA=5.1"
 	@echo "  demo             deps, build, run examples/quickstart.lua"
@@ -412,13 +440,13 @@ help:
 	@echo "  conformance      the official MCP conformance suite ($(CONFORMANCE_VERSION), $(CONFORMANCE_STABLE_VERSION)) vs conformance/expected-failures*.yml"
 	@echo "  bench            lua-mcp vs the TypeScript SDK client, stdio and HTTP (QUICK=1: short run); writes bench/results.md"
 	@echo "  bench-profile    callgrind/perf/Lua VM profile of the stdio hot path into build/bench/profile/"
-	@echo "  lint             luac5.4 -p / luajit parse of Lua files, cppcheck, check-rockspec"
-	@echo "  format-check     clang-format --dry-run when .clang-format exists"
+	@echo "  lint             luac5.4 -p / luajit parse of Lua files, luacheck (zero warnings), cppcheck, check-rockspec"
+	@echo "  format-check     clang-format --dry-run -Werror over the C sources (.clang-format)"
 	@echo "  rockspec         regenerate $(ROCKSPEC) build.modules from src/*.c, src/transports/*.c, lua/mcp/**/*.lua"
 	@echo "  check-rockspec   fail when $(ROCKSPEC) build.modules differ from the tree"
 	@echo "  rock             luarocks make $(ROCKSPEC) $(ROCK_FLAGS) with libcurl dirs from pkg-config"
 	@echo "  clean            remove build/;  distclean: also .deps/"
-	@echo "variables: LUA=5.4|5.3|5.2|5.1|luajit  SPEC=spec  BUSTED_FLAGS=  CC=  CFLAGS=  LDFLAGS="
+	@echo "variables: LUA=5.4|5.3|5.2|5.1|luajit  LOOP=epoll|poll  SPEC=spec  BUSTED_FLAGS=  CC=  CFLAGS=  LDFLAGS="
 	@echo "           LUA_INCDIR=  ROCK_FLAGS=--tree=build/rocks (or --local)  MCP_TEST_LUA=$(MCP_TEST_LUA)"
 	@echo "exported to specs: MCP_TEST_LUA (interpreter for Lua test servers), MCP_EVERYTHING_SERVER"
 	@echo "  (executable; run it with the argument 'stdio'), MCP_EVERYTHING_VERSION, MCP_TEST_SANITIZER=asan|valgrind"

@@ -9,7 +9,7 @@
 local mcp = require("mcp")
 
 local here = (arg and arg[0] or ""):match("^(.*)/") or "."
-local command, args = arg[1], nil
+local command, args = arg[1]
 if command then
   args = { select(2, (table.unpack or unpack)(arg)) }
 else

@@ -17,12 +17,13 @@ EVERYTHING_VERSION=${MCP_EVERYTHING_VERSION:-2026.8.31}
 NPM_PREFIX=.deps/npm
 
 # Debian packages the build, the tests and the sanitizer/valgrind runs use (neovim: the headless
-# Neovim specs of `make test-nvim`; Debian's is built with LuaJIT).
+# Neovim specs of `make test-nvim`; Debian's is built with LuaJIT; lua-check and clang-format:
+# `make lint` and `make format-check`).
 PACKAGES=(
   lua5.4 liblua5.4-dev lua-cjson libcurl4-openssl-dev lua-busted luarocks
   luajit libluajit-5.1-dev lua5.1 liblua5.1-0-dev lua-compat53-dev
   valgrind pkg-config clang libclang-rt-14-dev libssl-dev
-  neovim
+  neovim lua-check clang-format
 )
 # Tools that usually come with the image; installed from Debian only if the command is absent.
 declare -A TOOL_PACKAGES=([gcc]=gcc [make]=make [node]=nodejs [npm]=npm [curl]=curl)

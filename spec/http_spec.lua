@@ -12,12 +12,6 @@ local function new_client(srv, opts)
   return mcp.create_http_client(srv.url, o)
 end
 
-local function sessions_of(state)
-  local ids = {}
-  for _, s in ipairs(state.sessions) do ids[#ids + 1] = s.id end
-  return ids
-end
-
 describe("streamable HTTP #http", function()
   if not available then
     pending("node and curl are needed to run the HTTP test server")

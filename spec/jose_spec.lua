@@ -331,15 +331,19 @@ describe("mcp.jose JWS and JWT", function()
     assert.is_nil(d)
     assert.matches("bad signature", err.message)
     d, err = jose.verify(token, jose.generate_key())
+    assert.is_nil(d)
     assert.matches("bad signature", err.message)
     local none = jose.base64url_encode('{"alg":"none"}') .. "." .. jose.base64url_encode('{"sub":"a"}') .. "."
     d, err = jose.verify(none, key)
+    assert.is_nil(d)
     assert.matches("unsupported alg none", err.message)
     local hs = jose.base64url_encode('{"alg":"HS256"}') .. "." .. jose.base64url_encode("{}") .. "." .. s
     d, err = jose.verify(hs, key)
+    assert.is_nil(d)
     assert.matches("unsupported alg HS256", err.message)
     local rs = jose.base64url_encode('{"alg":"RS256"}') .. "." .. jose.base64url_encode("{}") .. "." .. s
     d, err = jose.verify(rs, key)
+    assert.is_nil(d)
     assert.matches("alg RS256 does not fit the key", err.message)
     for _, junk in ipairs({ "", "a.b", "a.b.c.d", "!!.a.b", jose.base64url_encode("[1]") .. ".e30.AA" }) do
       d, err = jose.decode(junk)

@@ -44,7 +44,6 @@ describe("client config protocol_version", function()
 end)
 
 describe("discover_result_server_info", function()
-  local mcp = require("mcp")
   it("reads name, version and title from the DiscoverResult _meta", function()
     local r = { supportedVersions = { "2026-07-28" }, _meta = { ["io.modelcontextprotocol/serverInfo"] = { name = "s", version = "1", title = "S" } } }
     assert.same({ name = "s", version = "1", title = "S" }, mcp.discover_result_server_info(r))

@@ -806,7 +806,7 @@ function Client:call_tool(name, arguments, opts)
   end
   local params = { name = name, arguments = arguments or json.object() }
   if opts and opts.meta then params._meta = opts.meta end
-  local attempts, res, err = 0, nil, nil
+  local attempts, res, err = 0
   while true do
     attempts = attempts + 1
     res, err = self:request("tools/call", params, opts)

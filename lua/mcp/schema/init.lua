@@ -58,11 +58,6 @@ local function is_array(v)
   return k == "array" or k == "empty"
 end
 
-local function is_object(v)
-  local k = kind(v)
-  return k == "object" or k == "empty"
-end
-
 local function is_number(v)
   return type(v) == "number" and v == v and v ~= huge and v ~= -huge
 end

@@ -391,7 +391,7 @@ end
 ---@param s string
 ---@return boolean|nil, string|nil
 function M.test(pattern, s)
-  local prog, err = pattern, nil
+  local prog, err = pattern
   if type(pattern) == "string" then
     prog, err = M.compile(pattern)
     if not prog then return nil, err end

@@ -1,0 +1,21 @@
+-- luacheck configuration: `make lint-luacheck` (part of `make lint`, run by CI) checks lua/,
+-- spec/, examples/, bench/ and conformance/ and allows no warning. One source serves Lua 5.1 to
+-- 5.4 and LuaJIT, so the standard library is their union.
+std = "lua51+lua52+lua53+lua54+luajit"
+codes = true
+max_line_length = false
+-- Callbacks and methods keep the parameters of their documented signature even when a body does
+-- not use them (handlers, fixtures' tool functions, `self` of interface methods).
+unused_args = false
+ignore = {
+  "542", -- an empty if branch stands for "nothing to do in this case", with a comment
+  "581", -- `not (x >= y)` is deliberate where NaN must count as out of range
+}
+-- Neovim: the adapter and the Neovim elicitation handler read `vim` (present only there).
+read_globals = { "vim" }
+
+-- Neovim plugin code and its headless specs set fields of `vim` (vim.g, vim.o, vim.notify).
+files["spec/nvim/"] = { globals = { "vim" } }
+files["examples/nvim/"] = { globals = { "vim" } }
+-- The Lua VM profiler wraps coroutine.create/wrap and sets the script's globals on purpose.
+files["bench/lua_vm_profile.lua"] = { globals = { "coroutine", "_", "arg" } }
