@@ -93,11 +93,11 @@ describe("mcp.elicitation.validate (SEP-1330 forms)", function()
 end)
 
 describe("mcp.elicitation.fields", function()
-  it("lists required fields first, then by name, with choices for every enum form", function()
+  it("lists the fields in the server's property order, with choices for every enum form", function()
     local fs = el.fields(FORM)
     local names = {}
     for i, f in ipairs(fs) do names[i] = f.name end
-    assert.are.same({ "name", "color", "age", "email", "fish", "hero", "ok", "pet", "tools" }, names)
+    assert.are.same({ "name", "email", "age", "ok", "color", "hero", "tools", "fish", "pet" }, names)
     local f = mcp.tools.by_name(fs)
     assert.is_true(f.name.required)
     assert.are.equal("Name", f.name.title)
@@ -111,6 +111,14 @@ describe("mcp.elicitation.fields", function()
     assert.are.equal("email", f.email.format)
     assert.are.same({}, el.fields(nil))
   end)
+  it("keeps the wire order of any decoded schema, and orders a Lua-built one required first, then by name", function()
+    local names = {}
+    for i, f in ipairs(el.fields(D('{"properties":{"zz":{},"b":{},"aa":{}},"required":["aa"]}'))) do names[i] = f.name end
+    assert.are.same({ "zz", "b", "aa" }, names)
+    names = {}
+    for i, f in ipairs(el.fields({ properties = { b = {}, a = {}, c = {} }, required = { "c" } })) do names[i] = f.name end
+    assert.are.same({ "c", "a", "b" }, names)
+  end)
 end)
 
 describe("mcp.elicitation.parse_answer", function()
@@ -122,6 +130,9 @@ describe("mcp.elicitation.parse_answer", function()
     { f.hero, "batman", "h2" }, { f.hero, "h1", "h1" }, { f.pet, "Dogs", "p2" },
     { f.tools, "1, drill", { "saw", "drill" } }, { f.tools, "1,9", nil },
     { f.name, "  Ada Lovelace ", "Ada Lovelace" },
+    -- each answer is checked against its field's schema as well
+    { f.age, "200", nil }, { f.age, "-1", nil }, { f.name, "   ", nil }, { f.email, "not-an-email", nil },
+    { f.email, "ada@example.com", "ada@example.com" }, { f.tools, "1,2,3", nil },
   }
   for i, c in ipairs(cases) do
     it(("case %d: %s %q"):format(i, c[1].name, c[2]), function()
@@ -187,8 +198,8 @@ describe("mcp.elicitation.terminal_handler", function()
   local req = { message = "Tell me", mode = "form", requested_schema = FORM }
   it("asks every field, with choices and defaults", function()
     local out = sink()
-    -- order: name, color, age, email, fish, hero, ok, pet, tools
-    local h = el.terminal_handler({ output = out, input = lines({ "", "Ada", "9", "2", "", "", "1,2", "batman", "y", "", "" }) })
+    -- order: name, email, age, ok, color, hero, tools, fish, pet
+    local h = el.terminal_handler({ output = out, input = lines({ "", "Ada", "", "", "y", "9", "2", "batman", "", "1,2", "" }) })
     local r = h(req)
     assert.are.equal("accept", r.action)
     assert.are.same({ name = "Ada", color = "green", fish = { "f1", "f2" }, hero = "h2", ok = true }, r.content)
@@ -200,12 +211,17 @@ describe("mcp.elicitation.terminal_handler", function()
     assert.truthy(text:find("default 30", 1, true))
     assert.truthy(el.finish(req, r))
   end)
-  it("asks again for fields that fail validation", function()
+  it("asks a field again at once when its answer fails the field's schema", function()
     local out = sink()
-    local h = el.terminal_handler({ output = out, input = lines({ "Ada", "red", "", "bad-email", "", "", "", "", "", "ada@example.com" }) })
+    local h = el.terminal_handler({ output = out,
+      input = lines({ "Ada", "bad-email", "ada@example.com", "200", "40", "", "red", "", "1,2,3", "2", "", "" }) })
     local r = h(req)
-    assert.are.equal("ada@example.com", r.content.email)
-    assert.truthy(out.text():find("/email: must be a valid email", 1, true))
+    assert.are.equal("accept", r.action)
+    assert.are.same({ name = "Ada", email = "ada@example.com", age = 40, color = "red", tools = { "drill" } }, r.content)
+    local text = out.text()
+    assert.truthy(text:find("must be a valid email", 1, true), text)
+    assert.truthy(text:find("150", 1, true), text)
+    assert.truthy(el.finish(req, r))
   end)
   it("declines, cancels, and cancels at the end of input", function()
     assert.are.equal("decline", el.terminal_handler({ output = sink(), input = lines({ "Ada", ":decline" }) })(req).action)
@@ -222,7 +238,7 @@ describe("mcp.elicitation.terminal_handler", function()
   end)
   it("reads from a file handle", function()
     local path = os.tmpname()
-    helper.write_file(path, "Ada\nred\n\n\n\n\n\n\n\n")
+    helper.write_file(path, "Ada\n\n\n\nred\n\n\n\n\n")
     local fh = assert(io.open(path, "r"))
     local r = el.terminal_handler({ output = sink(), input = fh })(req)
     fh:close()
@@ -279,9 +295,9 @@ end
 describe("mcp.elicitation.nvim_handler", function()
   local req = { message = "Tell me", mode = "form", requested_schema = FORM }
   it("asks with vim.ui.select and vim.ui.input", function()
-    -- Answer; name; color (select 2); age (input, default offered); email (skip); fish (pick 2 then done);
-    -- hero (select 1); ok (select 2 = No); pet (select 1); tools (pick 1 = done: none)
-    local vim = fake_vim({ 1, "Ada", 2, "", "", 2, 1, 1, 2, 1, 1 })
+    -- Answer; name; email (skip); age (input, default offered); ok (select 2 = No); color (select 2);
+    -- hero (select 1); tools (pick 1 = done: none); fish (pick 2 then done); pet (select 1)
+    local vim = fake_vim({ 1, "Ada", "", "", 2, 2, 1, 1, 2, 1, 1 })
     local r = run_nvim(vim, req)
     if r == nil then return end
     assert.are.equal("accept", r.action)
@@ -292,8 +308,18 @@ describe("mcp.elicitation.nvim_handler", function()
     assert.truthy(all:find("Superman|Batman", 1, true))
     assert.truthy(el.finish(req, r))
   end)
+  it("re-asks a multiple choice the field's schema refuses", function()
+    local form = D('{"type":"object","properties":{"fish":{"type":"array","minItems":2,' ..
+      '"items":{"anyOf":[{"const":"f1","title":"Tuna"},{"const":"f2","title":"Salmon"}]}}},"required":["fish"]}')
+    -- Answer; pick Tuna then done (too few: asked again); pick Tuna, then Salmon (all picked)
+    local vim = fake_vim({ 1, 2, 1, 2, 2 })
+    local r = run_nvim(vim, { message = "Fish", mode = "form", requested_schema = form })
+    if r == nil then return end
+    assert.are.same({ fish = { "f1", "f2" } }, r.content)
+    assert.truthy(table.concat(vim.prompts, "\n"):find("notify: MCP: ", 1, true))
+  end)
   it("re-asks an unparsable input and cancels on <Esc>", function()
-    local vim = fake_vim({ 1, "Ada", 1, "many" })
+    local vim = fake_vim({ 1, "Ada", "", "many" })
     local r = run_nvim(vim, req)
     if r == nil then return end
     assert.are.equal("cancel", r.action)
@@ -348,6 +374,19 @@ describe("elicitation/create through the client", function()
     assert.are.equal("form", seen.mode)
     assert.are.equal("object", seen.requested_schema.type)
     assert.are.same({}, reported)
+  end)
+  it("hands the fields over in the order the server wrote them, and the terminal handler re-asks a bad answer", function()
+    local out = sink()
+    connect(el.terminal_handler({ output = out, input = lines({ "x", "5", "Zed", "no-at-sign", "z@example.com" }) }))
+    local schema_json = '{"type":"object","properties":{"zebra":{"type":"integer","minimum":3},' ..
+      '"apple":{"type":"string","title":"Apple"},"mango":{"type":"string","format":"email"}},"required":["mango"]}'
+    local msg = elicit({ schema_json = schema_json })
+    assert.are.same({ action = "accept", content = { zebra = 5, apple = "Zed", mango = "z@example.com" } }, msg.result)
+    local text = out.text()
+    local z, a, m = text:find("zebra", 1, true), text:find("Apple", 1, true), text:find("mango", 1, true)
+    assert.is_true(z < a and a < m, text)
+    assert.truthy(text:find("not a number", 1, true), text)
+    assert.truthy(text:find("must be a valid email", 1, true), text)
   end)
   it("answers decline and cancel", function()
     local action = "decline"

@@ -19,6 +19,8 @@ typedef struct dec {
     mcp_buf *scratch;
     /* the C locale's decimal point, as strtod expects it (NULL: not looked up yet) */
     const char *dp;
+    /* set while decoding the value of a "properties" key: that object records its key order */
+    int keep_order;
 } dec;
 
 static const char *decode_value(dec *d, const char *p, int depth);
@@ -379,16 +381,42 @@ static const char *decode_array(dec *d, const char *p, int depth)
     }
 }
 
+/* The object that is the value of a "properties" key (a JSON Schema's properties, whose order a
+ * form follows) gets its own metatable {__jsontype = "object", __keyorder = {key, ...}}: the keys
+ * in the order the peer wrote them. Every other object is a plain table. */
+static int is_properties_key(lua_State *L)
+{
+    size_t n;
+    const char *k = lua_tolstring(L, -1, &n);
+    return n == 10 && memcmp(k, "properties", 10) == 0;
+}
+
+static void set_key_order(lua_State *L)
+{
+    /* stack: object, keys */
+    lua_createtable(L, 0, 2);
+    lua_pushliteral(L, "object");
+    lua_setfield(L, -2, "__jsontype");
+    lua_pushvalue(L, -2);
+    lua_setfield(L, -2, "__keyorder");
+    lua_setmetatable(L, -3);
+    lua_pop(L, 1);
+}
+
 static const char *decode_object(dec *d, const char *p, int depth)
 {
     lua_State *L = d->L;
+    int order = d->keep_order, n = 0;
+    d->keep_order = 0;
     if (depth > MCP_JSON_MAX_DEPTH)
         return fail(d, p, "nesting too deep");
-    luaL_checkstack(L, 4, "JSON nesting");
+    luaL_checkstack(L, 6, "JSON nesting");
     lua_createtable(L, 0, 0);
     p = mcp_json_skip_ws(p + 1, d->end);
     if (p < d->end && *p == '}')
         return p + 1;
+    if (order)
+        lua_createtable(L, 4, 0); /* the keys, above the object until the end */
     for (;;) {
         if (p >= d->end)
             return unexpected(d, p);
@@ -396,21 +424,31 @@ static const char *decode_object(dec *d, const char *p, int depth)
             return fail(d, p, "expected string key");
         if ((p = decode_string(d, p)) == NULL)
             return NULL;
+        if (order) {
+            lua_pushvalue(L, -1);
+            lua_rawseti(L, -3, ++n);
+        }
         p = mcp_json_skip_ws(p, d->end);
         if (p >= d->end)
             return unexpected(d, p);
         if (*p != ':')
             return fail(d, p, "expected ':'");
-        if ((p = decode_value(d, p + 1, depth)) == NULL)
+        d->keep_order = is_properties_key(L);
+        p = decode_value(d, p + 1, depth);
+        d->keep_order = 0;
+        if (p == NULL)
             return NULL;
-        lua_rawset(L, -3); /* duplicate keys: the last one wins */
+        lua_rawset(L, order ? -4 : -3); /* duplicate keys: the last one wins */
         p = mcp_json_skip_ws(p, d->end);
         if (p < d->end && *p == ',') {
             p = mcp_json_skip_ws(p + 1, d->end);
             continue;
         }
-        if (p < d->end && *p == '}')
+        if (p < d->end && *p == '}') {
+            if (order)
+                set_key_order(L);
             return p + 1;
+        }
         return p < d->end ? fail(d, p, "expected ',' or '}'") : unexpected(d, p);
     }
 }
@@ -485,6 +523,7 @@ const char *mcp_json_decode_value(lua_State *L, const char *base, const char *p,
     d.scratch_slot = top + 2;
     d.scratch = NULL;
     d.dp = NULL;
+    d.keep_order = 0;
     q = decode_value(&d, p, depth);
     if (d.scratch != NULL)
         mcp_buf_free(d.scratch); /* now rather than at the next GC cycle */

@@ -104,10 +104,13 @@ local function choices_of(s)
   return nil
 end
 
---- The fields of a flat elicitation schema, required ones first (in `required` order), then the
---- rest by name. Each: name, title, description, type, required, default, format, minimum,
---- maximum, min_length, max_length, min_items, max_items, choices ({value=, label=} list, from
---- enum/enumNames/oneOf/anyOf), multiple (an array of choices).
+--- The fields of a flat elicitation schema, in the server's property order: the JSON decoder
+--- keeps the key order of every `properties` object it reads (its metatable's `__keyorder`).
+--- For a schema built in Lua (no recorded order): required ones first (in `required` order), then
+--- the rest by name. Each: name, title, description, type, required, default, format, minimum,
+--- maximum, min_length, max_length, min_items, max_items, pattern, choices ({value=, label=} list,
+--- from enum/enumNames/oneOf/anyOf), multiple (an array of choices), schema (the property's own
+--- schema, which parse_answer checks each answer against).
 ---@param requested_schema table|nil
 ---@return table[]
 function M.fields(requested_schema)
@@ -116,8 +119,22 @@ function M.fields(requested_schema)
   local req, order, seen = {}, {}, {}
   if type(requested_schema.required) == "table" then
     for _, n in ipairs(requested_schema.required) do
+      if type(n) == "string" and props[n] ~= nil then req[n] = true end
+    end
+  end
+  local mt = getmetatable(props)
+  local keyorder = type(mt) == "table" and rawget(mt, "__keyorder") or nil
+  if type(keyorder) == "table" then
+    for _, n in ipairs(keyorder) do
       if type(n) == "string" and props[n] ~= nil and not seen[n] then
-        req[n], seen[n] = true, true
+        seen[n] = true
+        order[#order + 1] = n
+      end
+    end
+  elseif type(requested_schema.required) == "table" then
+    for _, n in ipairs(requested_schema.required) do
+      if req[n] and not seen[n] then
+        seen[n] = true
         order[#order + 1] = n
       end
     end
@@ -136,6 +153,7 @@ function M.fields(requested_schema)
       name = n, title = s.title, description = s.description, type = s.type, required = req[n] == true,
       default = s.default, format = s.format, minimum = s.minimum, maximum = s.maximum,
       min_length = s.minLength, max_length = s.maxLength, min_items = s.minItems, max_items = s.maxItems,
+      pattern = s.pattern, schema = s,
     }
     if s.type == "array" then
       f.choices = choices_of(s.items)
@@ -167,13 +185,38 @@ local function pick(choices, word)
   return nil
 end
 
+--- Check one field's value against the field's own schema (format, minimum/maximum,
+--- minLength/maxLength, pattern, enum, minItems/maxItems, ...). true, or nil and a message to show.
+---@param field table one of M.fields()
+---@param value any
+---@return boolean|nil ok, string|nil err
+function M.check_answer(field, value)
+  local s = field.schema
+  if type(s) ~= "table" then return true end
+  local list = schema.errors(s, value, { max_errors = 1 })
+  if #list == 0 then return true end
+  local e = list[1]
+  return nil, e.path == "" and e.message or schema.describe(e)
+end
+
+local parse
+
 --- Turn what a user typed for a field into a value: numbers, booleans (y/yes/true/1 or
---- n/no/false/0), a choice by its number, value or label, several choices separated by commas.
---- Returns the value, or nil and a message to show.
+--- n/no/false/0), a choice by its number, value or label, several choices separated by commas;
+--- then check it against the field's schema (check_answer), so a UI can ask that field again at
+--- once. Returns the value, or nil and a message to show.
 ---@param field table one of M.fields()
 ---@param text string
 ---@return any value, string|nil err
 function M.parse_answer(field, text)
+  local v, err = parse(field, text)
+  if v == nil then return nil, err end
+  local ok, cerr = M.check_answer(field, v)
+  if not ok then return nil, cerr end
+  return v
+end
+
+parse = function(field, text)
   text = trim(text)
   if field.choices then
     if field.multiple then

@@ -6,7 +6,8 @@
 --- Handlers run in an mcp task; each prompt suspends the task and resumes it from the
 --- vim.ui callback, so Neovim stays responsive. The host must drive lua-mcp's loop (poll
 --- mcp.loop.fd(), call mcp.loop.step(0)), as for any waiting call in Neovim. <Esc> at any prompt
---- cancels the request. opts.open_url(url) opens the URL in URL mode (default vim.ui.open when it
+--- cancels the request. Fields come in the server's property order, and an answer that does not
+--- fit its field's schema (parse_answer, check_answer) is asked again at once. opts.open_url(url) opens the URL in URL mode (default vim.ui.open when it
 --- exists); opts.vim replaces the global vim (tests).
 local elicitation = require("mcp.elicitation")
 local sched = require("mcp.sched")
@@ -74,19 +75,28 @@ function M.handler(opts)
         if item == nil then return elicitation.cancel() end
         content[f.name] = item.value
       elseif f.choices then
-        local picked = require("mcp.json").array()
-        local left = {}
-        for i, c in ipairs(f.choices) do left[i] = c end
-        while #left > 0 and (f.max_items == nil or #picked < f.max_items) do
-          local items = { { label = "(done)" } }
-          for _, c in ipairs(left) do items[#items + 1] = c end
-          local item, idx = ui_select(items, label .. " (" .. #picked .. " chosen)", function(c) return c.label end)
-          if item == nil then return elicitation.cancel() end
-          if idx == 1 then break end
-          picked[#picked + 1] = item.value
-          table.remove(left, idx - 1)
+        -- pick until "(done)"; a selection the field's schema refuses (minItems, ...) is asked again
+        while true do
+          local picked = require("mcp.json").array()
+          local left = {}
+          for i, c in ipairs(f.choices) do left[i] = c end
+          while #left > 0 and (f.max_items == nil or #picked < f.max_items) do
+            local items = { { label = "(done)" } }
+            for _, c in ipairs(left) do items[#items + 1] = c end
+            local item, idx = ui_select(items, label .. " (" .. #picked .. " chosen)", function(c) return c.label end)
+            if item == nil then return elicitation.cancel() end
+            if idx == 1 then break end
+            picked[#picked + 1] = item.value
+            table.remove(left, idx - 1)
+          end
+          if #picked == 0 and not f.required then break end
+          local ok, err = elicitation.check_answer(f, picked)
+          if ok then
+            content[f.name] = picked
+            break
+          end
+          vim.notify("MCP: " .. err, vim.log and vim.log.levels and vim.log.levels.WARN or nil)
         end
-        if #picked > 0 then content[f.name] = picked end
       else
         while true do
           local default = f.default ~= nil and tostring(f.default) or nil

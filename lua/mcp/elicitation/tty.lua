@@ -1,5 +1,8 @@
---- The terminal elicitation handler: asks each field on the tty, showing defaults and numbered
---- choices. Reading blocks the program while the user types (fine for a CLI or a script).
+--- The terminal elicitation handler: asks each field on the tty, in the server's property order,
+--- showing defaults and numbered choices; an answer that does not fit its field's schema (format,
+--- minimum/maximum, minLength/maxLength, pattern, enum, ...) is refused with the reason and that
+--- field is asked again at once. Reading blocks the program while the user types (fine for a CLI
+--- or a script).
 ---
 ---   client:on_elicitation_request(mcp.elicitation.terminal_handler())
 ---
