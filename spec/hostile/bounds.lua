@@ -56,4 +56,47 @@ function M.timed(fn)
   return mcp.core.now_ms() - t0, r
 end
 
+-- ---- the hostile HTTP server (spec/hostile/servers/http_server.mjs) --------------------------
+
+local function sh(cmd)
+  local prefix = helper.sanitizer() and "env -u LD_PRELOAD " or ""
+  local f = assert(io.popen(prefix .. cmd, "r"))
+  local out = f:read("*a")
+  f:close()
+  return out
+end
+
+--- Whether node is there to run the HTTP server.
+function M.have_node()
+  return sh("command -v node 2>/dev/null") ~= ""
+end
+
+--- Start the hostile HTTP server: {base=, port=, f=}.
+function M.start_http()
+  local prefix = helper.sanitizer() and "env -u LD_PRELOAD " or ""
+  local f = assert(io.popen(("%snode %s/spec/hostile/servers/http_server.mjs 2>/dev/null"):format(prefix, helper.root), "r"))
+  local line = f:read("*l") or ""
+  local port = assert(tonumber(line:match('"port"%s*:%s*(%d+)')), "http_server.mjs did not start: " .. line)
+  return { f = f, port = port, base = "http://127.0.0.1:" .. port }
+end
+
+function M.stop_http(srv)
+  if srv == nil then return end
+  local st = M.http_state(srv)
+  if st and st.pid then helper.kill(st.pid, "TERM") end
+  srv.f:close()
+end
+
+--- What the server saw: {requests = {{method, path, headers}}, connections, open, pid}.
+function M.http_state(srv)
+  return mcp.json.decode(sh(("curl -s %s/state"):format(srv.base)))
+end
+
+--- A client of the hostile HTTP server in mode.
+function M.http(srv, mode, opts)
+  local o = { request_timeout_ms = helper.ms(30000) }
+  for k, v in pairs(opts or {}) do o[k] = v end
+  return mcp.create_http_client(srv.base .. "/" .. mode, o)
+end
+
 return M

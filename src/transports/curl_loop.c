@@ -209,6 +209,35 @@ int mcp_xfer_start(mcp_xfer *x)
     return 0;
 }
 
+mcp_loop *mcp_curl_loop(mcp_curl *c) { return c->loop; }
+
+static void unlink_dirty(mcp_curl *c, mcp_xfer *x)
+{
+    mcp_xfer **pp;
+    if (!x->dirty)
+        return;
+    for (pp = &c->dirty; *pp != NULL; pp = &(*pp)->next_dirty)
+        if (*pp == x) {
+            *pp = x->next_dirty;
+            break;
+        }
+    x->dirty = 0;
+    x->next_dirty = NULL;
+}
+
+void mcp_xfer_abort(mcp_xfer *x, CURLcode rc)
+{
+    mcp_curl *c = x->curl;
+    if (c == NULL || !x->attached)
+        return;
+    mcp_curl_ref(c);
+    curl_multi_remove_handle(c->multi, x->easy);
+    x->attached = 0;
+    unlink_dirty(c, x); /* done() delivers what is left itself */
+    x->ops->done(x, rc);
+    mcp_curl_unref(c);
+}
+
 void mcp_xfer_mark_dirty(mcp_xfer *x)
 {
     if (x->dirty)

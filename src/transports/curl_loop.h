@@ -43,6 +43,11 @@ void mcp_curl_unref(mcp_curl *c);
 int mcp_xfer_init(mcp_xfer *x, mcp_curl *c, const mcp_xfer_ops *ops, void *owner);
 /* Start it. Returns 0 or -1. */
 int mcp_xfer_start(mcp_xfer *x);
+/* The loop the transfers run on. */
+mcp_loop *mcp_curl_loop(mcp_curl *c);
+/* End a running transfer now as if libcurl had finished it with rc: detached, then done(x, rc).
+ * From a loop callback only (a timer), never from inside libcurl. */
+void mcp_xfer_abort(mcp_xfer *x, CURLcode rc);
 /* Stop it without a done callback, and free the easy handle. Safe outside libcurl callbacks. */
 void mcp_xfer_cleanup(mcp_xfer *x);
 /* From a write/header callback: ask for a flush once libcurl has returned. */

@@ -30,6 +30,7 @@ typedef struct mcp_http {
     mcp_hreq *inbound;
     int inbound_wanted;
     int reconnects;
+    int empty_streams; /* inbound streams in a row that ended without a message */
     unsigned long inbound_retry_ms;
     char *inbound_last_id;
     mcp_timer reconnect_timer;

@@ -26,6 +26,8 @@ static void on_sse_event(void *ctx, const mcp_sse_event *ev)
 {
     mcp_hreq *r = ctx;
     r->events_seen++;
+    if (ev->data_len > 0)
+        r->messages_seen++;
     if (mcp_buf_reserve(&r->inbox, 8 + ev->type_len + ev->data_len) != 0)
         return;
     put_u32(&r->inbox, ev->type_len);
@@ -89,6 +91,17 @@ static size_t write_cb(char *data, size_t size, size_t nmemb, void *userp)
     return n;
 }
 
+int mcp_session_id_valid(const char *id, size_t len)
+{
+    size_t i;
+    if (len == 0)
+        return 0;
+    for (i = 0; i < len; i++)
+        if ((unsigned char)id[i] < 0x21 || (unsigned char)id[i] > 0x7e)
+            return 0;
+    return 1;
+}
+
 /* Response headers: a new status line starts a new response (redirects, 100 Continue). */
 static size_t header_cb(char *data, size_t size, size_t nmemb, void *userp)
 {
@@ -97,6 +110,7 @@ static size_t header_cb(char *data, size_t size, size_t nmemb, void *userp)
     if (n >= 5 && strncmp(data, "HTTP/", 5) == 0) {
         free(r->session_id);
         r->session_id = NULL;
+        r->bad_session_id = 0;
         return n;
     }
     if (n > nlen + 1 && strncasecmp(data, "mcp-session-id", nlen) == 0 && data[nlen] == ':') {
@@ -107,7 +121,8 @@ static size_t header_cb(char *data, size_t size, size_t nmemb, void *userp)
             end--;
         free(r->session_id);
         r->session_id = NULL;
-        if (end > v) {
+        r->bad_session_id = !mcp_session_id_valid(v, (size_t)(end - v));
+        if (end > v && !r->bad_session_id) {
             r->session_id = malloc((size_t)(end - v) + 1);
             if (r->session_id != NULL) {
                 memcpy(r->session_id, v, (size_t)(end - v));
@@ -118,8 +133,12 @@ static size_t header_cb(char *data, size_t size, size_t nmemb, void *userp)
     return n;
 }
 
+static mcp_loop *hreq_loop(mcp_hreq *r) { return mcp_curl_loop(r->x.curl); }
+
 static void really_free(mcp_hreq *r)
 {
+    if (r->idle_ms && r->x.curl != NULL)
+        mcp_timer_stop(hreq_loop(r), &r->idle);
     mcp_xfer_cleanup(&r->x);
     curl_slist_free_all(r->headers);
     if (r->sse_ready)
@@ -163,6 +182,8 @@ static void flush(mcp_xfer *x)
 static void done(mcp_xfer *x, CURLcode rc)
 {
     mcp_hreq *r = (mcp_hreq *)x;
+    if (r->idle_ms)
+        mcp_timer_stop(hreq_loop(r), &r->idle);
     if (r->mode == MCP_HREQ_UNDECIDED)
         curl_easy_getinfo(r->x.easy, CURLINFO_RESPONSE_CODE, &r->status);
     r->busy++;
@@ -224,7 +245,54 @@ void mcp_hreq_set_headers(mcp_hreq *r, struct curl_slist *headers)
     curl_easy_setopt(r->x.easy, CURLOPT_HTTPHEADER, headers);
 }
 
-int mcp_hreq_start(mcp_hreq *r) { return mcp_xfer_start(&r->x); }
+/* CURLOPT_XFERINFOFUNCTION (inside libcurl): note when bytes last moved; the timer reads it. */
+static int xferinfo_cb(void *userp, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+                       curl_off_t ulnow)
+{
+    mcp_hreq *r = userp;
+    (void)dltotal;
+    (void)ultotal;
+    if (dlnow + ulnow != r->progress) {
+        r->progress = dlnow + ulnow;
+        r->last_progress_ms = mcp_now_ms();
+    }
+    return 0;
+}
+
+static void on_idle(mcp_loop *loop, mcp_timer *t)
+{
+    mcp_hreq *r = t->data;
+    uint64_t now = mcp_now_ms(), quiet = now - r->last_progress_ms;
+    if (quiet < r->idle_ms) {
+        mcp_timer_start(loop, &r->idle, r->idle_ms - quiet);
+        return;
+    }
+    snprintf(r->x.errbuf, sizeof r->x.errbuf, "no data for %llu ms (the idle timeout)",
+             (unsigned long long)quiet);
+    mcp_xfer_abort(&r->x, CURLE_OPERATION_TIMEDOUT); /* may free r */
+}
+
+void mcp_hreq_set_idle_timeout(mcp_hreq *r, uint64_t ms)
+{
+    r->idle_ms = ms;
+    if (ms == 0)
+        return;
+    mcp_timer_init(&r->idle, on_idle, r);
+    curl_easy_setopt(r->x.easy, CURLOPT_XFERINFOFUNCTION, xferinfo_cb);
+    curl_easy_setopt(r->x.easy, CURLOPT_XFERINFODATA, r);
+    curl_easy_setopt(r->x.easy, CURLOPT_NOPROGRESS, 0L);
+}
+
+int mcp_hreq_start(mcp_hreq *r)
+{
+    if (mcp_xfer_start(&r->x) != 0)
+        return -1;
+    if (r->idle_ms) {
+        r->last_progress_ms = mcp_now_ms();
+        mcp_timer_start(hreq_loop(r), &r->idle, r->idle_ms);
+    }
+    return 0;
+}
 
 void mcp_hreq_free(mcp_hreq *r)
 {
@@ -232,6 +300,8 @@ void mcp_hreq_free(mcp_hreq *r)
         return;
     if (r->busy) {
         /* In one of its own callbacks: stop the transfer now, free when the callback is over. */
+        if (r->idle_ms && r->x.curl != NULL)
+            mcp_timer_stop(hreq_loop(r), &r->idle);
         r->doomed = 1;
         mcp_xfer_cleanup(&r->x);
         return;
@@ -267,11 +337,19 @@ int mcp_headers_has(const struct curl_slist *list, const char *name)
 
 struct curl_slist *mcp_headers_add(struct curl_slist *list, const char *name, const char *value)
 {
-    char line[4096];
+    /* Any length: a session id or a token is never cut (libcurl copies the line). */
+    size_t nlen = strlen(name), vlen = strlen(value);
+    char *line;
     struct curl_slist *n;
     if (mcp_headers_has(list, name))
         return list;
-    snprintf(line, sizeof line, "%s: %s", name, value);
+    line = malloc(nlen + vlen + 3);
+    if (line == NULL)
+        return list;
+    memcpy(line, name, nlen);
+    memcpy(line + nlen, ": ", 2);
+    memcpy(line + nlen + 2, value, vlen + 1);
     n = curl_slist_append(list, line);
+    free(line);
     return n != NULL ? n : list;
 }

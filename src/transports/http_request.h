@@ -45,7 +45,8 @@ struct mcp_hreq {
     /* response */
     long status;
     mcp_hreq_mode mode;
-    char *session_id; /* Mcp-Session-Id of the final response, if any */
+    char *session_id;   /* Mcp-Session-Id of the final response, if any (and valid) */
+    int bad_session_id; /* the final response's Mcp-Session-Id is not visible ASCII */
     mcp_sse_parser sse;
     int sse_ready;
     int sse_overflow;
@@ -54,9 +55,14 @@ struct mcp_hreq {
     mcp_buf inbox;          /* events waiting for flush: [u32 tlen][type][u32 dlen][data]... */
     unsigned long retry_ms; /* from the stream's retry field, 0 if none */
     int events_seen;
-    int attempt;      /* resumption attempts without progress so far */
-    int keep_message; /* a failure's own message beats the body's JSON-RPC message */
-    int busy, doomed; /* inside its own callbacks / freed meanwhile */
+    int messages_seen; /* events with data (a priming event has none) */
+    int attempt;       /* resumption attempts without progress so far */
+    int keep_message;  /* a failure's own message beats the body's JSON-RPC message */
+    int busy, doomed;  /* inside its own callbacks / freed meanwhile */
+    /* idle limit: the transfer fails after idle_ms without a byte moving either way */
+    mcp_timer idle;
+    uint64_t idle_ms, last_progress_ms;
+    curl_off_t progress;
     mcp_hreq *next, **pprev;
 };
 
@@ -66,12 +72,19 @@ mcp_hreq *mcp_hreq_new(mcp_curl *c, int method, const char *url, const char *pay
 /* Take ownership of a header list for the request. */
 void mcp_hreq_set_headers(mcp_hreq *r, struct curl_slist *headers);
 int mcp_hreq_start(mcp_hreq *r);
+/* Fail the transfer (CURLE_OPERATION_TIMEDOUT) after ms without a byte sent or received; set
+ * before mcp_hreq_start. A loop timer measures it, to the millisecond. */
+void mcp_hreq_set_idle_timeout(mcp_hreq *r, uint64_t ms);
 /* Abort (if running) and free; from inside one of r's callbacks the free is deferred. */
 void mcp_hreq_free(mcp_hreq *r);
 /* The last event id the stream gave (NULL if none). */
 const char *mcp_hreq_last_event_id(mcp_hreq *r, size_t *len);
 /* "HTTP 404" style text of the outcome, or curl's error text, into out. */
 void mcp_hreq_describe(mcp_hreq *r, CURLcode rc, char *out, size_t outlen);
+
+/* An Mcp-Session-Id the client may use: non-empty, only visible ASCII (0x21-0x7E), as the
+ * specification requires; anything else (a CR, a space, a NUL) is never echoed back. */
+int mcp_session_id_valid(const char *id, size_t len);
 
 /* Header list helpers: append "Name: value" unless the list already has Name. */
 struct curl_slist *mcp_headers_add(struct curl_slist *list, const char *name, const char *value);

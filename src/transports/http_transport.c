@@ -90,9 +90,14 @@ static struct curl_slist *base_headers(mcp_http *h, int method, int is_initializ
     if (last_event_id != NULL)
         l = mcp_headers_add(l, "Last-Event-ID", last_event_id);
     if (h->cfg.bearer_token != NULL) {
-        char auth[4096];
-        snprintf(auth, sizeof auth, "Bearer %s", h->cfg.bearer_token);
-        l = mcp_headers_add(l, "Authorization", auth);
+        size_t tlen = strlen(h->cfg.bearer_token);
+        char *auth = malloc(tlen + 8);
+        if (auth != NULL) {
+            memcpy(auth, "Bearer ", 7);
+            memcpy(auth + 7, h->cfg.bearer_token, tlen + 1);
+            l = mcp_headers_add(l, "Authorization", auth);
+            free(auth);
+        }
     }
     /* No 100-continue round trip for large POSTs. */
     if (method == MCP_HREQ_POST && !mcp_headers_has(l, "Expect"))
@@ -117,12 +122,10 @@ static void common_options(mcp_http *h, mcp_hreq *r, int streaming)
     }
     if (h->cfg.connect_timeout_ms > 0)
         curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, h->cfg.connect_timeout_ms);
-    /* Never a total-time limit on a stream; an idle limit on POSTs when asked for. */
-    if (!streaming && h->cfg.idle_timeout_ms > 0) {
-        long secs = (h->cfg.idle_timeout_ms + 999) / 1000;
-        curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, 1L);
-        curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, secs);
-    }
+    /* Never a total-time limit on a stream; an idle limit on POSTs when asked for, measured
+     * by a loop timer (libcurl's LOW_SPEED_TIME checks once a second and fired seconds late). */
+    if (!streaming && h->cfg.idle_timeout_ms > 0)
+        mcp_hreq_set_idle_timeout(r, (uint64_t)h->cfg.idle_timeout_ms);
     for (i = 0; i < h->cfg.ncurl_opts; i++) {
         const mcp_curl_opt *o = &h->cfg.curl_opts[i];
         if (o->is_string)
@@ -172,6 +175,9 @@ void mcp_http_post_failed(mcp_http *h, mcp_hreq *r, int status, const char *msg)
 static void on_message(mcp_hreq *r, const char *msg, size_t len)
 {
     mcp_http *h = r->owner;
+    /* An answer under an invalid session id is not taken: post_done fails its request. */
+    if (r->method == MCP_HREQ_POST && r->bad_session_id)
+        return;
     if (h->base.sink != NULL && !h->closing)
         h->base.sink->on_message(h->base.sink_ctx, msg, len);
 }
@@ -206,6 +212,12 @@ static void post_done(mcp_hreq *r, CURLcode rc)
     describe(r, rc, what, sizeof what);
     if (h->closing) {
         /* nothing to report: the client is going away */
+    } else if (rc == CURLE_OK && r->bad_session_id) {
+        snprintf(msg, sizeof msg,
+                 "MCP HTTP Transport Error: the server sent an invalid Mcp-Session-Id (only "
+                 "visible ASCII 0x21-0x7E is allowed); its answer is refused");
+        r->keep_message = 1;
+        mcp_http_post_failed(h, r, (int)status, msg);
     } else if (r->mode == MCP_HREQ_STREAM && mcp_http_request_pending(h, r->request_id)) {
         /* An event stream ended before the response: resume it where it stopped (GET with
          * Last-Event-ID after the server's retry delay), as MCP 2025-11-25 prescribes. */
@@ -259,6 +271,18 @@ static void post_done(mcp_hreq *r, CURLcode rc)
     } else if (r->mode == MCP_HREQ_STREAM && r->sse_overflow) {
         mcp_http_report(
             h, "MCP HTTP Transport Error: an event exceeded max_message_size and was skipped");
+    }
+    /* The exchange is over: a request it should have answered (a 200 whose body was not JSON,
+     * not its response, or empty) fails now rather than at its timeout. 202 is left alone. */
+    if (!h->closing && rc == CURLE_OK && status >= 200 && status < 300 && status != 202 &&
+        r->mode != MCP_HREQ_STREAM && !h->cfg.legacy_sse &&
+        mcp_http_request_pending(h, r->request_id)) {
+        snprintf(msg, sizeof msg,
+                 "MCP HTTP Transport Error: the server answered HTTP %ld without a usable "
+                 "JSON-RPC response to this request (%s)",
+                 status, r->body.len ? "the body is not one" : "empty body");
+        r->keep_message = 1;
+        mcp_http_post_failed(h, r, (int)status, msg);
     }
     if (!h->closing && h->protocol_version != NULL && !h->cfg.legacy_sse && h->inbound_wanted &&
         h->inbound == NULL && status == 202)

@@ -8,6 +8,8 @@
 #include <string.h>
 
 #define DELETE_TIMEOUT_MS 2000L
+/* No reconnection or resumption comes sooner than this, whatever the server's retry field says. */
+#define MIN_RECONNECT_MS 100ul
 
 void mcp_http_adopt_session_id(mcp_http *h, mcp_hreq *r)
 {
@@ -77,7 +79,7 @@ void mcp_http_stream_done(mcp_http *h, mcp_hreq *r, CURLcode rc, const char *wha
         if (mcp_http_request_pending(h, req)) {
             if (ok && (r->mode == MCP_HREQ_STREAM || (status >= 200 && status < 300)))
                 mcp_http_schedule_resume(h, req, id[0] ? id : NULL, r->retry_ms,
-                                         r->events_seen > 0 ? 0 : r->attempt);
+                                         r->messages_seen > 0 ? 0 : r->attempt);
             else {
                 snprintf(msg, sizeof msg,
                          "MCP HTTP Transport Error: resuming the event stream failed: %s", what);
@@ -92,9 +94,18 @@ void mcp_http_stream_done(mcp_http *h, mcp_hreq *r, CURLcode rc, const char *wha
             mcp_http_set_str(&h->inbound_last_id, id, strlen(id));
         if (r->retry_ms)
             h->inbound_retry_ms = r->retry_ms;
-        if (r->mode == MCP_HREQ_STREAM || (rc == CURLE_OK && status >= 200 && status < 300))
+        if (r->mode == MCP_HREQ_STREAM || (rc == CURLE_OK && status >= 200 && status < 300)) {
             h->reconnects = 0;
-        else {
+            /* A stream that ends without a single message is no progress: past max_reconnects
+             * of them in a row the delay grows (1 s x 1.5 up to 30 s), so a server answering
+             * every GET with "retry: 1" and an empty stream gets a few reconnects a minute,
+             * not hundreds a second. A message resets it. */
+            if (r->messages_seen > 0)
+                h->empty_streams = 0;
+            else if (++h->empty_streams == h->cfg.max_reconnects + 1)
+                mcp_http_report(h, "MCP HTTP Transport Error: the GET stream keeps ending "
+                                   "without a message; reconnecting less often");
+        } else {
             snprintf(msg, sizeof msg, "MCP HTTP Transport Error: GET SSE failed: %s", what);
             mcp_http_report(h, msg);
         }
@@ -106,6 +117,13 @@ void mcp_http_stream_done(mcp_http *h, mcp_hreq *r, CURLcode rc, const char *wha
         } else {
             unsigned long delay =
                 h->inbound_retry_ms ? h->inbound_retry_ms : backoff_ms(h->reconnects);
+            if (h->empty_streams > h->cfg.max_reconnects) {
+                unsigned long slow = backoff_ms(h->empty_streams - h->cfg.max_reconnects - 1);
+                if (delay < slow)
+                    delay = slow;
+            }
+            if (delay < MIN_RECONNECT_MS)
+                delay = MIN_RECONNECT_MS;
             h->reconnects++;
             mcp_timer_start(h->base.loop, &h->reconnect_timer, delay);
         }
@@ -170,7 +188,10 @@ void mcp_http_schedule_resume(mcp_http *h, int64_t request_id, const char *last_
     z->next = h->resumes;
     h->resumes = z;
     /* The server's retry field wins; else back off as for the inbound stream. */
-    mcp_timer_start(h->base.loop, &z->timer, retry_ms ? retry_ms : backoff_ms(attempts));
+    if (!retry_ms)
+        retry_ms = backoff_ms(attempts);
+    mcp_timer_start(h->base.loop, &z->timer,
+                    retry_ms < MIN_RECONNECT_MS ? MIN_RECONNECT_MS : retry_ms);
 }
 
 /* Best effort: end the session on the server (DELETE); bounded, and holding the transport alive. */

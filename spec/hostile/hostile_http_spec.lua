@@ -1,0 +1,94 @@
+-- Hostile HTTP servers (spec/hostile/servers/http_server.mjs on loopback): each case is bounded
+-- and leaves a second client of the same process (the bystander) working.
+local mcp = require("mcp")
+local helper = require("helper")
+local bounds = require("hostile.bounds")
+
+local describe_node = bounds.have_node() and describe or pending
+
+describe_node("hostile HTTP server", function()
+  local srv, bystander
+
+  setup(function()
+    srv = bounds.start_http()
+    bystander = assert(bounds.http(srv, "plain"))
+  end)
+
+  teardown(function()
+    if bystander then bystander:close() end
+    bounds.stop_http(srv)
+  end)
+
+  after_each(function()
+    bounds.assert_unharmed(bystander)
+  end)
+
+  local function last_request(path, method)
+    local reqs = bounds.http_state(srv).requests
+    for i = #reqs, 1, -1 do
+      if reqs[i].path == path and (method == nil or reqs[i].method == method) then return reqs[i] end
+    end
+  end
+
+  it("sends header values of any length back whole: a 10 KB session id, a 6000-byte token (defect 6)", function()
+    local token = string.rep("t", 6000)
+    local c = assert(bounds.http(srv, "long-sid", { bearer_token = token }))
+    assert.truthy(c:list_tools())
+    local r = last_request("/long-sid", "POST")
+    assert.are.equal(10000, #r.headers["mcp-session-id"])
+    assert.are.equal("Bearer " .. token, r.headers["authorization"])
+    c:close()
+  end)
+
+  it("refuses a session id with a CR and never echoes it (defect 7)", function()
+    local c, err = bounds.http(srv, "cr-sid")
+    assert.is_nil(c)
+    assert.truthy(err.message:find("invalid Mcp-Session-Id", 1, true), tostring(err))
+    local seen = 0
+    for _, r in ipairs(bounds.http_state(srv).requests) do
+      if r.path == "/cr-sid" then
+        seen = seen + 1
+        assert.is_nil(r.headers["mcp-session-id"], "a session id was sent back")
+      end
+    end
+    assert.is_true(seen >= 1)
+  end)
+
+  for _, mode in ipairs({ "bad-json", "gzip", "empty200" }) do
+    it("completes a call whose HTTP 200 has an unusable body at once (" .. mode .. ", defect 8)", function()
+      local c = assert(bounds.http(srv, mode))
+      local res, err = c:call_tool("x", {}, { timeout_ms = helper.ms(60000) })
+      assert.is_nil(res)
+      assert.are_not.equal("timeout", err.kind)
+      assert.truthy(err.message:find("HTTP 200", 1, true), tostring(err))
+      c:close()
+    end)
+  end
+
+  it("a GET stream ending at once with retry: 1 reconnects at a bounded rate (defect 11)", function()
+    local errs = {}
+    local c = assert(bounds.http(srv, "retry1", { on_error = function(e) errs[#errs + 1] = tostring(e) end }))
+    mcp.sleep(2000)
+    c:close()
+    local gets = 0
+    for _, r in ipairs(bounds.http_state(srv).requests) do
+      if r.path == "/retry1" and r.method == "GET" then gets = gets + 1 end
+    end
+    -- Before: about 1200 in 2 s. Now: max_reconnects (5) at the 100 ms floor, then 1 s, 1.5 s, ...
+    assert.is_true(gets >= 2 and gets <= 10, "GET requests in 2 s: " .. gets)
+    local told = false
+    for _, e in ipairs(errs) do told = told or e:find("keeps ending without a message", 1, true) ~= nil end
+    assert.is_true(told)
+  end)
+
+  it("the transport's idle timeout fires on time (defect 12)", function()
+    local c = assert(bounds.http(srv, "idle", { timeout_ms = 1000 }))
+    local ms, r = bounds.timed(function() return { c:call_tool("x", {}, { timeout_ms = helper.ms(60000) }) } end)
+    local res, err = r[1][1], r[1][2]
+    assert.is_nil(res)
+    assert.truthy(err.message:find("idle timeout", 1, true), tostring(err))
+    -- Bound: 1 s of silence, not 7 (libcurl's LOW_SPEED_TIME).
+    assert.is_true(ms >= 900 and ms < helper.ms(3000), "fired after " .. ms .. " ms")
+    c:close()
+  end)
+end)
