@@ -78,6 +78,7 @@ build = {
             "src/transports/http_transport.c",
             "src/transports/idscan.c",
             "src/transports/legacy_sse.c",
+            "src/transports/origin.c",
             "src/transports/sse_parser.c",
             "src/transports/stdio_lua.c",
             "src/transports/stdio_transport.c",

@@ -91,4 +91,34 @@ describe_node("hostile HTTP server", function()
     assert.is_true(ms >= 900 and ms < helper.ms(3000), "fired after " .. ms .. " ms")
     c:close()
   end)
+
+  it("a cross-origin redirect strips every user and session header (defect 13)", function()
+    local c = assert(bounds.http(srv, "redirect", {
+      redirect = mcp.REDIRECT_FOLLOW, headers = { ["X-Api-Key"] = "secret" }, bearer_token = "tok",
+    }))
+    assert.truthy(c:list_tools())
+    local landed = 0
+    for _, r in ipairs(bounds.http_state(srv).requests) do
+      if r.path == "/plain" and r.headers.host:find("^localhost:") then
+        landed = landed + 1
+        assert.is_nil(r.headers["x-api-key"])
+        assert.is_nil(r.headers["authorization"])
+        assert.is_nil(r.headers["mcp-session-id"])
+      end
+    end
+    assert.is_true(landed >= 2) -- initialize and tools/list at least
+    c:close()
+  end)
+
+  it("a same-origin redirect keeps them", function()
+    local c = assert(bounds.http(srv, "redirect-same", {
+      redirect = mcp.REDIRECT_FOLLOW, headers = { ["X-Api-Key"] = "secret" }, bearer_token = "tok",
+    }))
+    assert.truthy(c:list_tools())
+    local r = last_request("/plain", "POST")
+    assert.are.equal("secret", r.headers["x-api-key"])
+    assert.are.equal("Bearer tok", r.headers["authorization"])
+    assert.are.equal("sid-1", r.headers["mcp-session-id"])
+    c:close()
+  end)
 end)

@@ -147,6 +147,7 @@ static void really_free(mcp_hreq *r)
     mcp_buf_free(&r->inbox);
     free(r->payload);
     free(r->session_id);
+    free(r->last_event_id);
     free(r);
 }
 

@@ -36,9 +36,13 @@ struct mcp_hreq {
     const mcp_hreq_ops *ops;
     void *owner;
     int method;
-    int64_t request_id; /* the JSON-RPC request a POST carries, 0 if none */
-    int for_request;    /* a GET resuming the stream of request_id */
-    int sent_session;   /* the request carried a session id */
+    int64_t request_id;  /* the JSON-RPC request a POST carries, 0 if none */
+    int for_request;     /* a GET resuming the stream of request_id */
+    int is_initialize;   /* carries initialize (no session headers) */
+    char *last_event_id; /* the Last-Event-ID it was sent with, owned, may be NULL */
+    int redirects;       /* hops followed to get here */
+    int cross_origin;    /* a hop left the first origin: no user or session headers */
+    int sent_session;    /* the request carried a session id */
     char *payload;
     size_t payload_len;
     struct curl_slist *headers;

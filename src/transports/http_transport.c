@@ -3,6 +3,7 @@
  * completions' common part. The protocol-specific parts are in streamable_http.c and
  * legacy_sse.c. */
 #include "http_internal.h"
+#include "origin.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,7 @@
 
 #define USER_AGENT "lua-mcp/0.1.0"
 #define ERROR_BODY_MAX (64 * 1024)
+#define MAX_REDIRECTS 5
 
 void mcp_http_set_str(char **dst, const char *src, size_t len)
 {
@@ -69,11 +71,13 @@ void mcp_http_drop_req(mcp_http *h, mcp_hreq *r)
 
 /* ---- request set-up -------------------------------------------------------------------- */
 
+/* The headers of one exchange. cross_origin (a redirect left the origin): none of the user's
+ * (config headers, Authorization) and none of the session's (Mcp-Session-Id). */
 static struct curl_slist *base_headers(mcp_http *h, int method, int is_initialize,
-                                       const char *last_event_id)
+                                       const char *last_event_id, int cross_origin)
 {
     struct curl_slist *l = NULL, *u;
-    for (u = h->cfg.headers; u != NULL; u = u->next)
+    for (u = cross_origin ? NULL : h->cfg.headers; u != NULL; u = u->next)
         l = curl_slist_append(l, u->data);
     if (method == MCP_HREQ_POST) {
         l = mcp_headers_add(l, "Content-Type", "application/json");
@@ -85,11 +89,12 @@ static struct curl_slist *base_headers(mcp_http *h, int method, int is_initializ
     }
     if (h->protocol_version != NULL && !is_initialize)
         l = mcp_headers_add(l, "MCP-Protocol-Version", h->protocol_version);
-    if (h->session_id != NULL && !is_initialize && !h->cfg.legacy_sse && !mcp_http_is_modern(h))
+    if (h->session_id != NULL && !is_initialize && !h->cfg.legacy_sse && !mcp_http_is_modern(h) &&
+        !cross_origin)
         l = mcp_headers_add(l, "Mcp-Session-Id", h->session_id);
     if (last_event_id != NULL)
         l = mcp_headers_add(l, "Last-Event-ID", last_event_id);
-    if (h->cfg.bearer_token != NULL) {
+    if (h->cfg.bearer_token != NULL && !cross_origin) {
         size_t tlen = strlen(h->cfg.bearer_token);
         char *auth = malloc(tlen + 8);
         if (auth != NULL) {
@@ -115,11 +120,8 @@ static void common_options(mcp_http *h, mcp_hreq *r, int streaming)
     curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
 #endif
-    if (h->cfg.follow_redirects) {
-        curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 1L);
-        curl_easy_setopt(e, CURLOPT_MAXREDIRS, 5L);
-        curl_easy_setopt(e, CURLOPT_POSTREDIR, (long)CURL_REDIR_POST_ALL);
-    }
+    /* Redirects are never followed by libcurl (it would send every header to any host); with
+     * redirect = "follow" the transport follows them itself (follow_redirect). */
     if (h->cfg.connect_timeout_ms > 0)
         curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, h->cfg.connect_timeout_ms);
     /* Never a total-time limit on a stream; an idle limit on POSTs when asked for, measured
@@ -137,8 +139,9 @@ static void common_options(mcp_http *h, mcp_hreq *r, int streaming)
 
 static const mcp_hreq_ops post_ops, get_ops, delete_ops;
 
-mcp_hreq *mcp_http_new_request(mcp_http *h, int method, const char *url, const char *payload,
-                               size_t len, int is_initialize, const char *last_event_id)
+static mcp_hreq *new_request(mcp_http *h, int method, const char *url, const char *payload,
+                             size_t len, int is_initialize, const char *last_event_id,
+                             int cross_origin)
 {
     const mcp_hreq_ops *ops = method == MCP_HREQ_POST  ? &post_ops
                               : method == MCP_HREQ_GET ? &get_ops
@@ -146,11 +149,63 @@ mcp_hreq *mcp_http_new_request(mcp_http *h, int method, const char *url, const c
     mcp_hreq *r = mcp_hreq_new(h->curl, method, url, payload, len, h->cfg.max_message, ops, h);
     if (r == NULL)
         return NULL;
-    mcp_hreq_set_headers(r, base_headers(h, method, is_initialize, last_event_id));
+    mcp_hreq_set_headers(r, base_headers(h, method, is_initialize, last_event_id, cross_origin));
     common_options(h, r, method == MCP_HREQ_GET);
-    r->sent_session =
-        h->session_id != NULL && !is_initialize && !h->cfg.legacy_sse && !mcp_http_is_modern(h);
+    r->sent_session = h->session_id != NULL && !is_initialize && !h->cfg.legacy_sse &&
+                      !mcp_http_is_modern(h) && !cross_origin;
+    r->is_initialize = is_initialize;
+    r->cross_origin = cross_origin;
+    if (last_event_id != NULL)
+        mcp_http_set_str(&r->last_event_id, last_event_id, strlen(last_event_id));
     return r;
+}
+
+mcp_hreq *mcp_http_new_request(mcp_http *h, int method, const char *url, const char *payload,
+                               size_t len, int is_initialize, const char *last_event_id)
+{
+    return new_request(h, method, url, payload, len, is_initialize, last_event_id, 0);
+}
+
+static int is_redirect(long status)
+{
+    return status == 301 || status == 302 || status == 303 || status == 307 || status == 308;
+}
+
+/* redirect = "follow": each hop is a new exchange with the same method and body, at most
+ * MAX_REDIRECTS of them, to http(s) only. A hop to another origin than the one before it drops
+ * every user and session header (config headers, Authorization, Mcp-Session-Id) for the rest of
+ * the chain. Returns 1 when r was replaced by the next hop (the caller drops r). */
+static int follow_redirect(mcp_http *h, mcp_hreq *r, CURLcode rc)
+{
+    char *loc = NULL, *cur = NULL;
+    mcp_origin o;
+    mcp_hreq *n;
+    int cross;
+    if (!h->cfg.follow_redirects || rc != CURLE_OK || !is_redirect(r->status) ||
+        r->redirects >= MAX_REDIRECTS)
+        return 0;
+    curl_easy_getinfo(r->x.easy, CURLINFO_REDIRECT_URL, &loc);
+    curl_easy_getinfo(r->x.easy, CURLINFO_EFFECTIVE_URL, &cur);
+    if (loc == NULL || mcp_origin_parse(loc, strlen(loc), &o) != 0)
+        return 0;
+    cross = r->cross_origin || !mcp_same_origin(cur, loc);
+    n = new_request(h, r->method, loc, r->payload, r->payload_len, r->is_initialize,
+                    r->last_event_id, cross);
+    if (n == NULL)
+        return 0;
+    n->request_id = r->request_id;
+    n->for_request = r->for_request;
+    n->attempt = r->attempt;
+    n->body_max = r->body_max;
+    n->redirects = r->redirects + 1;
+    if (mcp_hreq_start(n) != 0) {
+        mcp_hreq_free(n);
+        return 0;
+    }
+    mcp_http_link_req(h, n);
+    if (h->inbound == r)
+        h->inbound = n;
+    return 1;
 }
 
 /* ---- outcomes ------------------------------------------------------------------------------ */
@@ -212,6 +267,8 @@ static void post_done(mcp_hreq *r, CURLcode rc)
     describe(r, rc, what, sizeof what);
     if (h->closing) {
         /* nothing to report: the client is going away */
+    } else if (follow_redirect(h, r, rc)) {
+        /* the next hop carries the request on */
     } else if (rc == CURLE_OK && r->bad_session_id) {
         snprintf(msg, sizeof msg,
                  "MCP HTTP Transport Error: the server sent an invalid Mcp-Session-Id (only "
@@ -237,10 +294,16 @@ static void post_done(mcp_hreq *r, CURLcode rc)
     } else if (status >= 300 && status < 400) {
         char *loc = NULL;
         curl_easy_getinfo(r->x.easy, CURLINFO_REDIRECT_URL, &loc);
-        snprintf(msg, sizeof msg,
-                 "MCP HTTP Transport Error: the server redirected (HTTP %ld) to %s; redirects are "
-                 "refused unless redirect = mcp.REDIRECT_FOLLOW",
-                 status, loc ? loc : "(no location)");
+        if (h->cfg.follow_redirects)
+            snprintf(msg, sizeof msg,
+                     "MCP HTTP Transport Error: the server redirected (HTTP %ld) to %s; not "
+                     "followed (more than %d hops, or not an http(s) URL)",
+                     status, loc ? loc : "(no location)", MAX_REDIRECTS);
+        else
+            snprintf(msg, sizeof msg,
+                     "MCP HTTP Transport Error: the server redirected (HTTP %ld) to %s; redirects "
+                     "are refused unless redirect = mcp.REDIRECT_FOLLOW",
+                     status, loc ? loc : "(no location)");
         mcp_http_post_failed(h, r, (int)status, msg);
     } else if (status == 404 && r->sent_session) {
         mcp_http_expire_session(h);
@@ -299,6 +362,8 @@ static void get_done(mcp_hreq *r, CURLcode rc)
     describe(r, rc, what, sizeof what);
     if (h->closing) {
         /* going away */
+    } else if (follow_redirect(h, r, rc)) {
+        /* the next hop carries the stream on */
     } else if (h->cfg.legacy_sse && !r->for_request) {
         mcp_sse_stream_done(h, r, rc, what);
     } else {
