@@ -121,4 +121,26 @@ describe_node("hostile HTTP server", function()
     assert.are.equal("sid-1", r.headers["mcp-session-id"])
     c:close()
   end)
+
+  it("a server flooding pings and never answering the replies gets a bounded number of connections (defect 3)", function()
+    local errs = {}
+    local c = assert(bounds.http(srv, "ping-flood", { on_error = function(e) errs[#errs + 1] = tostring(e) end }))
+    local rss0 = bounds.rss_kb()
+    local dropped = function()
+      for _, e in ipairs(errs) do
+        if e:find("not answering our POSTs", 1, true) then return true end
+      end
+    end
+    helper.wait_until(dropped, helper.ms(10000))
+    assert.truthy(dropped(), "no drop reported: " .. table.concat(errs, "; "))
+    local st = bounds.http_state(srv)
+    -- Bound: 8 reply POSTs, the GET stream, the bystander's and the state request, not 3000.
+    assert.is_true(st.open <= 16, "open connections at the server: " .. st.open)
+    assert.is_true(bounds.rss_kb() - rss0 < 64 * 1024, "RSS grew by " .. (bounds.rss_kb() - rss0) .. " KiB")
+    -- A new stdio client still starts (fds are not exhausted).
+    local s = assert(bounds.stdio("plain"))
+    bounds.assert_unharmed(s)
+    s:close()
+    c:close()
+  end)
 end)

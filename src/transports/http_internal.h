@@ -31,6 +31,11 @@ typedef struct mcp_http {
     int inbound_wanted;
     int reconnects;
     int empty_streams; /* inbound streams in a row that ended without a message */
+    /* POSTs that are not requests of ours (responses, notifications: what a server can make us
+     * send) run at most MCP_HTTP_MAX_ACTIVE_REPLIES at a time, each holding a connection; the
+     * rest wait in a FIFO of at most MCP_HTTP_MAX_QUEUED_REPLIES. */
+    int replies_active, replies_queued, reply_drop_reported;
+    mcp_hreq *qhead, *qtail;
     unsigned long inbound_retry_ms;
     char *inbound_last_id;
     mcp_timer reconnect_timer;
@@ -38,6 +43,9 @@ typedef struct mcp_http {
     mcp_http_event_cb ev_cb;
     void *ev_ctx;
 } mcp_http;
+
+#define MCP_HTTP_MAX_ACTIVE_REPLIES 8
+#define MCP_HTTP_MAX_QUEUED_REPLIES 1000
 
 /* ---- shared (http_transport.c) ---- */
 void mcp_http_set_str(char **dst, const char *src, size_t len);

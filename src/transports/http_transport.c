@@ -55,8 +55,44 @@ void mcp_http_link_req(mcp_http *h, mcp_hreq *r)
     h->reqs = r;
 }
 
+/* Start queued replies while there is room. */
+static void start_queued(mcp_http *h)
+{
+    while (!h->closing && h->qhead != NULL && h->replies_active < MCP_HTTP_MAX_ACTIVE_REPLIES) {
+        mcp_hreq *r = h->qhead;
+        h->qhead = r->qnext;
+        if (h->qhead == NULL)
+            h->qtail = NULL;
+        r->qnext = NULL;
+        h->replies_queued--;
+        if (mcp_hreq_start(r) != 0) {
+            mcp_hreq_free(r);
+            mcp_http_report(h, "MCP HTTP Transport Error: cannot start the HTTP request");
+            continue;
+        }
+        r->counted = 1;
+        h->replies_active++;
+        mcp_http_link_req(h, r);
+    }
+    if (h->qhead == NULL)
+        h->reply_drop_reported = 0;
+}
+
+static void free_queued(mcp_http *h)
+{
+    while (h->qhead != NULL) {
+        mcp_hreq *r = h->qhead;
+        h->qhead = r->qnext;
+        mcp_hreq_free(r);
+    }
+    h->qtail = NULL;
+    h->replies_queued = 0;
+}
+
 void mcp_http_drop_req(mcp_http *h, mcp_hreq *r)
 {
+    int counted = r->counted;
+    r->counted = 0;
     if (r->pprev != NULL) {
         *r->pprev = r->next;
         if (r->next)
@@ -67,6 +103,10 @@ void mcp_http_drop_req(mcp_http *h, mcp_hreq *r)
     if (h->inbound == r)
         h->inbound = NULL;
     mcp_hreq_free(r);
+    if (counted) {
+        h->replies_active--;
+        start_queued(h);
+    }
 }
 
 /* ---- request set-up -------------------------------------------------------------------- */
@@ -198,6 +238,8 @@ static int follow_redirect(mcp_http *h, mcp_hreq *r, CURLcode rc)
     n->attempt = r->attempt;
     n->body_max = r->body_max;
     n->redirects = r->redirects + 1;
+    n->counted = r->counted; /* the hop takes over the reply slot */
+    r->counted = 0;
     if (mcp_hreq_start(n) != 0) {
         mcp_hreq_free(n);
         return 0;
@@ -449,12 +491,39 @@ static int http_send(mcp_transport *t, const char *msg, size_t len, const mcp_se
     r->request_id = info->request_id;
     if (r->request_id == 0 || h->cfg.legacy_sse)
         r->body_max = ERROR_BODY_MAX;
+    /* A reply or notification: bounded, so a server that floods us with requests and never
+     * answers our POSTs costs at most MCP_HTTP_MAX_ACTIVE_REPLIES connections. */
+    if (r->request_id == 0 && h->replies_active >= MCP_HTTP_MAX_ACTIVE_REPLIES) {
+        if (h->replies_queued >= MCP_HTTP_MAX_QUEUED_REPLIES) {
+            mcp_hreq_free(r);
+            snprintf(err, errlen,
+                     "MCP HTTP Transport Error: the server is not answering our POSTs (%d "
+                     "running, %d waiting); the message is dropped",
+                     h->replies_active, h->replies_queued);
+            if (!h->reply_drop_reported) {
+                h->reply_drop_reported = 1;
+                mcp_http_report(h, err);
+            }
+            return -1;
+        }
+        if (h->qtail != NULL)
+            h->qtail->qnext = r;
+        else
+            h->qhead = r;
+        h->qtail = r;
+        h->replies_queued++;
+        return 0;
+    }
     if (mcp_hreq_start(r) != 0) {
         mcp_hreq_free(r);
         snprintf(err, errlen, "cannot start the HTTP request");
         return -1;
     }
     mcp_http_link_req(h, r);
+    if (r->request_id == 0) {
+        r->counted = 1;
+        h->replies_active++;
+    }
     return 0;
 }
 
@@ -484,6 +553,7 @@ static void http_close(mcp_transport *t)
     mcp_timer_stop(t->loop, &h->reconnect_timer);
     while (h->resumes != NULL)
         mcp_http_free_resume(h, h->resumes);
+    free_queued(h);
     while (h->reqs != NULL)
         mcp_http_drop_req(h, h->reqs);
     if (!h->started || h->cfg.legacy_sse || !h->cfg.terminate_on_close || h->session_id == NULL ||
@@ -508,6 +578,7 @@ static void http_destroy(mcp_transport *t)
     mcp_timer_stop(loop, &h->reconnect_timer);
     while (h->resumes != NULL)
         mcp_http_free_resume(h, h->resumes);
+    free_queued(h);
     while (h->reqs != NULL)
         mcp_http_drop_req(h, h->reqs);
     free(h->session_id);
