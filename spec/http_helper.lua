@@ -45,6 +45,27 @@ function H.start(flags)
   return srv
 end
 
+--- Start spec/fixtures/modern_http.mjs (the 2026-07-28 test server over HTTP) with extra
+--- modern_server.lua flags; returns {url=, base=, pid=}. Stop it with H.stop.
+function H.start_modern(flags)
+  local prefix = helper.sanitizer() and "env -u LD_PRELOAD " or ""
+  local cmd = ("%snode %s/spec/fixtures/modern_http.mjs --lua=%s --exit-with-parent -- %s </dev/null 2>/dev/null")
+    :format(prefix, helper.root, helper.lua_cmd(), flags or "")
+  local f = assert(io.popen(cmd, "r"))
+  local line = f:read("*l") or ""
+  local port = tonumber(line:match('"port"%s*:%s*(%d+)'))
+  assert(port, "modern_http.mjs did not start: " .. line)
+  local srv = { f = f, port = port, base = "http://127.0.0.1:" .. port, pid = tonumber(line:match('"pid"%s*:%s*(%d+)')) }
+  srv.url = srv.base .. "/mcp"
+  return srv
+end
+
+--- What modern_http.mjs saw: {requests = [{http_method, path, headers, rpc_method, rpc_id, status}], disconnects}.
+function H.modern_state(srv)
+  local out = sh(("curl -s %s/state"):format(srv.base))
+  return (assert(mcp.json.decode(out), "bad state: " .. out))
+end
+
 function H.stop(srv)
   if srv and srv.pid then helper.kill(srv.pid, "TERM") end
   if srv and srv.f then srv.f:close() end

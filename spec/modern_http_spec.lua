@@ -1,0 +1,195 @@
+-- The dual-era client over streamable HTTP: the 2026-07-28 wire against
+-- spec/fixtures/modern_http.mjs (modern_server.lua behind the 2026-07-28 HTTP transport), and the
+-- server/discover probe's fallback to initialize against spec/fixtures/http_server.mjs (a legacy
+-- server) for each way a legacy HTTP server can refuse the probe.
+local mcp = require("mcp")
+local helper = require("helper")
+local H = require("http_helper")
+
+if not H.have_node() or not H.have_curl() then
+  describe("2026-07-28 over HTTP", function()
+    pending("needs node and curl")
+  end)
+  return
+end
+
+local function methods(state, http_method)
+  local out = {}
+  for _, r in ipairs(state.requests) do
+    if http_method == nil or r.http_method == http_method then out[#out + 1] = r.rpc_method or r.http_method end
+  end
+  return out
+end
+
+describe("2026-07-28 over streamable HTTP", function()
+  local srv
+  before_each(function() srv = H.start_modern() end)
+  after_each(function() H.stop(srv) end)
+
+  it("is stateless: MCP-Protocol-Version on every POST, no session id (though the server sends one), no GET, no DELETE", function()
+    local c = assert(mcp.create_http_client(srv.url, {}))
+    assert.are.equal("2026-07-28", c:protocol_version())
+    assert.are.equal("lua-mcp-modern-server", c:server_info().name)
+    assert(c:list_tools())
+    assert(c:call_tool("echo", { message = "a" }))
+    assert(c:call_tool("echo", { message = "b" }))
+    c:close()
+    local state = H.modern_state(srv)
+    assert.are.same({ "server/discover", "tools/list", "tools/call", "tools/call" }, methods(state))
+    for _, r in ipairs(state.requests) do
+      assert.are.equal("POST", r.http_method)
+      assert.are.equal(200, r.status)
+      assert.are.equal("2026-07-28", r.headers["mcp-protocol-version"])
+      assert.is_nil(r.headers["mcp-session-id"])
+    end
+  end)
+
+  it("cancels a request by closing its response stream, without notifications/cancelled", function()
+    local c = assert(mcp.create_http_client(srv.url, {}))
+    finally(function() c:close() end)
+    local token = mcp.cancel_token()
+    local res, err
+    mcp.spawn(function() res, err = c:call_tool("hang", {}, { cancel = token }) end)
+    mcp.spawn(function()
+      mcp.sleep(100)
+      token:cancel("the user gave up")
+    end)
+    mcp.run()
+    assert.is_nil(res)
+    assert.are.equal("cancelled", err.kind)
+    local res2, err2 = c:call_tool("hang", {}, { timeout_ms = 100 })
+    assert.is_nil(res2)
+    assert.are.equal("timeout", err2.kind)
+    assert.is_true(helper.wait_until(function() return #H.modern_state(srv).disconnects == 2 end, helper.ms(3000)))
+    local state = H.modern_state(srv)
+    assert.are.equal("tools/call", state.disconnects[1].rpc_method)
+    for _, m in ipairs(methods(state)) do assert.are_not.equal("notifications/cancelled", m) end
+  end)
+
+  it("answers input_required rounds (elicitation, sampling, roots) over HTTP", function()
+    local c = assert(mcp.create_http_client(srv.url, {
+      on_elicitation_request = function() return mcp.elicitation.accept({ confirmed = true }) end,
+      on_sampling_request = function() return mcp.sampling.text("ok") end,
+      roots = { "/srv" },
+    }))
+    finally(function() c:close() end)
+    local res = assert(c:call_tool("mrtr", { rounds = 2, kinds = { "elicitation", "sampling", "roots" } }))
+    assert.are.equal(2, #res.structuredContent.responses)
+    assert.are.equal("ok", res.structuredContent.responses[2].sampling.content.text)
+    assert.are.same({ "server/discover", "tools/call", "tools/call", "tools/call" }, methods(H.modern_state(srv)))
+  end)
+
+  it("drops a tool whose x-mcp-header annotation is invalid, reports it to on_error, keeps the others usable", function()
+    local errs = {}
+    local c = assert(mcp.create_http_client(srv.url, { on_error = function(e) errs[#errs + 1] = e end }))
+    finally(function() c:close() end)
+    local names = {}
+    for _, t in ipairs(assert(c:list_tools())) do names[t.name] = true end
+    assert.is_nil(names.bad_header)
+    assert.is_true(names.region)
+    assert.is_true(names.echo)
+    assert.is_true(helper.wait_until(function() return #errs > 0 end, helper.ms(2000)))
+    assert.are.equal(1, #errs)
+    assert.is_truthy(helper.has(errs[1].message, 'Ignoring MCP tool "bad_header"'), errs[1].message)
+    assert.is_truthy(helper.has(errs[1].message, "boolean, integer, or string"), errs[1].message)
+    local res = assert(c:call_tool("region", { region = "eu-west", priority = 2 }))
+    assert.are.same({ region = "eu-west", priority = 2 }, mcp.json.decode(res.content[1].text))
+  end)
+
+  it("delivers a request's log messages from its response stream, asked for through _meta", function()
+    local c = assert(mcp.create_http_client(srv.url, {}))
+    finally(function() c:close() end)
+    local got = {}
+    c:on_log_message(function(p) got[#got + 1] = p end)
+    assert(c:set_logging_level("debug"))
+    assert.are.equal('log level "debug"', assert(c:call_tool("log", {})).content[1].text)
+    assert.is_true(helper.wait_until(function() return #got == 1 end, helper.ms(2000)))
+    assert.are.equal("hello", got[1].data)
+  end)
+
+  it("fails on a -32022 the version retry cannot fix, without falling back to initialize", function()
+    H.stop(srv)
+    srv = H.start_modern("--reject-first=2")
+    local c, err = mcp.create_http_client(srv.url, {})
+    assert.is_nil(c)
+    assert.are.equal(-32022, err.code)
+    assert.are.same({ "server/discover", "server/discover" }, methods(H.modern_state(srv)))
+  end)
+end)
+
+describe("server/discover against a legacy HTTP server falls back to initialize", function()
+  local srv
+  after_each(function() H.stop(srv) end)
+
+  -- With a fail_next fault, the state must show that the fault answered the probe.
+  local function connect(flags, opts)
+    local faulty = flags:find("fail-next", 1, true) ~= nil
+    srv = H.start(flags)
+    local c = assert(mcp.create_http_client(srv.url, opts or {}))
+    assert.are.equal(mcp.PROTOCOL_VERSION, c:protocol_version())
+    assert(c:list_tools())
+    local state = H.state(srv)
+    local rpc = {}
+    for _, r in ipairs(state.requests) do
+      if r.http_method == "POST" then rpc[#rpc + 1] = r end
+    end
+    assert.are.equal("server/discover", rpc[1].rpc_method)
+    assert.are.equal("2026-07-28", rpc[1].headers["mcp-protocol-version"])
+    assert.are.equal("initialize", rpc[2].rpc_method)
+    -- after the fallback: the legacy session, with its id and the negotiated version
+    local last = rpc[#rpc]
+    assert.are.equal("tools/list", last.rpc_method)
+    assert.is_string(last.session_id)
+    assert.are.equal(mcp.PROTOCOL_VERSION, last.headers["mcp-protocol-version"])
+    if faulty then
+      local injected = false
+      for _, f in ipairs(state.faults) do
+        if f.kind == "fail_next" and f.rpc_method == "server/discover" then injected = true end
+      end
+      assert.is_true(injected, "the fault answered the probe")
+    end
+    return c, rpc
+  end
+
+  it("on 400 with a JSON-RPC error that is not a modern one (this server refuses the unknown MCP-Protocol-Version)", function()
+    local c, rpc = connect("")
+    c:close()
+    assert.are.equal(400, rpc[1].status)
+  end)
+
+  for _, f in ipairs({
+    { "on 404 with a plain-text body", "404" },
+    { "on 500", "500" },
+    { "on 405", "405" },
+    { "on 400 with a JSON-RPC -32601 body", '{"status":400,"jsonrpc_error":{"code":-32601,"message":"Method not found"}}' },
+    { "on 200 with a body that is not JSON", '{"status":200,"body":"<html>hello</html>","content_type":"text/html"}' },
+  }) do
+    it(f[1], function()
+      local c = connect("--fault-methods=server/discover '--fail-next=" .. f[2] .. "'")
+      c:close()
+    end)
+  end
+
+  it("on no answer within protocol_discovery_timeout_ms", function()
+    local c = connect("--slow-ms=400", { protocol_discovery_timeout_ms = 150 })
+    c:close()
+  end)
+
+  it("on -32022 naming only legacy versions: initialize asks for the newest of them", function()
+    srv = H.start("--fault-methods=server/discover "
+      .. [['--fail-next={"status":400,"jsonrpc_error":{"code":-32022,"message":"Unsupported protocol version","data":{"supported":["2025-06-18","2025-03-26"]}}}']])
+    local c = assert(mcp.create_http_client(srv.url, {}))
+    finally(function() c:close() end)
+    assert.are.equal("2025-06-18", c:protocol_version())
+  end)
+
+  it("fails on -32021 (a modern server), never falling back", function()
+    srv = H.start("--fault-methods=server/discover "
+      .. [['--fail-next={"status":400,"jsonrpc_error":{"code":-32021,"message":"Missing required client capability"}}']])
+    local c, err = mcp.create_http_client(srv.url, {})
+    assert.is_nil(c)
+    assert.are.equal(-32021, err.code)
+    assert.is_truthy(helper.has(err.message, "Missing required client capability"), err.message)
+    for _, r in ipairs(H.state(srv).requests) do assert.are_not.equal("initialize", r.rpc_method) end
+  end)
+end)
