@@ -207,7 +207,7 @@ run:
 # Lua files: add this checkout to 'runtimepath' (or let a plugin manager do it, build = "make nvim").
 NVIM ?= nvim
 NVIM_ABI ?= luajit
-NVIM_SPECS ?= spec/nvim/adapter.lua spec/nvim/plugin.lua
+NVIM_SPECS ?= spec/nvim/adapter.lua spec/nvim/plugin.lua spec/nvim/health.lua
 NVIM_TIMEOUT ?= 300
 
 nvim:

@@ -109,6 +109,7 @@ build = {
       ["mcp.fetch"] = "lua/mcp/fetch.lua",
       ["mcp.handlers.roots"] = "lua/mcp/handlers/roots.lua",
       ["mcp.handlers.sampling"] = "lua/mcp/handlers/sampling.lua",
+      ["mcp.health"] = "lua/mcp/health.lua",
       ["mcp.hub"] = "lua/mcp/hub.lua",
       ["mcp"] = "lua/mcp/init.lua",
       ["mcp.jose"] = "lua/mcp/jose.lua",
