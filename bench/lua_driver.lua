@@ -2,7 +2,7 @@
 ---
 ---   lua5.4|luajit bench/lua_driver.lua ROW TRANSPORT TARGET [N] [WARMUP]
 ---
---- ROW: connect | seq | inflight | big1m | big10m | list1000 | scale
+--- ROW: connect | connect_nodisc | seq | inflight | big1m | big10m | list1000 | scale
 --- TRANSPORT: stdio (TARGET = the server's executable) | http (TARGET = the server's URL)
 --- N: operations measured (connects, calls, lists; scale: servers); WARMUP: unmeasured ones first.
 ---
@@ -36,12 +36,16 @@ local function proc_status(key)
   return tonumber(text:match(key .. ":%s*(%d+)")) or 0
 end
 
+-- connect_nodisc: the same handshake without the server/discover probe that connect sends first
+-- (tiny_server answers it -32601, as a legacy server does).
+local discovery = row ~= "connect_nodisc"
+
 local function connect()
   local c, err
   if transport == "stdio" then
-    c, err = mcp.create_stdio_client(target, {}, { stderr = "inherit" })
+    c, err = mcp.create_stdio_client(target, {}, { stderr = "inherit", protocol_version_discovery = discovery })
   else
-    c, err = mcp.create_http_client(target, {})
+    c, err = mcp.create_http_client(target, { protocol_version_discovery = discovery })
   end
   if not c then error("connect failed: " .. tostring(err), 0) end
   return c
@@ -71,8 +75,8 @@ local function emit(ops, wall_ms, cpu, extra)
   out[#out + 1] = parts
 end
 
-if row == "connect" then
-  -- spawn (stdio) + initialize + notifications/initialized; close is not timed.
+if row == "connect" or row == "connect_nodisc" then
+  -- spawn (stdio) + [server/discover] + initialize + notifications/initialized; close is not timed.
   for _ = 1, WARMUP do connect():close() end
   local wall, cpu = 0, 0
   for _ = 1, N do

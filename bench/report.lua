@@ -75,14 +75,15 @@ end
 
 -- Rows of the table: row id, transport, phase, label, then the metrics shown.
 local ROWS = {
-  { "connect", "connect (spawn + handshake)", nil },
+  { "connect", "connect (spawn + discovery probe + handshake)", nil },
+  { "connect_nodisc", "connect, protocol_version_discovery = false", nil },
   { "seq", "sequential tools/call", nil },
   { "inflight", "64 tools/call in flight", nil },
   { "big1m", "tools/call, 1 MiB text result", nil },
   { "big10m", "tools/call, 10 MiB text result", nil },
   { "list1000", "tools/list, 1,000 tools", nil },
 }
-local HTTP_CONNECT_LABEL = "connect (handshake)"
+local HTTP_CONNECT_LABEL = "connect (discovery probe + handshake)"
 
 -- metric specs: label, metric name, scale, higher_better
 local function metrics_for(row)
@@ -93,7 +94,7 @@ local function metrics_for(row)
       { "peak RSS MiB", "hwm_kb", 1 / 1024, false },
     }
   end
-  local unit = row == "connect" and "connect" or (row == "list1000" and "list" or "call")
+  local unit = (row == "connect" or row == "connect_nodisc") and "connect" or (row == "list1000" and "list" or "call")
   return {
     { "ms/" .. unit, "wall_per_op_ms", 1, false },
     { "CPU ms/" .. unit, "cpu_per_op_s", 1e3, false },

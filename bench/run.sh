@@ -21,7 +21,7 @@ SDK_VERSION=${SDK_VERSION:-1.32.2}
 SDK_DIR=${SDK_DIR:-$PWD/.deps/bench-npm}
 CLIENTS=${CLIENTS:-lua5.4 luajit ts-sdk}
 TRANSPORTS=${TRANSPORTS:-stdio http}
-ROWS=${ROWS:-connect seq inflight big1m big10m list1000 scale}
+ROWS=${ROWS:-connect connect_nodisc seq inflight big1m big10m list1000 scale}
 BENCH_DIR=$PWD/build/bench
 if [[ -n $QUICK ]]; then
   REPEAT=${REPEAT:-1}
@@ -36,10 +36,10 @@ mkdir -p "$BENCH_DIR"
 # Operations measured and unmeasured warm-up operations per row: "N WARMUP".
 declare -A COUNT
 if [[ -n $QUICK ]]; then
-  COUNT=([connect]="5 1" [seq]="2000 200" [inflight]="1280 640" [big1m]="3 2" [big10m]="2 2"
+  COUNT=([connect]="5 1" [connect_nodisc]="5 1" [seq]="2000 200" [inflight]="1280 640" [big1m]="3 2" [big10m]="2 2"
          [list1000]="3 2" [scale]="20 0")
 else
-  COUNT=([connect]="40 3" [seq]="20000 1000" [inflight]="20000 1280" [big1m]="30 3" [big10m]="10 3"
+  COUNT=([connect]="40 3" [connect_nodisc]="40 3" [seq]="20000 1000" [inflight]="20000 1280" [big1m]="30 3" [big10m]="10 3"
          [list1000]="30 3" [scale]="200 0")
 fi
 

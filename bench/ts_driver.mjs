@@ -87,7 +87,7 @@ function emit(ops, wallMs, cpuS, extra = {}) {
   out.push(parts);
 }
 
-if (row === "connect") {
+if (row === "connect" || row === "connect_nodisc") { // the TS SDK sends no discovery probe
   for (let i = 0; i < WARMUP; i++) await (await connect()).close();
   let wall = 0, cpu = 0;
   for (let i = 0; i < N; i++) {
