@@ -98,6 +98,7 @@ build = {
       ["mcp.auth.provider"] = "lua/mcp/auth/provider.lua",
       ["mcp.auth.store"] = "lua/mcp/auth/store.lua",
       ["mcp.auth.url"] = "lua/mcp/auth/url.lua",
+      ["mcp.cache"] = "lua/mcp/cache.lua",
       ["mcp.client"] = "lua/mcp/client.lua",
       ["mcp.config"] = "lua/mcp/config.lua",
       ["mcp.content"] = "lua/mcp/content.lua",

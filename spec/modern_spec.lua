@@ -313,3 +313,69 @@ describe("multi round-trip requests (SEP-2322, stdio)", function()
     assert.is_truthy(helper.has(err.message, "sampling/createMessage"), err.message)
   end)
 end)
+
+describe("result caching (ttlMs, SEP-2549, stdio)", function()
+  local function count(c, method)
+    local n = 0
+    for _, r in ipairs(seen(c)) do
+      if r.method == method then n = n + 1 end
+    end
+    return n
+  end
+
+  it("serves a fresh cached list and read; cache = false asks the server", function()
+    local c = assert(modern_server({ "--ttl-ms=600000" }))
+    finally(function() c:close() end)
+    local a = assert(c:list_tools())
+    local b = assert(c:list_tools())
+    assert.are.equal(#a, #b)
+    assert.are.equal(1, count(c, "tools/list"))
+    assert(c:read_resource("test://r/2"))
+    assert(c:read_resource("test://r/2"))
+    assert(c:read_resource("test://r/3")) -- another uri, another entry
+    assert.are.equal(2, count(c, "resources/read"))
+    assert(c:list_tools({ cache = false }))
+    assert.are.equal(2, count(c, "tools/list"))
+    assert(c:ping()) -- ping always reaches the server
+    assert(c:ping())
+    assert.are.equal(3, count(c, "server/discover"))
+  end)
+
+  it("caches nothing when ttlMs is 0", function()
+    local c = assert(modern_server({ "--ttl-ms=0" }))
+    finally(function() c:close() end)
+    assert(c:list_tools())
+    assert(c:list_tools())
+    assert.are.equal(2, count(c, "tools/list"))
+  end)
+
+  it("drops the entries a list_changed or resources/updated notification makes stale", function()
+    local c = assert(modern_server({ "--ttl-ms=600000" }))
+    finally(function() c:close() end)
+    local changed = false
+    c:on_tools_list_changed(function() changed = true end)
+    assert(c:list_tools())
+    assert(c:list_prompts())
+    assert(c:read_resource("test://r/1"))
+    assert(c:read_resource("test://r/2"))
+    assert(c:call_tool("notify", {}))
+    assert.is_true(helper.wait_until(function() return changed end, helper.ms(2000)))
+    assert(c:list_tools())
+    assert(c:list_prompts())
+    assert(c:read_resource("test://r/1"))
+    assert(c:read_resource("test://r/2"))
+    assert.are.equal(2, count(c, "tools/list"))
+    assert.are.equal(1, count(c, "prompts/list"))
+    assert.are.equal(3, count(c, "resources/read")) -- r/1 read again, r/2 still cached
+  end)
+
+  it("clear_cache forgets everything; cache must be a boolean", function()
+    local c = assert(modern_server({ "--ttl-ms=600000" }))
+    finally(function() c:close() end)
+    assert(c:list_prompts())
+    c:clear_cache()
+    assert(c:list_prompts())
+    assert.are.equal(2, count(c, "prompts/list"))
+    assert.has_error(function() c:list_prompts({ cache = "no" }) end, "mcp: cache must be a boolean")
+  end)
+end)

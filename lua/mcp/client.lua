@@ -2,6 +2,7 @@
 --- layer builds params, checks results, and runs server requests and notifications as tasks.
 local core = require("mcp.core")
 local errors = require("mcp.errors")
+local cache = require("mcp.cache")
 local json = require("mcp.json")
 local modern = require("mcp.modern")
 local protocol = require("mcp.protocol")
@@ -108,6 +109,7 @@ function M.new(transport, config)
     init_result = nil,
     era = nil, -- "legacy" | "modern", decided once by connect
     tool_bindings = {}, -- tool name -> x-mcp-header bindings (modern HTTP)
+    cache = cache.new(), -- ttlMs caching of results (modern era)
   }, Client)
   return self
 end
@@ -168,6 +170,7 @@ end
 
 function Client:_on_notification(method, params)
   params = type(params) == "table" and params or {}
+  self.cache:on_notification(method, params)
   if method == "notifications/progress" then
     local cb = self.progress[params.progressToken]
     if cb then
@@ -278,6 +281,10 @@ end
 -- A modern-era request: _meta on every round, the HTTP headers, resultType read on every
 -- result, and input_required answered through the handlers and sent again (SEP-2322).
 function Client:_modern_request(method, params, opts)
+  if opts.cache ~= false then
+    local hit = self.cache:get(method, params)
+    if hit ~= nil then return hit end
+  end
   local caps = self:_capabilities()
   local send = params
   local rounds = 0
@@ -289,11 +296,21 @@ function Client:_modern_request(method, params, opts)
       if not hdrs then return nil, herr end
     end
     local res, err = self:_roundtrip(method, modern.with_meta(self, send, caps), opts, hdrs)
-    if res == nil then return nil, err end
+    if res == nil then
+      -- an invalid cursor: every cached page of that list is suspect
+      if err.code == errors.ERROR_CODES.INVALID_PARAMS and type(params) == "table" and params.cursor ~= nil then
+        self.cache:drop_method(method)
+      end
+      return nil, err
+    end
     local rt
     rt, err = modern.result_type(method, res)
     if rt == nil then return nil, err end
-    if rt == "complete" then return res end
+    if rt == "complete" then
+      -- the result of an input round is never cached (SEP-2322)
+      if rounds == 0 then self.cache:put(method, params, res) end
+      return res
+    end
     if rt == "task" then
       return nil, new_error(nil, "the server answered " .. method .. " with a task, which this client did not ask for",
         res, { kind = "protocol", method = method })
@@ -327,7 +344,10 @@ function Client:request(method, params, opts)
   if params ~= nil and type(params) ~= "table" then error("mcp: params must be a table", 2) end
   opts = opts or NO_OPTIONS
   if type(opts) ~= "table" then error("mcp: request options must be a table", 2) end
-  if opts ~= NO_OPTIONS then deadline.check_options(opts, 2) end
+  if opts ~= NO_OPTIONS then
+    deadline.check_options(opts, 2)
+    if opts.cache ~= nil and type(opts.cache) ~= "boolean" then error("mcp: cache must be a boolean", 2) end
+  end
   if self.era == "modern" then return self:_modern_request(method, params, opts) end
   return self:_roundtrip(method, params, opts)
 end
@@ -496,6 +516,7 @@ function Client:connect()
   local kind = transport_kind(self.transport)
   self.http, self.stdio = kind == "http", kind == "stdio"
   self.era, self.tool_bindings, self.log_level = nil, {}, nil
+  self.cache:clear()
   self.state = "connecting"
   local ok, err = self:_start_transport()
   if not ok then return nil, err end
@@ -633,6 +654,11 @@ function Client:on_message(fn)
     self.session = require("mcp.trace").wrap(self, self.session)
     self.session_traced = true
   end
+end
+
+--- Forget every cached result (2026-07-28 ttlMs caching); the next calls go to the server.
+function Client:clear_cache()
+  self.cache:clear()
 end
 
 ---@return boolean
@@ -939,7 +965,9 @@ end
 function Client:ping(opts)
   if self.era == "modern" then
     -- 2026-07-28 has no ping: server/discover is the cheapest request every server answers.
-    local res, err = self:request("server/discover", nil, opts)
+    local o = shallow_copy(opts)
+    o.cache = false
+    local res, err = self:request("server/discover", nil, o)
     if res == nil then return nil, err end
     return json.object()
   end
