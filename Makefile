@@ -129,7 +129,7 @@ ROCK_FLAGS ?= --tree=$(ROCKS_TREE)
 LUA_FILES = $(shell find lua spec examples bench -name '*.lua' 2>/dev/null | sort) $(ROCKSPEC)
 C_FORMAT_FILES = $(sort $(wildcard src/*.c src/*.h src/transports/*.c src/transports/*.h src/testing/*.c spec/c/*.c fuzz/*.c))
 
-.PHONY: all build deps test check test-c test-all lint-luacheck hostile demo asan asan-build memcheck fuzz fuzz-build fuzz-smoke nvim test-nvim \
+.PHONY: all build deps doc check-doc run test check test-c test-all lint-luacheck hostile demo asan asan-build memcheck fuzz fuzz-build fuzz-smoke nvim test-nvim \
         conformance clean distclean lint \
         format-check check-rockspec rockspec rock clean-rock-artifacts help lint-lua lint-c
 
@@ -308,7 +308,7 @@ clean: clean-rock-artifacts
 distclean: clean
 	rm -rf .deps
 
-lint: lint-lua lint-luacheck lint-c check-rockspec
+lint: lint-lua lint-luacheck lint-c check-rockspec check-doc
 
 # luacheck (Debian lua-check) with .luacheckrc: zero warnings. Under CI a missing tool fails.
 LUACHECK ?= luacheck
@@ -402,6 +402,13 @@ endef
 check-rockspec rockspec: export ROCKSPEC_SCRIPT = $(ROCKSPEC_LUA)
 check-rockspec:
 	@lua5.4 -e "$$ROCKSPEC_SCRIPT" - check $(ROCKSPEC) </dev/null
+
+# doc/lua-mcp.txt (`:help lua-mcp`) is generated from docs/API.md; `make check-doc` (part of
+# `make lint`) fails when it is stale.
+doc:
+	@lua5.4 scripts/vimdoc.lua docs/API.md doc/lua-mcp.txt
+check-doc:
+	@lua5.4 scripts/vimdoc.lua docs/API.md doc/lua-mcp.txt --check
 rockspec:
 	@lua5.4 -e "$$ROCKSPEC_SCRIPT" - update $(ROCKSPEC) </dev/null
 
@@ -430,6 +437,7 @@ help:
 	@echo "  test-all         test for LUA=5.4, LUA=luajit and LUA=5.1"
 	@echo "  demo             deps, build, run examples/quickstart.lua"
 	@echo "  run FILE=x.lua   build, run a script with this checkout on LUA_PATH/LUA_CPATH (ARGS='...')"
+	@echo "  doc              regenerate doc/lua-mcp.txt (:help lua-mcp) from docs/API.md; check-doc: is it current"
 	@echo "  nvim             build the LuaJIT module (NVIM_ABI=5.1 for a PUC-5.1 Neovim) as lua/mcp/core.so for Neovim"
 	@echo "  test-nvim        deps, nvim, headless Neovim specs ($(NVIM_SPECS))"
 	@echo "  hostile          the hostile-server matrix (spec/hostile/) on $(LUAI), then under ASan+UBSan"
