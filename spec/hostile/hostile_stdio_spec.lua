@@ -53,7 +53,8 @@ describe("hostile stdio server", function()
     local extra = {}
     for fd, target in res.content[1].text:gmatch("(%d+)=([^;]*)") do
       assert.are_not.equal(path, target, "the server inherited the host's file " .. path)
-      if tonumber(fd) > 2 then extra[#extra + 1] = fd .. "=" .. target end
+      -- An empty target is an fd that closed while the server listed them (its popen's own).
+      if tonumber(fd) > 2 and target ~= "" then extra[#extra + 1] = fd .. "=" .. target end
     end
     -- Only the pipe of the server's own io.popen (which lists the fds) is open above 2.
     assert.are.equal(1, #extra, table.concat(extra, " "))
@@ -135,4 +136,37 @@ describe("hostile stdio server", function()
       c:close()
     end)
   end
+
+  it("framing and JSON garbage is reported and skipped; the answer still arrives (CRLF, split)", function()
+    local errs = {}
+    local c = assert(bounds.stdio("framing", nil, { on_error = function(e) errs[#errs + 1] = e end }))
+    local res = assert(c:call_tool("x", {}))
+    assert.are.equal("ok", res.content[1].text)
+    helper.wait_until(function() return #errs >= 4 end, helper.ms(2000))
+    -- not JSON, the NUL byte, the deep nesting, the unknown id and the array: each reported.
+    assert.is_true(#errs >= 4, "errors reported: " .. #errs)
+    assert.truthy(c:list_tools())
+    c:close()
+  end)
+
+  it("a server exiting in the middle of a response fails the call at once with its exit status", function()
+    local c = assert(bounds.stdio("exit_midline"))
+    local res, err = c:call_tool("x", {}, { timeout_ms = helper.ms(60000) })
+    assert.is_nil(res)
+    assert.are.equal("closed", err.kind)
+    assert.truthy(err.message:find("exited with status 0", 1, true), tostring(err))
+    c:close()
+  end)
+
+  it("a server that ignores stdin EOF and SIGTERM is killed and reaped by close() (bounded)", function()
+    local c = assert(mcp.create_stdio_client("sh",
+      { "-c", "trap '' TERM; exec \"$0\" \"$@\"", helper.lua_cmd(), bounds.server, "stubborn" },
+      { stderr = "discard" }))
+    local pid = c.transport:pid()
+    assert.truthy(c:list_tools())
+    local ms = bounds.timed(function() c:close() end)
+    -- Bound: 2 s grace after EOF, SIGTERM (ignored), 2 s, SIGKILL: about 4 s, never forever.
+    assert.is_true(ms < helper.ms(8000), "close took " .. ms .. " ms")
+    assert.is_false((helper.proc_exists(pid)))
+  end)
 end)

@@ -15,6 +15,9 @@
 //   redirect    every request -> 307 to http://localhost:PORT/plain (another origin)
 //   redirect-same  every request -> 307 to /plain (the same origin)
 //   ping-flood  GET -> an event stream of 3000 pings; POSTs of responses are never answered
+//   endless     tools/call -> an event stream whose one data line never ends (64 KiB every 10 ms)
+//   big-body    tools/call -> 200 application/json announcing 100 MB, sending 8 MiB of it
+// A TLS ClientHello on any connection gets a plain-text 400 (an https:// URL to this server).
 // GET /state -> {"requests":[{method, path, headers}], "connections": N, "open": N}
 import net from 'node:net';
 import zlib from 'node:zlib';
@@ -83,6 +86,18 @@ function handle(sock, req) {
         return reply(sock, 200, { 'Content-Type': 'application/json', 'Content-Encoding': 'gzip' }, body);
       }
       if (mode === 'idle') return; // never answered
+      if (mode === 'endless') {
+        sock.write('HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\ndata: {"jsonrpc":"2.0","id":' + JSON.stringify(msg.id) + ',"result":"');
+        const chunk = 'x'.repeat(65536);
+        const t = setInterval(() => { if (sock.destroyed) clearInterval(t); else sock.write(chunk); }, 10);
+        sock.on('close', () => clearInterval(t));
+        return;
+      }
+      if (mode === 'big-body') {
+        sock.write('HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100000000\r\n\r\n');
+        sock.write('{"jsonrpc":"2.0","id":' + JSON.stringify(msg.id) + ',"result":"' + 'x'.repeat(8 * 1024 * 1024));
+        return;
+      }
       return ok({ content: [{ type: 'text', text: 'ok' }] });
     default:
       return ok({});
@@ -97,6 +112,10 @@ const server = net.createServer((sock) => {
   sock.on('error', () => {});
   let buf = Buffer.alloc(0);
   sock.on('data', (d) => {
+    if (buf.length === 0 && d[0] === 0x16) { // a TLS handshake: answer in plain text
+      sock.end('HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n');
+      return;
+    }
     buf = Buffer.concat([buf, d]);
     for (;;) {
       const end = buf.indexOf('\r\n\r\n');

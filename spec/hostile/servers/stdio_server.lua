@@ -10,6 +10,11 @@
 --   oversize BYTES WHERE   tools/call: a response of BYTES bytes; WHERE = first | last (id place)
 --   group_helper PIDFILE   at start: a `sleep` helper in our process group, its pid in PIDFILE;
 --                          exits on stdin EOF, leaving the helper behind
+--   framing                tools/call: garbage first (not JSON, a NUL byte, 100000 nested [,
+--                          invalid UTF-8, an unknown id, a JSON array), then the answer with CRLF,
+--                          written in two pieces
+--   exit_midline           tools/call: half a response, then exit(0)
+--   stubborn               after stdin EOF: stays alive 30 s (run it with SIGTERM ignored)
 local mode = arg[1] or "fds"
 local out, err = io.stdout, io.stderr
 
@@ -78,6 +83,20 @@ while true do
       text(id, table.concat(fds, ";"))
     elseif mode == "inf" then
       result(id, '{"structuredContent":{"x":1e400}}')
+    elseif mode == "framing" then
+      out:write("not json at all\n", "{\"a\":\0}\n", string.rep("[", 100000), "\n",
+        '{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"\255\254"}}\n',
+        '{"jsonrpc":"2.0","id":987654,"result":{}}\n', "[1,2,3]\n", "\r\n")
+      local answer = '{"jsonrpc":"2.0","id":' .. id .. ',"result":{"content":[{"type":"text","text":"ok"}]}}\r\n'
+      out:write(answer:sub(1, 20))
+      out:flush()
+      os.execute("sleep 0.2")
+      out:write(answer:sub(21))
+      out:flush()
+    elseif mode == "exit_midline" then
+      out:write('{"jsonrpc":"2.0","id":' .. id .. ',"result":{"content":[{"ty')
+      out:flush()
+      os.exit(0)
     elseif mode == "oversize" then
       local pad = string.rep("x", tonumber(arg[2]))
       if arg[3] == "last" then
@@ -92,3 +111,4 @@ while true do
     result(id, "{}")
   end
 end
+if mode == "stubborn" then os.execute("sleep 30") end
