@@ -49,6 +49,13 @@ function M.assert_unharmed(c)
   assert(res.content[1].text == "ok", "the bystander client got a wrong answer")
 end
 
+--- Wait (bounded) until every server process this file started is reaped, so the next spec
+--- file starts with none of ours; returns the number still alive.
+function M.reap_all(ms)
+  helper.wait_until(function() return mcp.core.children() == 0 end, ms or helper.ms(10000))
+  return mcp.core.children()
+end
+
 --- Milliseconds spent in fn(), and its results packed.
 function M.timed(fn)
   local t0 = mcp.core.now_ms()

@@ -17,6 +17,7 @@ describe_node("hostile HTTP server", function()
   teardown(function()
     if bystander then bystander:close() end
     bounds.stop_http(srv)
+    assert.are.equal(0, bounds.reap_all())
   end)
 
   after_each(function()

@@ -13,6 +13,7 @@ describe("hostile stdio server", function()
 
   teardown(function()
     if bystander then bystander:close() end
+    assert.are.equal(0, bounds.reap_all())
   end)
 
   after_each(function()
