@@ -184,17 +184,25 @@ local function expires_at(expires_in)
 end
 
 --- POST a grant to the token endpoint (redirects refused). Returns the tokens or nil, err.
-local function token_request(ctx, params)
-  local headers = { Accept = "application/json" }
-  params = copy(params)
-  if ctx.resource then params.resource = ctx.resource end
-  add_client_auth(ctx, headers, params)
-  if has(ctx.provider, "prepare_token_request") then
-    ctx.provider:prepare_token_request(headers, params, ctx.token_endpoint)
+local function token_request(ctx, grant)
+  local headers, params, res, err
+  -- At most two POSTs: a provider's token_response may ask for one more (a DPoP nonce, RFC 9449
+  -- section 8); client authentication and proofs are built afresh for it (new jti).
+  for _ = 1, 2 do
+    headers = { Accept = "application/json" }
+    params = copy(grant)
+    if ctx.resource then params.resource = ctx.resource end
+    add_client_auth(ctx, headers, params)
+    if has(ctx.provider, "prepare_token_request") then
+      ctx.provider:prepare_token_request(headers, params, ctx.token_endpoint)
+    end
+    res, err = fetch.request({ method = "POST", url = ctx.token_endpoint, headers = headers, form = params,
+      timeout_ms = ctx.timeout_ms })
+    if not res then return nil, oerr.wrap(err, "token request") end
+    if not (has(ctx.provider, "token_response") and ctx.provider:token_response(res, headers, ctx.token_endpoint)) then
+      break
+    end
   end
-  local res, err = fetch.request({ method = "POST", url = ctx.token_endpoint, headers = headers, form = params,
-    timeout_ms = ctx.timeout_ms })
-  if not res then return nil, oerr.wrap(err, "token request") end
   if res.status >= 300 and res.status < 400 then
     return nil, oerr.new(oerr.SERVER_ERROR, "the token endpoint redirected (HTTP " .. res.status .. "); refused",
       { status_code = res.status })
@@ -408,6 +416,10 @@ local function run(provider, o)
     info = nil
   end
   local scope = M.select_scope(o.scope, prm, get(provider, "client_metadata"), meta)
+  if info == nil and has(provider, "prepare_grant") then
+    return nil, oerr.new(oerr.INVALID_CLIENT, "the provider has no client information for " .. pin.issuer
+      .. " (a client of a grant without a user is registered beforehand)")
+  end
   if info == nil then
     if o.authorization_code or o.callback then
       return nil, oerr.new(oerr.INVALID_CLIENT, "Existing OAuth client information is required when exchanging an authorization code")
@@ -428,6 +440,21 @@ local function run(provider, o)
     if has(provider, "save_client_information") then provider:save_client_information(info) end
   end
   ctx.info = info
+  -- 4b. a grant without a user (client credentials, JWT bearer: mcp.auth.extensions): the
+  -- provider builds it; no refresh token is expected, a new grant is the refresh.
+  if has(provider, "prepare_grant") then
+    local grant, gerr = provider:prepare_grant(scope, {
+      issuer = pin.issuer, token_endpoint = token_endpoint, resource = resource, metadata = meta, prm = prm,
+      server_url = server_url, client_information = info, timeout_ms = timeout,
+    })
+    if grant == nil then
+      return nil, oerr.is_oauth_error(gerr) and gerr or oerr.new(oerr.INVALID_REQUEST, tostring(gerr))
+    end
+    local new, terr = token_request(ctx, grant)
+    if not new then return nil, terr end
+    provider:save_tokens(new)
+    return M.AUTHORIZED
+  end
   -- 5. a code to redeem (the host finished the redirect itself).
   if o.authorization_code or o.callback then
     local cb = o.callback and M.parse_callback(o.callback)
@@ -496,7 +523,9 @@ function M.auth(provider, opts)
     invalidate(provider, "tokens")
     retry = true
   end
-  if not retry then return nil, err end
+  -- A grant without a user (prepare_grant) would only send the same credentials again: the
+  -- error is the caller's (workload identity: never retry nor switch grants).
+  if not retry or has(provider, "prepare_grant") then return nil, err end
   local o = copy(opts)
   o.authorization_code, o.callback, o.state, o.iss = nil, nil, nil, nil
   return run(provider, o)
