@@ -93,6 +93,7 @@ build = {
       ["mcp.auth.discovery"] = "lua/mcp/auth/discovery.lua",
       ["mcp.auth.dpop"] = "lua/mcp/auth/dpop.lua",
       ["mcp.auth.errors"] = "lua/mcp/auth/errors.lua",
+      ["mcp.auth.extensions"] = "lua/mcp/auth/extensions.lua",
       ["mcp.auth.flow"] = "lua/mcp/auth/flow.lua",
       ["mcp.auth"] = "lua/mcp/auth/init.lua",
       ["mcp.auth.provider"] = "lua/mcp/auth/provider.lua",

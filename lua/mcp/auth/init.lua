@@ -7,6 +7,8 @@
 --- and the HTTP transports run the flow on a 401 (and on a 403 insufficient_scope) and retry.
 --- docs/API.md ("OAuth") describes every function and the provider interface.
 local discovery = require("mcp.auth.discovery")
+local dpop = require("mcp.auth.dpop")
+local extensions = require("mcp.auth.extensions")
 local flow = require("mcp.auth.flow")
 local oerr = require("mcp.auth.errors")
 local provider = require("mcp.auth.provider")
@@ -74,5 +76,12 @@ M.headless_provider = provider.headless
 M.follow_authorization = provider.follow_authorization
 M.memory_store = store.memory
 M.file_store = store.file
+
+-- the extensions for clients with no person present, and DPoP (mcp.auth.extensions)
+M.client_credentials_provider = extensions.client_credentials
+M.workload_identity_provider = extensions.workload_identity
+M.enterprise_provider = extensions.enterprise
+M.with_dpop = extensions.with_dpop
+M.dpop = dpop
 
 return M
