@@ -252,6 +252,14 @@ describe("mcp.auth extensions against the fixture #auth", function()
     local c = jose.decode(h.DPoP).payload
     assert.equals(require("mcp.auth.dpop").ath(t.access_token), c.ath)
     assert.equals(srv.url, c.htu)
+    -- The resource server's nonce: one retry with a new proof carrying it, none for the same nonce.
+    local www = { ["www-authenticate"] = 'DPoP error="use_dpop_nonce"', ["dpop-nonce"] = "rs-1" }
+    assert.is_true(p:resource_response(401, www, ""))
+    local h2 = p:request_headers("POST", srv.url)
+    local c2 = jose.decode(h2.DPoP).payload
+    assert.equals("rs-1", c2.nonce)
+    assert.are_not.equal(c.jti, c2.jti)
+    assert.is_false(p:resource_response(401, www, ""))
     -- The same key comes back from the store.
     local again = assert(auth.with_dpop(p._inner))
     assert.equals(p.dpop:thumbprint(), again.dpop:thumbprint())

@@ -231,6 +231,49 @@ scenarios["http-invalid-tool-headers"] = function()
   return client
 end
 
+-- The OAuth extensions for clients with no person present: the provider gets a token from the
+-- authorization server the server's metadata names (mcp.auth.auth: discovery, then the
+-- provider's grant), then the client connects with it.
+local function machine_client(p, err)
+  if not p then fail("provider", err) end
+  local res, aerr = mcp.auth.auth(p, { server_url = server_url, protocol_version = protocol_version })
+  if not res then fail("authorization", aerr) end
+  local tokens = p:tokens()
+  log("%s: %s token, scope %s", tostring(p), tostring(tokens.token_type), tostring(tokens.scope))
+  local client = connect({ headers = { Authorization = "Bearer " .. tokens.access_token } })
+  list_tools(client)
+  return client
+end
+
+-- SEP-1046, client_secret_basic.
+scenarios["auth/client-credentials-basic"] = function()
+  return machine_client(mcp.auth.client_credentials_provider({
+    client_id = context.client_id, client_secret = context.client_secret }))
+end
+
+-- SEP-1046, private_key_jwt: an ES256 client assertion signed with the PEM key of the context.
+scenarios["auth/client-credentials-jwt"] = function()
+  return machine_client(mcp.auth.client_credentials_provider({
+    client_id = context.client_id, private_key = context.private_key_pem, alg = context.signing_algorithm }))
+end
+
+-- Workload identity federation: the JWT bearer grant with the workload's token.
+scenarios["auth/wif-jwt-bearer"] = function()
+  return machine_client(mcp.auth.workload_identity_provider({
+    client_id = context.client_id, token = context.valid_jwt }))
+end
+
+-- SEP-990: the user's ID token for an ID-JAG at the IdP, then the JWT bearer grant.
+local function enterprise()
+  return machine_client(mcp.auth.enterprise_provider({
+    client_id = context.client_id, client_secret = context.client_secret,
+    idp = { token_endpoint = context.idp_token_endpoint, client_id = context.idp_client_id },
+    id_token = function() return context.idp_id_token end,
+  }))
+end
+scenarios["auth/enterprise-managed-authorization"] = enterprise
+scenarios["auth/cross-app-access-complete-flow"] = enterprise -- its name in the 0.1.x suites
+
 -- Every other scenario (OAuth, the 2026-07-28 ones): connect and list the tools. What fails is
 -- reported and sets the exit status; the runner's checks say what was missing.
 local function default_scenario()
@@ -243,8 +286,12 @@ if not server_url or not server_url:match("^https?://") then
   io.stderr:write("usage: client.lua <server-url>  (MCP_CONFORMANCE_SCENARIO in the environment)\n")
   os.exit(2)
 end
+-- The context's names only: it holds secrets and keys (client_secret, private_key_pem, tokens).
+local context_keys = {}
+for k in pairs(context) do context_keys[#context_keys + 1] = k end
+table.sort(context_keys)
 log("server %s, protocol version %s%s", server_url, tostring(protocol_version),
-  next(context) and (", context " .. mcp.json.encode(context)) or "")
+  #context_keys > 0 and (", context " .. table.concat(context_keys, " ")) or "")
 
 local client = (scenarios[scenario] or default_scenario)()
 client:close()

@@ -348,6 +348,7 @@ end
 function Dpop:request_headers(method, request_url)
   local tokens = rawget(self, "_inner"):tokens()
   if type(tokens) ~= "table" or type(tokens.access_token) ~= "string" then return nil end
+  self._last_url = request_url
   if type(tokens.token_type) == "string" and tokens.token_type:lower() == "dpop" then
     self._sent[request_url] = self.dpop:nonce(request_url) or false
     return { Authorization = "DPoP " .. tokens.access_token,
@@ -357,8 +358,11 @@ function Dpop:request_headers(method, request_url)
 end
 
 --- After an MCP response: true when it is a use_dpop_nonce challenge with a new nonce (send the
---- request again, once, with request_headers' new proof).
-function Dpop:resource_response(request_url, status, headers, body)
+--- request again, once, with request_headers' new proof). request_url defaults to the URL of the
+--- last request_headers call.
+function Dpop:resource_response(status, headers, body, request_url)
+  request_url = request_url or self._last_url
+  if request_url == nil then return false end
   local sent = self._sent[request_url]
   return self.dpop:observe(request_url, status, headers, body, sent or nil)
 end
