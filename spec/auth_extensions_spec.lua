@@ -86,6 +86,7 @@ describe("mcp.auth extensions offline", function()
     assert.matches("expired", err.message)
     p = assert(auth.workload_identity_provider({ client_id = "w", token = "not a jwt" }))
     grant, err = p:prepare_grant()
+    assert.is_nil(grant)
     assert.matches("not a JWT", err.message)
   end)
 
