@@ -129,7 +129,7 @@ ROCK_FLAGS ?= --tree=$(ROCKS_TREE)
 LUA_FILES = $(shell find lua spec examples bench -name '*.lua' 2>/dev/null | sort) $(ROCKSPEC)
 C_FORMAT_FILES = $(sort $(wildcard src/*.c src/*.h src/transports/*.c src/transports/*.h src/testing/*.c spec/c/*.c fuzz/*.c))
 
-.PHONY: all build deps doc check-doc run test check test-c test-all lint-luacheck hostile demo asan asan-build memcheck fuzz fuzz-build fuzz-smoke nvim test-nvim \
+.PHONY: all build deps doc check-doc run dist dist-check test check test-c test-all lint-luacheck hostile demo asan asan-build memcheck fuzz fuzz-build fuzz-smoke nvim test-nvim \
         conformance clean distclean lint \
         format-check check-rockspec rockspec rock clean-rock-artifacts help lint-lua lint-c
 
@@ -422,6 +422,38 @@ rock:
 	  CURL_LIBDIR=$$($(PKG_CONFIG) --variable=libdir libcurl); \
 	  rc=$$?; $(MAKE) --no-print-directory clean-rock-artifacts; exit $$rc
 
+# make dist: a source tarball of HEAD (git archive: committed files only) and a rockspec whose
+# source.url names it, packed into a .src.rock, all in build/dist/. make dist-check installs that
+# rock into fresh trees for 5.4 and LuaJIT (luarocks --lua-version 5.1), offline, and runs
+# examples/quickstart.lua with only the installed tree on the paths.
+DIST_VERSION := $(shell sed -n 's/^version = "\(.*\)-[0-9]*"/\1/p' $(ROCKSPEC))
+DIST_NAME := lua-mcp-$(DIST_VERSION)
+DIST_DIR := build/dist
+DIST_LUAS ?= 5.4 luajit
+dist:
+	@command -v git >/dev/null && command -v luarocks >/dev/null || { echo "dist: needs git and luarocks" >&2; exit 1; }
+	rm -rf $(DIST_DIR) && mkdir -p $(DIST_DIR)
+	git archive --format=tar.gz --prefix=$(DIST_NAME)/ -o $(DIST_DIR)/$(DIST_NAME).tar.gz HEAD
+	sed -e '/^source = {/,/^}/c\source = {\n   url = "file://$(CURDIR)/$(DIST_DIR)/$(DIST_NAME).tar.gz",\n   dir = "$(DIST_NAME)",\n}' \
+	  $(ROCKSPEC) > $(DIST_DIR)/$(ROCKSPEC)
+	cd $(DIST_DIR) && luarocks pack $(ROCKSPEC)
+	@ls -l $(DIST_DIR)
+
+dist-check: dist
+	@set -e; for l in $(DIST_LUAS); do \
+	  case $$l in luajit) lv=5.1; interp=luajit;; *) lv=$$l; interp=lua$$l;; esac; \
+	  tree=$(CURDIR)/$(DIST_DIR)/tree-$$l; rm -rf $$tree; \
+	  echo "== dist-check: $$interp, luarocks --lua-version $$lv install into $$tree"; \
+	  luarocks --lua-version $$lv --tree $$tree install --deps-mode=none $(DIST_DIR)/lua-mcp-$(DIST_VERSION)-1.src.rock \
+	    CURL_INCDIR=$$($(PKG_CONFIG) --variable=includedir libcurl) CURL_LIBDIR=$$($(PKG_CONFIG) --variable=libdir libcurl); \
+	  test -f $$tree/lib/luarocks/rocks-$$lv/lua-mcp/$(DIST_VERSION)-1/doc/lua-mcp.txt; \
+	  env -u LUA_PATH_5_2 -u LUA_PATH_5_3 -u LUA_PATH_5_4 -u LUA_CPATH_5_2 -u LUA_CPATH_5_3 -u LUA_CPATH_5_4 \
+	    LUA_PATH="$$tree/share/lua/$$lv/?.lua;$$tree/share/lua/$$lv/?/init.lua" LUA_CPATH="$$tree/lib/lua/$$lv/?.so" \
+	    MCP_DEMO_LUA=lua5.4 $$interp examples/quickstart.lua > $(DIST_DIR)/quickstart-$$l.log; \
+	  grep -q "connected to" $(DIST_DIR)/quickstart-$$l.log; \
+	  echo "== dist-check: $$interp: quickstart ran from the installed rock"; \
+	done
+
 # luarocks' builtin build leaves src/**/*.o and ./mcp/core.so in the checkout.
 clean-rock-artifacts:
 	rm -f src/*.o src/transports/*.o mcp/core.so
@@ -437,6 +469,8 @@ help:
 	@echo "  test-all         test for LUA=5.4, LUA=luajit and LUA=5.1"
 	@echo "  demo             deps, build, run examples/quickstart.lua"
 	@echo "  run FILE=x.lua   build, run a script with this checkout on LUA_PATH/LUA_CPATH (ARGS='...')"
+	@echo "  dist             build/dist: source tarball of HEAD, rockspec naming it, .src.rock (luarocks pack)"
+	@echo "  dist-check       dist, then install the rock offline into fresh 5.4 and LuaJIT trees and run the quickstart"
 	@echo "  doc              regenerate doc/lua-mcp.txt (:help lua-mcp) from docs/API.md; check-doc: is it current"
 	@echo "  nvim             build the LuaJIT module (NVIM_ABI=5.1 for a PUC-5.1 Neovim) as lua/mcp/core.so for Neovim"
 	@echo "  test-nvim        deps, nvim, headless Neovim specs ($(NVIM_SPECS))"

@@ -136,10 +136,15 @@ build = {
       ["mcp.util.utf8"] = "lua/mcp/util/utf8.lua",
       -- END modules
    },
+   -- installed with the rock (luarocks doc lua-mcp): the help file, the Markdown docs and the
+   -- LuaCATS declarations of the generated client methods
+   copy_directories = { "doc", "docs", "types" },
 }
 
+-- the specs also start Lua test servers that need lua-cjson (spec/fixtures/*.lua)
 test_dependencies = {
    "busted",
+   "lua-cjson",
 }
 
 test = {
