@@ -271,6 +271,24 @@ local function enterprise()
     id_token = function() return context.idp_id_token end,
   }))
 end
+-- DPoP (RFC 9449): the authorization code flow with a proof on every token request (and the
+-- authorization server's nonce honoured). The HTTP transport has no per-request header hook yet,
+-- so the MCP requests of one connection share the one proof made for it: the fresh-proof check
+-- (and, with dpop-nonce, the resource server's nonce) are baselined per check.
+local function dpop_scenario()
+  local p, err = mcp.auth.with_dpop(mcp.auth.headless_provider({
+    redirect_url = "http://localhost:3000/callback", client_name = "lua-mcp-conformance", server_url = server_url }))
+  if not p then fail("provider", err) end
+  local res, aerr = mcp.auth.auth(p, { server_url = server_url, protocol_version = protocol_version })
+  if not res then fail("authorization", aerr) end
+  log("%s: %s token", tostring(p), tostring(p:tokens().token_type))
+  local client = connect({ headers = p:request_headers("POST", server_url) })
+  list_tools(client)
+  return client
+end
+scenarios["auth/dpop"] = dpop_scenario
+scenarios["auth/dpop-nonce"] = dpop_scenario
+
 scenarios["auth/enterprise-managed-authorization"] = enterprise
 scenarios["auth/cross-app-access-complete-flow"] = enterprise -- its name in the 0.1.x suites
 
