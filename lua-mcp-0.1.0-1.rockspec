@@ -116,6 +116,7 @@ build = {
       ["mcp"] = "lua/mcp/init.lua",
       ["mcp.jose"] = "lua/mcp/jose.lua",
       ["mcp.json"] = "lua/mcp/json.lua",
+      ["mcp.listen"] = "lua/mcp/listen.lua",
       ["mcp.modern"] = "lua/mcp/modern.lua",
       ["mcp.nvim"] = "lua/mcp/nvim.lua",
       ["mcp.protocol"] = "lua/mcp/protocol.lua",

@@ -107,6 +107,35 @@ describe("2026-07-28 over streamable HTTP", function()
     assert.are.equal("hello", got[1].data)
   end)
 
+  it("keeps a subscriptions/listen stream open for the notifications, and closes it to cancel", function()
+    local c = assert(mcp.create_http_client(srv.url, {}))
+    finally(function() c:close() end)
+    local got = {}
+    -- (each POST has its own connection: wait until the server has the listen)
+    c:on_tools_list_changed(function() got[#got + 1] = "tools" end)
+    local l
+    helper.wait_until(function()
+      l = assert(c:call_tool("listens", {})).structuredContent.listens
+      return #l == 1
+    end, helper.ms(3000))
+    assert.are.same({ toolsListChanged = true }, l[1].notifications)
+    assert(c:subscribe_resource("test://r/2"))
+    c:on_resource_updated(function(p) got[#got + 1] = p.uri end)
+    helper.wait_until(function()
+      l = assert(c:call_tool("listens", {})).structuredContent.listens
+      return #l == 1 and l[1].notifications.resourceSubscriptions ~= nil
+    end, helper.ms(3000))
+    assert.are.equal(1, #l)
+    assert.are.same({ toolsListChanged = true, resourceSubscriptions = { "test://r/2" } }, l[1].notifications)
+    assert(c:call_tool("notify", {}))
+    assert.is_true(helper.wait_until(function() return #got == 1 end, helper.ms(2000)))
+    assert.are.same({ "tools" }, got) -- test://r/1 was updated, not test://r/2
+    -- the first listen, replaced by subscribe_resource: its stream was closed
+    assert.is_true(helper.wait_until(function() return #H.modern_state(srv).disconnects == 1 end, helper.ms(3000)))
+    local state = H.modern_state(srv)
+    assert.are.equal("subscriptions/listen", state.disconnects[1].rpc_method)
+  end)
+
   it("fails on a -32022 the version retry cannot fix, without falling back to initialize", function()
     H.stop(srv)
     srv = H.start_modern("--reject-first=2")

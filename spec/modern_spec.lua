@@ -354,6 +354,7 @@ describe("result caching (ttlMs, SEP-2549, stdio)", function()
     finally(function() c:close() end)
     local changed = false
     c:on_tools_list_changed(function() changed = true end)
+    assert(c:subscribe_resource("test://r/1"))
     assert(c:list_tools())
     assert(c:list_prompts())
     assert(c:read_resource("test://r/1"))
@@ -377,5 +378,86 @@ describe("result caching (ttlMs, SEP-2549, stdio)", function()
     assert(c:list_prompts())
     assert.are.equal(2, count(c, "prompts/list"))
     assert.has_error(function() c:list_prompts({ cache = "no" }) end, "mcp: cache must be a boolean")
+  end)
+end)
+
+describe("subscriptions/listen (stdio)", function()
+  local function listens(c)
+    return assert(c:call_tool("listens", {})).structuredContent.listens
+  end
+
+  it("opens one listen for the handlers and subscriptions, replaces it when they change, routes its notifications", function()
+    local errs = {}
+    local c = assert(modern_server({}, { on_error = function(e) errs[#errs + 1] = e end }))
+    finally(function() c:close() end)
+    assert.are.same({}, listens(c)) -- nothing to listen for yet
+    local got = {}
+    c:on_tools_list_changed(function() got[#got + 1] = "tools" end)
+    c:on_resource_updated(function(p) got[#got + 1] = "updated " .. p.uri end)
+    local l = listens(c)
+    assert.are.equal(1, #l)
+    assert.are.same({ toolsListChanged = true }, l[1].notifications)
+    local first = l[1].id
+    assert(c:subscribe_resource("test://r/1"))
+    l = listens(c)
+    assert.are.equal(1, #l) -- the first one was cancelled (notifications/cancelled), a new one sent
+    assert.are.same({ toolsListChanged = true, resourceSubscriptions = { "test://r/1" } }, l[1].notifications)
+    assert.are.same({ first }, assert(c:call_tool("cancelled", {})).structuredContent.ids)
+    assert(c:call_tool("notify", {}))
+    assert.is_true(helper.wait_until(function() return #got == 2 end, helper.ms(2000)))
+    table.sort(got)
+    assert.are.same({ "tools", "updated test://r/1" }, got)
+    assert(c:unsubscribe_resource("test://r/1"))
+    assert.are.same({ toolsListChanged = true }, listens(c)[1].notifications)
+    assert.are.same({}, errs)
+  end)
+
+  it("reports what the server's acknowledgment does not honor", function()
+    local errs = {}
+    local c = assert(modern_server({}, { on_error = function(e) errs[#errs + 1] = e end }))
+    finally(function() c:close() end)
+    assert(c:subscribe_resource("test://unknown"))
+    assert.is_true(helper.wait_until(function() return #errs == 1 end, helper.ms(2000)))
+    assert.is_truthy(helper.has(errs[1].message, "test://unknown"), errs[1].message)
+  end)
+
+  it("drops a notification that names another subscription", function()
+    local c = assert(modern_server())
+    finally(function() c:close() end)
+    local got = 0
+    c:on_tools_list_changed(function() got = got + 1 end)
+    local id = listens(c)[1].id
+    c:_on_notification("notifications/tools/list_changed",
+      { _meta = { ["io.modelcontextprotocol/subscriptionId"] = id + 1000 } })
+    c:_on_notification("notifications/tools/list_changed",
+      { _meta = { ["io.modelcontextprotocol/subscriptionId"] = id } })
+    helper.wait_until(function() return got >= 1 end, helper.ms(1000))
+    mcp.sleep(50)
+    assert.are.equal(1, got)
+  end)
+
+  for _, how in ipairs({ "result", "cancelled" }) do
+    it("forgets a listen the server ends (" .. how .. ")", function()
+      local c = assert(modern_server())
+      finally(function() c:close() end)
+      c:on_tools_list_changed(function() end)
+      assert.is_table(c.listening)
+      assert(c:call_tool("end_listen", { how = how }))
+      if how == "result" then
+        assert.is_true(helper.wait_until(function() return c.listening == nil end, helper.ms(2000)))
+      else
+        -- a server's notifications/cancelled for the listen: the handler sees it; the request
+        -- itself stays until the client replaces or closes it
+        assert.are.same({}, listens(c))
+      end
+    end)
+  end
+
+  it("subscribe_resource fails when the server does not support subscriptions", function()
+    local c = assert(modern_server({}, { protocol_version = "2026-07-28", protocol_version_discovery = false }))
+    finally(function() c:close() end)
+    local res, err = c:subscribe_resource("test://r/1")
+    assert.is_nil(res)
+    assert.are.equal("protocol", err.kind)
   end)
 end)

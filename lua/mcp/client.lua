@@ -4,6 +4,7 @@ local core = require("mcp.core")
 local errors = require("mcp.errors")
 local cache = require("mcp.cache")
 local json = require("mcp.json")
+local listen = require("mcp.listen")
 local modern = require("mcp.modern")
 local protocol = require("mcp.protocol")
 local sched = require("mcp.sched")
@@ -110,6 +111,8 @@ function M.new(transport, config)
     era = nil, -- "legacy" | "modern", decided once by connect
     tool_bindings = {}, -- tool name -> x-mcp-header bindings (modern HTTP)
     cache = cache.new(), -- ttlMs caching of results (modern era)
+    subscriptions = {}, -- uri -> true: subscribe_resource in the modern era (subscriptions/listen)
+    listening = nil, -- the open subscriptions/listen request (listen.lua)
   }, Client)
   return self
 end
@@ -170,6 +173,7 @@ end
 
 function Client:_on_notification(method, params)
   params = type(params) == "table" and params or {}
+  if self.era == "modern" and not listen.accept(self, method, params) then return end
   self.cache:on_notification(method, params)
   if method == "notifications/progress" then
     local cb = self.progress[params.progressToken]
@@ -517,6 +521,7 @@ function Client:connect()
   self.http, self.stdio = kind == "http", kind == "stdio"
   self.era, self.tool_bindings, self.log_level = nil, {}, nil
   self.cache:clear()
+  self.listening = nil
   self.state = "connecting"
   local ok, err = self:_start_transport()
   if not ok then return nil, err end
@@ -546,6 +551,7 @@ function Client:connect()
     self.init_result, self.era, self.modern_version = init, "modern", init.protocolVersion
     self.state = "connected"
     if self.http then self.transport:set_protocol_version(init.protocolVersion) end
+    listen.refresh(self) -- handlers registered before connect
     return true
   end
   if modern.is_modern_version(version) then version = protocol.PROTOCOL_VERSION end
@@ -994,6 +1000,17 @@ end
 ---@return table|nil result, mcp.Error|nil err
 function Client:subscribe_resource(uri, opts)
   if type(uri) ~= "string" then error("mcp.subscribe_resource: uri must be a string", 2) end
+  if self.era == "modern" then
+    -- 2026-07-28: the uri joins the subscriptions/listen request (replaced at once; no wait).
+    local res = self:server_capabilities().resources
+    if type(res) ~= "table" or res.subscribe ~= true then
+      return nil, new_error(nil, "the server does not support resource subscriptions", nil,
+        { kind = "protocol", method = "subscriptions/listen" })
+    end
+    self.subscriptions[uri] = true
+    listen.refresh(self)
+    return json.object()
+  end
   return self:request("resources/subscribe", { uri = uri }, opts)
 end
 
@@ -1002,6 +1019,11 @@ end
 ---@return table|nil result, mcp.Error|nil err
 function Client:unsubscribe_resource(uri, opts)
   if type(uri) ~= "string" then error("mcp.unsubscribe_resource: uri must be a string", 2) end
+  if self.era == "modern" then
+    self.subscriptions[uri] = nil
+    listen.refresh(self)
+    return json.object()
+  end
   return self:request("resources/unsubscribe", { uri = uri }, opts)
 end
 
@@ -1054,6 +1076,7 @@ function Client:on_notification(method, fn)
     self.notification_handlers[method] = list
   end
   list[#list + 1] = fn
+  if self.era == "modern" then listen.refresh(self) end -- 2026-07-28: ask the listen request for it
 end
 
 local SHORTCUTS = {
