@@ -272,6 +272,52 @@ function M.to_vim(v)
   return out
 end
 
+local progress_count = 0
+
+--- One notification for the progress of a call, updated in place and closed at the end, instead of
+--- one popup per notifications/progress. Each update passes the same `id` (snacks.nvim, fidget,
+--- noice) and `replace` = the record the previous vim.notify returned (nvim-notify), with
+--- `timeout = false` and `hide_from_history = true`; `finish` shows the last message with the
+--- notifier's own timeout and keeps it in the history. Plain Neovim echoes each update on the
+--- message line. Call from the main loop or an mcp task (as handlers run under mcp.nvim).
+---
+---   local p = require("mcp.nvim").progress("search")
+---   local res, err = client:call_tool("search", args, { on_progress = p.on_progress })
+---   p.finish(res and "done" or tostring(err), res and vim.log.levels.INFO or vim.log.levels.ERROR)
+---@param title string shown before each update ("title: 3/10 message")
+---@param opts table|nil level (default INFO), vim (replaces the global vim: tests)
+---@return {on_progress: fun(params: table), finish: fun(message: string|nil, level: integer|nil)}
+function M.progress(title, opts)
+  if type(title) ~= "string" then error("mcp.nvim.progress: title must be a string", 2) end
+  opts = opts or {}
+  local vim = opts.vim or _G.vim
+  progress_count = progress_count + 1
+  local id = "mcp-progress-" .. progress_count
+  local level = opts.level or (vim.log and vim.log.levels and vim.log.levels.INFO)
+  local record, finished = nil, false
+  local function show(msg, lvl, final)
+    local o = { id = id, title = title, replace = record, hide_from_history = not final }
+    if not final then o.timeout = false end
+    local r = vim.notify(msg, lvl or level, o)
+    if type(r) == "table" then record = r end
+  end
+  local p = {}
+  function p.on_progress(params)
+    if finished or type(params) ~= "table" then return end
+    local json = require("mcp.json")
+    local text = title .. ": " .. (type(params.progress) == "number" and json.encode(params.progress) or "?")
+    if type(params.total) == "number" then text = text .. "/" .. json.encode(params.total) end
+    if type(params.message) == "string" and params.message ~= "" then text = text .. " " .. params.message end
+    show(text, nil, false)
+  end
+  function p.finish(message, lvl)
+    if finished then return end
+    finished = true
+    show(title .. ": " .. (message or "done"), lvl, true)
+  end
+  return p
+end
+
 --- Whether the adapter is driving lua-mcp.
 ---@return boolean
 function M.is_active()

@@ -11,7 +11,12 @@ if server_lua == nil or server_lua == "" then server_lua = "lua5.4" end
 
 -- vim.notify and vim.ui stand-ins
 local notes = {}
-vim.notify = function(msg, level) notes[#notes + 1] = { msg = tostring(msg), level = level } end
+-- returns a record, as nvim-notify does, so that `replace` can be checked
+vim.notify = function(msg, level, opts)
+  local rec = { n = #notes + 1 }
+  notes[#notes + 1] = { msg = tostring(msg), level = level, opts = opts, record = rec }
+  return rec
+end
 local ui_log = {}
 vim.ui.select = function(items, opts, cb)
   ui_log[#ui_log + 1] = "select: " .. tostring(opts.prompt)
@@ -100,16 +105,30 @@ T.test(":McpCall add shows structuredContent as JSON", function()
   T.truthy(text:find('"sum": 42', 1, true), text)
 end)
 
-T.test(":McpCall slow_count: progress notifications as they come", function()
+T.test(":McpCall slow_count: progress as one notification updated in place, closed at the end", function()
   local n0 = #notes
   vim.cmd([[McpCall slow_count {"n": 5}]])
   T.wait_for(function() return buffer_text("mcp://example/slow_count") end, 5000 * slow, "the buffer")
   T.truthy(buffer_text("mcp://example/slow_count"):find("Counted to 5", 1, true))
-  local progress = 0
+  local mine = {}
   for i = n0 + 1, #notes do
-    if notes[i].msg:find("slow_count: %d+/5") then progress = progress + 1 end
+    if notes[i].msg:find("^MCP: slow_count: ") then mine[#mine + 1] = notes[i] end
   end
-  T.eq(5, progress, "five progress notifications")
+  T.eq(6, #mine, "five updates and the end")
+  local id = mine[1].opts.id
+  T.truthy(id, "an id")
+  for i, n in ipairs(mine) do
+    T.eq(id, n.opts.id, "the same notification")
+    if i > 1 then T.eq(mine[i - 1].record, n.opts.replace, "replaces the previous one") end
+    if i <= 5 then
+      T.truthy(n.msg:find("slow_count: " .. i .. "/5", 1, true), n.msg)
+      T.eq(false, n.opts.timeout, "stays while the call runs")
+      T.eq(true, n.opts.hide_from_history)
+    end
+  end
+  T.eq("MCP: slow_count: done", mine[6].msg)
+  T.eq(nil, mine[6].opts.timeout, "the end closes with the notifier's timeout")
+  T.eq(false, mine[6].opts.hide_from_history)
 end)
 
 T.test(":McpCall ask_user: elicitation through vim.ui.select and vim.ui.input", function()

@@ -306,13 +306,10 @@ function M.cmd_call(args)
   task(function()
     local c, sname, err = client_for(nil)
     if not c then return fail(err) end
-    local result, cerr = c:call_tool(tool, arguments, {
-      on_progress = function(p)
-        local total = (type(p.total) == "number") and ("/" .. mcp.json.encode(p.total)) or ""
-        notify(("%s: %s%s%s"):format(tool, mcp.json.encode(p.progress), total,
-          type(p.message) == "string" and (" " .. p.message) or ""))
-      end,
-    })
+    -- one notification for the call's progress, updated in place, closed when the call ends
+    local progress = require("mcp.nvim").progress("MCP: " .. tool)
+    local result, cerr = c:call_tool(tool, arguments, { on_progress = progress.on_progress })
+    progress.finish(result and "done" or "failed", result and vim.log.levels.INFO or vim.log.levels.WARN)
     if not result then return fail(sname .. ": " .. tool .. ": " .. tostring(cerr)) end
     M.show("mcp://" .. sname .. "/" .. tool, M.result_lines(tool, result))
   end)
