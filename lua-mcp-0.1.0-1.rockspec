@@ -133,13 +133,14 @@ build = {
       ["mcp.trace"] = "lua/mcp/trace.lua",
       ["mcp.transport.http"] = "lua/mcp/transport/http.lua",
       ["mcp.transport.stdio"] = "lua/mcp/transport/stdio.lua",
+      ["mcp.types"] = "lua/mcp/types.lua",
       ["mcp.util.canonical"] = "lua/mcp/util/canonical.lua",
       ["mcp.util.utf8"] = "lua/mcp/util/utf8.lua",
       -- END modules
    },
-   -- installed with the rock (luarocks doc lua-mcp): the help file, the Markdown docs and the
-   -- LuaCATS declarations of the generated client methods
-   copy_directories = { "doc", "docs", "types" },
+   -- installed with the rock (luarocks doc lua-mcp): the help file and the Markdown docs (the
+   -- LuaCATS declarations are the module mcp.types, lua/mcp/types.lua)
+   copy_directories = { "doc", "docs" },
 }
 
 -- the specs also start Lua test servers that need lua-cjson (spec/fixtures/*.lua)

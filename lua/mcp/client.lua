@@ -87,7 +87,7 @@ end
 
 --- Create a client without connecting (the reference's NewMCPClient). Call client:connect().
 ---@param transport userdata a transport from mcp.stdio_transport (or any object with start/close)
----@param config table|nil MCPClientConfig fields in snake_case
+---@param config mcp.ClientConfig|nil MCPClientConfig fields in snake_case
 ---@return mcp.Client
 function M.new(transport, config)
   if transport == nil or (type(transport) ~= "userdata" and type(transport) ~= "table") then
@@ -340,7 +340,7 @@ end
 --- input_required is fulfilled and sent again until it completes (the caller sees one call).
 ---@param method string
 ---@param params table|nil
----@param opts table|nil timeout_ms (0 = no timeout), on_progress(params), cancel (mcp.cancel_token()),
+---@param opts mcp.CallOptions|nil timeout_ms (0 = no timeout), on_progress(params), cancel (mcp.cancel_token()),
 ---  reset_timeout_on_progress, max_total_timeout_ms (lua/mcp/deadline.lua)
 ---@return any result, mcp.Error|nil err
 function Client:request(method, params, opts)
@@ -772,8 +772,8 @@ for _, l in ipairs(LISTS) do
 end
 
 --- First page of tools, as an array (ListTools).
----@param opts table|nil per-call options (timeout_ms, cancel)
----@return table[]|nil tools, mcp.Error|nil err
+---@param opts mcp.CallOptions|nil per-call options (timeout_ms, cancel)
+---@return mcp.Tool[]|nil tools, mcp.Error|nil err
 function Client:list_tools(opts)
   local res, err = self:list_tools_with_cursor(nil, opts)
   if res == nil then return nil, err end
@@ -788,8 +788,8 @@ function Client:get_serializable_tools(opts)
 end
 
 --- First page of resources, as an array (ListResources).
----@param opts table|nil
----@return table[]|nil resources, mcp.Error|nil err
+---@param opts mcp.CallOptions|nil
+---@return mcp.Resource[]|nil resources, mcp.Error|nil err
 function Client:list_resources(opts)
   local res, err = self:list_resources_with_cursor(nil, opts)
   if res == nil then return nil, err end
@@ -804,8 +804,8 @@ function Client:list_resource_templates(opts)
 end
 
 --- First page of prompts, as an array (ListPrompts).
----@param opts table|nil
----@return table[]|nil prompts, mcp.Error|nil err
+---@param opts mcp.CallOptions|nil
+---@return mcp.Prompt[]|nil prompts, mcp.Error|nil err
 function Client:list_prompts(opts)
   local res, err = self:list_prompts_with_cursor(nil, opts)
   if res == nil then return nil, err end
@@ -829,8 +829,8 @@ end
 --- Call a tool (CallTool). arguments is a table (or nil for none).
 ---@param name string
 ---@param arguments table|nil
----@param opts table|nil timeout_ms, on_progress, cancel, meta (sent as _meta)
----@return table|nil result, mcp.Error|nil err
+---@param opts mcp.CallOptions|nil timeout_ms, on_progress, cancel, meta (sent as _meta), ...
+---@return mcp.CallToolResult|nil result, mcp.Error|nil err
 function Client:call_tool(name, arguments, opts)
   if type(name) ~= "string" then error("mcp.call_tool: name must be a string", 2) end
   if arguments ~= nil and type(arguments) ~= "table" then
@@ -879,8 +879,8 @@ end
 
 --- Read a resource (ReadResource).
 ---@param uri string
----@param opts table|nil
----@return table|nil result {contents=...}, mcp.Error|nil err
+---@param opts mcp.CallOptions|nil
+---@return mcp.ReadResourceResult|nil result, mcp.Error|nil err
 function Client:read_resource(uri, opts)
   if type(uri) ~= "string" then error("mcp.read_resource: uri must be a string", 2) end
   local res, err = self:request("resources/read", { uri = uri }, opts)
@@ -928,8 +928,8 @@ end
 --- Get a prompt with its arguments filled in (GetPrompt).
 ---@param name string
 ---@param arguments table|nil
----@param opts table|nil
----@return table|nil result {description=, messages=}, mcp.Error|nil err
+---@param opts mcp.CallOptions|nil
+---@return mcp.GetPromptResult|nil result, mcp.Error|nil err
 function Client:get_prompt(name, arguments, opts)
   if type(name) ~= "string" then error("mcp.get_prompt: name must be a string", 2) end
   if arguments ~= nil and type(arguments) ~= "table" then
