@@ -125,6 +125,7 @@ build = {
       ["mcp.schema.regex"] = "lua/mcp/schema/regex.lua",
       ["mcp.skills.frontmatter"] = "lua/mcp/skills/frontmatter.lua",
       ["mcp.skills"] = "lua/mcp/skills/init.lua",
+      ["mcp.tasks"] = "lua/mcp/tasks.lua",
       ["mcp.tools.apps"] = "lua/mcp/tools/apps.lua",
       ["mcp.tools.drift"] = "lua/mcp/tools/drift.lua",
       ["mcp.tools.export"] = "lua/mcp/tools/export.lua",

@@ -8,6 +8,7 @@ local listen = require("mcp.listen")
 local modern = require("mcp.modern")
 local protocol = require("mcp.protocol")
 local sched = require("mcp.sched")
+local tasks = require("mcp.tasks")
 
 local M = {}
 
@@ -113,6 +114,7 @@ function M.new(transport, config)
     cache = cache.new(), -- ttlMs caching of results (modern era)
     subscriptions = {}, -- uri -> true: subscribe_resource in the modern era (subscriptions/listen)
     listening = nil, -- the open subscriptions/listen request (listen.lua)
+    tasks = {}, -- taskId -> the task's last known fields (tasks.lua)
   }, Client)
   return self
 end
@@ -316,7 +318,9 @@ function Client:_modern_request(method, params, opts)
       return res
     end
     if rt == "task" then
-      return nil, new_error(nil, "the server answered " .. method .. " with a task, which this client did not ask for",
+      if method == "tools/call" then return tasks.await(self, method, res, opts) end
+      if method == "tasks/get" then return res end
+      return nil, new_error(nil, "the server answered " .. method .. " with a task, where the protocol allows none",
         res, { kind = "protocol", method = method })
     end
     if not modern.INPUT_METHODS[method] then
@@ -395,6 +399,12 @@ local function advertised_capabilities(self, modern_era)
   end
   if self.handlers.sampling and caps.sampling == nil then
     caps.sampling = json.object()
+  end
+  if modern_era then
+    -- 2026-07-28: tool calls may become tasks (the tasks extension), followed by tasks.lua
+    local ext = json.object(shallow_copy(caps.extensions))
+    if ext[tasks.EXTENSION] == nil then ext[tasks.EXTENSION] = json.object() end
+    caps.extensions = ext
   end
   return caps
 end
@@ -660,6 +670,43 @@ function Client:on_message(fn)
     self.session = require("mcp.trace").wrap(self, self.session)
     self.session_traced = true
   end
+end
+
+--- The current state of a task (tasks/get): {taskId, status, statusMessage, createdAt, ...}.
+---@param task_id string
+---@param opts table|nil
+---@return table|nil task, mcp.Error|nil err
+function Client:get_task(task_id, opts)
+  if type(task_id) ~= "string" then error("mcp.get_task: task_id must be a string", 2) end
+  local o = shallow_copy(opts)
+  o.cache = false
+  local res, err = self:request("tasks/get", { taskId = task_id }, o)
+  if res == nil then return nil, err end
+  local t = tasks.task_of(res)
+  if t == nil then
+    return nil, new_error(nil, "invalid tasks/get result", res, { kind = "protocol", method = "tasks/get" })
+  end
+  self.tasks[t.taskId] = t
+  return t
+end
+
+--- The tasks this client knows: in the 2026-07-28 era (no tasks/list) the ones its calls created,
+--- with their last known state; in the legacy era the server's tasks/list.
+---@param opts table|nil
+---@return table[]|nil tasks, mcp.Error|nil err
+function Client:list_tasks(opts)
+  if self.era == "modern" then
+    local out, ids = json.array(), {}
+    for id in pairs(self.tasks) do ids[#ids + 1] = id end
+    table.sort(ids)
+    for _, id in ipairs(ids) do out[#out + 1] = self.tasks[id] end
+    return out
+  end
+  local res, err = self:request("tasks/list", nil, opts)
+  if res == nil then return nil, err end
+  res, err = expect_table(res, "tasks", "tasks/list")
+  if res == nil then return nil, err end
+  return res.tasks
 end
 
 --- Forget every cached result (2026-07-28 ttlMs caching); the next calls go to the server.
