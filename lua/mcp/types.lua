@@ -13,6 +13,7 @@
 ---@field reset_timeout_on_progress boolean|nil progress restarts timeout_ms
 ---@field max_total_timeout_ms number|nil fails the call after this long whatever its progress
 ---@field meta table|nil call_tool: sent as params._meta
+---@field cache boolean|nil false: bypass the 2026-07-28 result cache (ttlMs)
 
 ---@class mcp.CancelToken
 ---@field cancelled boolean
@@ -29,6 +30,9 @@ function CancelToken:cancel(reason) end
 ---@field connect_timeout_ms number|nil bound on initialize
 ---@field max_retries integer|nil call_tool retries on retryable transport errors
 ---@field protocol_version string|nil one of mcp.SUPPORTED_PROTOCOL_VERSIONS
+---@field protocol_version_discovery boolean|nil default true: probe with server/discover (2026-07-28) first
+---@field protocol_discovery_timeout_ms number|nil the probe's deadline, default 1000
+---@field max_input_rounds number|nil input_required rounds per call (SEP-2322), default 16
 ---@field on_error fun(err: mcp.Error)|nil
 ---@field on_close fun(reason: string)|nil
 ---@field on_elicitation_request fun(req: mcp.ElicitationRequest): table|nil
