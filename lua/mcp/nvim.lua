@@ -176,11 +176,7 @@ function M.setup(opts)
   flush = function()
     flush_scheduled = false
     if state ~= st then return end
-    for _ = 1, 1000 do -- run_ready raises one task failure per call; report each
-      local ok, err = pcall(sched.run_ready)
-      if ok then break end
-      report(err)
-    end
+    sched.run_ready() -- task failures go to the task error hook (report, installed below)
     resume_waiting()
     arm_timer()
     if sched.has_ready() then schedule_flush() end
@@ -248,6 +244,9 @@ function M.setup(opts)
   st.previous_block = sched.block
   sched.block = st.block
   json.set_null_alias(vim.NIL)
+  -- Task failures go to on_error (unless the host installs its own hook after setup).
+  st.task_hook = function(_, traceback) report(traceback) end
+  st.previous_task_hook = sched.on_task_error(st.task_hook)
   after_step()
   return M
 end
@@ -332,6 +331,8 @@ function M.stop()
   state = nil
   local sched = require("mcp.sched")
   if sched.block == st.block then sched.block = st.previous_block end
+  local hook = sched.on_task_error(st.previous_task_hook)
+  if hook ~= st.task_hook then sched.on_task_error(hook) end -- the host replaced ours: keep theirs
   require("mcp.json").set_null_alias(nil)
   for _, h in ipairs({ st.poll, st.timer, st.prepare }) do
     if h and not h:is_closing() then h:close() end

@@ -13,7 +13,39 @@ local M = {}
 local tasks = setmetatable({}, { __mode = "k" }) -- coroutine -> true for tasks we run
 local live = 0
 local queue, qhead, qtail = {}, 1, 0
-local failures = {}
+local held = {} -- errors raised by the task error hook, for the next run()/step() to raise
+
+--- The default task error hook: one line on stderr.
+local function default_task_error(err)
+  local line = tostring(err):gsub("[\r\n]+", " | ")
+  io.stderr:write("mcp: a task failed: ", line, "\n")
+end
+local task_error_hook = default_task_error
+
+--- Set the hook that receives the error of a task started with mcp.spawn: fn(err, traceback).
+--- nil restores the default (one line on stderr). An error raised by the hook is kept and raised
+--- by the next mcp.run() or mcp.loop.step(), never by another call. Returns the previous hook.
+---@param fn fun(err: any, traceback: string)|nil
+---@return fun(err: any, traceback: string)
+function M.on_task_error(fn)
+  if fn ~= nil and type(fn) ~= "function" then error("mcp.on_task_error: fn must be a function or nil", 2) end
+  local prev = task_error_hook
+  task_error_hook = fn or default_task_error
+  return prev
+end
+
+local function task_failed(err, traceback)
+  local ok, herr = pcall(task_error_hook, err, traceback)
+  if not ok then held[#held + 1] = herr end
+end
+
+-- Raise the first error a task error hook raised (only run() and step() call this).
+local function raise_held(level)
+  if #held > 0 then
+    local err = table.remove(held, 1)
+    error(err, level and level + 1 or 0)
+  end
+end
 
 local function push_ready(co, ...)
   qtail = qtail + 1
@@ -51,13 +83,13 @@ local function task_ended(co, ok, err)
   local msg = debug.traceback(co, tostring(err))
   if t and t.on_failure then
     local ok2, err2 = pcall(t.on_failure, msg)
-    if not ok2 then failures[#failures + 1] = err2 end
+    if not ok2 then task_failed(err2, tostring(err2)) end
   else
-    failures[#failures + 1] = msg
+    task_failed(err, msg)
   end
 end
 
---- Run fn(...) in a new task. An error in it is raised by the mcp.run/step that ran it.
+--- Run fn(...) in a new task. An error in it goes to the task error hook (M.on_task_error).
 ---@param fn function
 ---@return thread
 function M.spawn(fn, ...)
@@ -70,7 +102,8 @@ function M.spawn_handler(on_failure, fn, ...)
   return new_task(fn, pack(...), on_failure)
 end
 
---- Resume every queued task once; re-raise the first task failure.
+--- Resume every queued task once. Task failures go to the task error hook; this never raises
+--- them (any waiting call runs it).
 function M.run_ready()
   while qhead <= qtail do
     local item = queue[qhead]
@@ -81,15 +114,11 @@ function M.run_ready()
       if coroutine.status(item.co) == "dead" and tasks[item.co] then
         task_ended(item.co, ok, err)
       elseif not ok then
-        failures[#failures + 1] = err
+        task_failed(err, debug.traceback(item.co, tostring(err)))
       end
     end
   end
   qhead, qtail = 1, 0
-  if #failures > 0 then
-    local err = table.remove(failures, 1)
-    error("mcp: a task failed: " .. tostring(err), 0)
-  end
 end
 
 --- One loop iteration: run ready tasks, wait up to timeout_ms for I/O or timers (0 when a task
@@ -97,11 +126,13 @@ end
 ---@param timeout_ms number|nil default 0; negative waits until something happens
 ---@return integer
 function M.step(timeout_ms)
+  raise_held()
   M.run_ready()
   local t = timeout_ms or 0
   if has_ready() then t = 0 end
   local n = core.step(t)
   M.run_ready()
+  raise_held()
   return n
 end
 
@@ -177,15 +208,17 @@ function M.wait_until(pred, ms)
   return pred()
 end
 
---- Run until every task has finished and every server being stopped is reaped (and raise the
---- first task failure).
+--- Run until every task has finished and every server being stopped is reaped. Raises what the
+--- task error hook raised (with the default hook, task failures are only reported).
 function M.run()
   while true do
     M.run_ready()
+    raise_held()
     if live == 0 and not has_ready() and core.stopping() == 0 then return end
     local n, alive = core.step(has_ready() and 0 or -1)
     if n == 0 and not alive and not has_ready() and core.stopping() == 0 then
       M.run_ready()
+      raise_held()
       if live > 0 then
         error("mcp.run: " .. live .. " task(s) wait for something that is not in flight", 2)
       end
