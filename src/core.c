@@ -199,6 +199,7 @@ int luaopen_mcp_core(lua_State *L)
 #endif
     mcp_fetch_lua_open(L);
     mcp_pkey_lua_open(L);
+    mcp_lua_transport_open(L);
     lua_pushlightuserdata(L, NULL);
     lua_setfield(L, -2, "null");
     luaL_getmetatable(L, MCP_JSON_ARRAY_MT);

@@ -13,10 +13,11 @@ static inline lua_State *mcp_loop_lua(mcp_loop *loop)
 {
     return (lua_State *)mcp_loop_context(loop);
 }
-void mcp_stdio_lua_open(lua_State *L); /* adds stdio_transport to the table on top */
-void mcp_timer_lua_open(lua_State *L); /* adds timer to the table on top */
-void mcp_http_lua_open(lua_State *L);  /* adds http_transport and sse_transport */
-void mcp_pkey_lua_open(lua_State *L);  /* adds pkey_generate, pkey_load, is_pkey (JWS keys) */
+void mcp_stdio_lua_open(lua_State *L);     /* adds stdio_transport to the table on top */
+void mcp_timer_lua_open(lua_State *L);     /* adds timer to the table on top */
+void mcp_http_lua_open(lua_State *L);      /* adds http_transport and sse_transport */
+void mcp_pkey_lua_open(lua_State *L);      /* adds pkey_generate, pkey_load, is_pkey (JWS keys) */
+void mcp_lua_transport_open(lua_State *L); /* adds lua_transport (the bridge for Lua transports) */
 #ifdef MCP_TEST_HOOKS
 /* Test builds only (src/testing/): adds _sse_parse (SSE parser test hook) to the table on top. */
 void mcp_sse_lua_open(lua_State *L);

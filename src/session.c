@@ -120,14 +120,14 @@ typedef struct failure_args {
     const mcp_transport_failure *f;
 } failure_args;
 
-/* cb(nil, code, message, data, kind, status): the server's JSON-RPC error when the body holds
- * one (kind "rpc"), else the transport's message (kind "transport"). */
+/* cb(nil, code, message, data, kind, status, response_headers, response_body): the server's
+ * JSON-RPC error when the body holds one (kind "rpc"), else the transport's message (kind
+ * "transport"). */
 static int complete_failure(lua_State *L)
 {
     failure_args *a = lua_touserdata(L, 1);
     const mcp_transport_failure *f = a->f;
     mcp_pending *p = a->p;
-    a->p = NULL; /* complete() frees it, even if it raises later */
     lua_pushnil(L);
     if (mcp_wire_push_rpc_error(L, f->body, f->body_len)) {
         if (f->keep_message) {
@@ -145,7 +145,13 @@ static int complete_failure(lua_State *L)
         lua_pushinteger(L, f->status);
     else
         lua_pushnil(L);
-    complete(L, a->s, p, 6);
+    mcp_wire_push_http_headers(L, f->headers, f->headers_len);
+    if (f->body != NULL)
+        lua_pushlstring(L, f->body, f->body_len);
+    else
+        lua_pushnil(L);
+    a->p = NULL; /* complete() frees it, even if it raises later */
+    complete(L, a->s, p, 8);
     return 0;
 }
 
@@ -161,7 +167,7 @@ static void encode_or_raise(lua_State *L, mcp_session *s, int idx, const char *w
     }
 }
 
-static const mcp_send_info no_info = {0, NULL, 0};
+static const mcp_send_info no_info = {0, NULL, 0, NULL, 0};
 
 /* Send what is in s->out. Pushes true (returns 1), or nil, message (returns 2). */
 static int flush_out(lua_State *L, mcp_session *s, const mcp_send_info *info)
@@ -188,7 +194,7 @@ static int flush_out(lua_State *L, mcp_session *s, const mcp_send_info *info)
 /* Tell the server we gave up on a request, and let the transport drop what carries it. */
 static void send_cancelled(mcp_session *s, int64_t id, const char *reason)
 {
-    static const mcp_send_info info = {0, "notifications/cancelled", 0};
+    static const mcp_send_info info = {0, "notifications/cancelled", 0, NULL, 0};
     char err[256];
     if (s->closed || s->t == NULL)
         return;
@@ -506,7 +512,42 @@ static void put_method(lua_State *L, mcp_session *s, int idx)
     mcp_wire_put_method(&s->out, m, n);
 }
 
-/* s:request(method, params|nil, timeout_ms, cb [, id]) -> id | nil, err */
+#define MAX_HEADERS 64
+
+/* Per-request headers at idx ({name = string | false}) into out; the strings stay valid while
+ * the table is on the stack. Misuse raises. */
+static size_t collect_headers(lua_State *L, int idx, mcp_header *out)
+{
+    size_t n = 0;
+    if (lua_isnoneornil(L, idx))
+        return 0;
+    luaL_checktype(L, idx, LUA_TTABLE);
+    lua_pushnil(L);
+    while (lua_next(L, idx) != 0) {
+        mcp_header *h = &out[n];
+        if (n == MAX_HEADERS)
+            luaL_error(L, "mcp: more than %d per-request headers", MAX_HEADERS);
+        if (lua_type(L, -2) != LUA_TSTRING)
+            luaL_error(L, "mcp: header names must be strings");
+        h->name = lua_tolstring(L, -2, &h->name_len);
+        if (lua_type(L, -1) == LUA_TSTRING) {
+            h->value = lua_tolstring(L, -1, &h->value_len);
+            if (memchr(h->value, '\r', h->value_len) || memchr(h->value, '\n', h->value_len) ||
+                memchr(h->value, '\0', h->value_len))
+                luaL_error(L, "mcp: header %s contains a line break or NUL", h->name);
+        } else if (lua_type(L, -1) == LUA_TBOOLEAN && !lua_toboolean(L, -1)) {
+            h->value = NULL; /* send without this header */
+            h->value_len = 0;
+        } else {
+            luaL_error(L, "mcp: header %s must be a string or false", h->name);
+        }
+        n++;
+        lua_pop(L, 1);
+    }
+    return n;
+}
+
+/* s:request(method, params|nil, timeout_ms, cb [, id [, headers]]) -> id | nil, err */
 static int l_request(lua_State *L)
 {
     mcp_session *s = check_session(L);
@@ -514,7 +555,10 @@ static int l_request(lua_State *L)
     int64_t id;
     mcp_pending *p;
     int rc;
+    mcp_header headers[MAX_HEADERS];
+    size_t nheaders;
     luaL_checktype(L, 5, LUA_TFUNCTION);
+    nheaders = collect_headers(L, 7, headers);
     if (!lua_isnoneornil(L, 6)) {
         id = (int64_t)luaL_checknumber(L, 6);
         if (id <= 0 || id >= s->next_id || mcp_pending_get(&s->pending, id) != NULL)
@@ -550,6 +594,8 @@ static int l_request(lua_State *L)
         info.request_id = id;
         info.method = lua_tostring(L, 2);
         info.is_initialize = strcmp(info.method, "initialize") == 0;
+        info.headers = headers;
+        info.nheaders = nheaders;
         rc = flush_out(L, s, &info);
     }
     if (rc != 1) {
@@ -564,21 +610,23 @@ static int l_request(lua_State *L)
     mcp_timer_init(&p->timer, on_timeout, p);
     if (p->timeout_ms > 0)
         mcp_timer_start(s->loop, &p->timer, p->timeout_ms);
-    lua_pushnumber(L, (lua_Number)id);
+    lua_pushinteger(L, (lua_Integer)id);
     return 1;
 }
 
 static int l_next_id(lua_State *L)
 {
     mcp_session *s = check_session(L);
-    lua_pushnumber(L, (lua_Number)s->next_id++);
+    lua_pushinteger(L, (lua_Integer)s->next_id++);
     return 1;
 }
 
-/* s:notify(method, params|nil) -> true | nil, err */
+/* s:notify(method, params|nil [, headers]) -> true | nil, err */
 static int l_notify(lua_State *L)
 {
     mcp_session *s = check_session(L);
+    mcp_header headers[MAX_HEADERS];
+    size_t nheaders = collect_headers(L, 4, headers);
     mcp_wire_begin(&s->out);
     put_method(L, s, 2);
     if (!lua_isnoneornil(L, 3)) {
@@ -591,6 +639,8 @@ static int l_notify(lua_State *L)
         info.request_id = 0;
         info.method = lua_tostring(L, 2);
         info.is_initialize = 0;
+        info.headers = headers;
+        info.nheaders = nheaders;
         return flush_out(L, s, &info);
     }
 }

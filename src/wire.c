@@ -237,3 +237,53 @@ int mcp_wire_ping_result(lua_State *L, int id_idx, mcp_buf *b, char *err, size_t
     LIT(b, ",\"result\":{}}");
     return 0;
 }
+
+/* The header lines of a failed response ("Name: value\r\n"...) as a table, names lower-cased,
+ * repeated headers joined with ", "; nil when there are none. Runs under lua_pcall. */
+void mcp_wire_push_http_headers(lua_State *L, const char *h, size_t len)
+{
+    const char *end = h + len;
+    int any = 0;
+    if (h == NULL || len == 0) {
+        lua_pushnil(L);
+        return;
+    }
+    lua_newtable(L);
+    while (h < end) {
+        const char *eol = memchr(h, '\n', (size_t)(end - h)), *colon, *v, *ve;
+        char name[128];
+        size_t nlen, i;
+        if (eol == NULL)
+            eol = end;
+        colon = memchr(h, ':', (size_t)(eol - h));
+        if (colon != NULL && colon > h && (size_t)(colon - h) < sizeof name) {
+            nlen = (size_t)(colon - h);
+            for (i = 0; i < nlen; i++)
+                name[i] = (char)((h[i] >= 'A' && h[i] <= 'Z') ? h[i] + 32 : h[i]);
+            v = colon + 1;
+            ve = eol;
+            while (v < ve && (*v == ' ' || *v == '\t'))
+                v++;
+            while (ve > v && (ve[-1] == '\r' || ve[-1] == ' ' || ve[-1] == '\t'))
+                ve--;
+            lua_pushlstring(L, name, nlen);
+            lua_pushvalue(L, -1);
+            lua_rawget(L, -3);
+            if (lua_isstring(L, -1)) { /* repeated: "first, second" */
+                lua_pushliteral(L, ", ");
+                lua_pushlstring(L, v, (size_t)(ve - v));
+                lua_concat(L, 3);
+            } else {
+                lua_pop(L, 1);
+                lua_pushlstring(L, v, (size_t)(ve - v));
+            }
+            lua_rawset(L, -3);
+            any = 1;
+        }
+        h = eol + 1;
+    }
+    if (!any) {
+        lua_pop(L, 1);
+        lua_pushnil(L);
+    }
+}

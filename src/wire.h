@@ -38,6 +38,9 @@ int mcp_wire_id_key(lua_State *L, int idx, int64_t *out);
 /* Push code, message, data of the JSON-RPC error response in body and return 1; or push nothing
  * and return 0 when the body is not one. May raise (out of memory). */
 int mcp_wire_push_rpc_error(lua_State *L, const char *body, size_t len);
+/* Push the header lines of an HTTP response ("Name: value\r\n"...) as a table with lower-cased
+ * names (repeated headers joined with ", "), or nil when there are none. */
+void mcp_wire_push_http_headers(lua_State *L, const char *h, size_t len);
 
 /* Writers: they append to b (mcp_wire_begin, _cancelled and _ping_result reset it first). */
 void mcp_wire_put_int(mcp_buf *b, int64_t v);

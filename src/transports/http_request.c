@@ -102,17 +102,25 @@ int mcp_session_id_valid(const char *id, size_t len)
     return 1;
 }
 
-/* Response headers: a new status line starts a new response (redirects, 100 Continue). */
+#define RESP_HEADERS_MAX (16 * 1024)
+
+/* Response headers: a new status line starts a new response (redirects, 100 Continue). The
+ * lines of a response that is not 2xx are kept for the error (WWW-Authenticate, Retry-After). */
 static size_t header_cb(char *data, size_t size, size_t nmemb, void *userp)
 {
     mcp_hreq *r = userp;
     size_t n = size * nmemb, nlen = 14;
     if (n >= 5 && strncmp(data, "HTTP/", 5) == 0) {
+        const char *sp = memchr(data, ' ', n);
         free(r->session_id);
         r->session_id = NULL;
         r->bad_session_id = 0;
+        r->header_status = sp != NULL ? strtol(sp + 1, NULL, 10) : 0;
+        mcp_buf_reset(&r->resp_headers);
         return n;
     }
+    if (!is_2xx(r->header_status) && n > 2 && r->resp_headers.len + n <= RESP_HEADERS_MAX)
+        mcp_buf_append(&r->resp_headers, data, n);
     if (n > nlen + 1 && strncasecmp(data, "mcp-session-id", nlen) == 0 && data[nlen] == ':') {
         const char *v = data + nlen + 1, *end = data + n;
         while (v < end && (*v == ' ' || *v == '\t'))
@@ -144,6 +152,7 @@ static void really_free(mcp_hreq *r)
     if (r->sse_ready)
         mcp_sse_free(&r->sse);
     mcp_buf_free(&r->body);
+    mcp_buf_free(&r->resp_headers);
     mcp_buf_free(&r->inbox);
     free(r->payload);
     free(r->session_id);
@@ -215,6 +224,7 @@ mcp_hreq *mcp_hreq_new(mcp_curl *c, int method, const char *url, const char *pay
     r->body_max = body_max;
     mcp_buf_init(&r->body);
     mcp_buf_init(&r->inbox);
+    mcp_buf_init(&r->resp_headers);
     curl_easy_setopt(e, CURLOPT_URL, url);
     curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, write_cb);
     curl_easy_setopt(e, CURLOPT_WRITEDATA, r);

@@ -51,8 +51,10 @@ struct mcp_hreq {
     /* response */
     long status;
     mcp_hreq_mode mode;
-    char *session_id;   /* Mcp-Session-Id of the final response, if any (and valid) */
-    int bad_session_id; /* the final response's Mcp-Session-Id is not visible ASCII */
+    char *session_id;     /* Mcp-Session-Id of the final response, if any (and valid) */
+    int bad_session_id;   /* the final response's Mcp-Session-Id is not visible ASCII */
+    long header_status;   /* status of the response whose headers are arriving */
+    mcp_buf resp_headers; /* header lines of a non-2xx final response (for the error object) */
     mcp_sse_parser sse;
     int sse_ready;
     int sse_overflow;

@@ -258,11 +258,14 @@ void mcp_http_post_failed(mcp_http *h, mcp_hreq *r, int status, const char *msg)
     const mcp_sink *sink = h->base.sink;
     if (r->request_id != 0 && sink != NULL) {
         mcp_transport_failure f;
+        memset(&f, 0, sizeof f);
         f.status = status;
         f.message = msg;
         f.body = r->body.len ? mcp_buf_head(&r->body) : NULL;
         f.body_len = r->body.len;
         f.keep_message = r->keep_message;
+        f.headers = r->resp_headers.len ? mcp_buf_head(&r->resp_headers) : NULL;
+        f.headers_len = r->resp_headers.len;
         sink->on_request_failed(h->base.sink_ctx, r->request_id, &f);
     } else {
         mcp_http_report(h, msg);

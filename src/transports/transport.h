@@ -13,11 +13,22 @@
 
 typedef struct mcp_transport mcp_transport;
 
-/* What the session knows about an outgoing message. */
+/* One per-request header of a message (send options). value NULL: send the message without
+ * this header (it removes a default the transport would add). Not NUL-terminated. */
+typedef struct mcp_header {
+    const char *name;
+    size_t name_len;
+    const char *value;
+    size_t value_len;
+} mcp_header;
+
+/* What the session knows about an outgoing message: the send options of the contract. */
 typedef struct mcp_send_info {
     int64_t request_id; /* 0 unless the message is a request of ours */
     const char *method; /* NULL for responses */
     int is_initialize;
+    const mcp_header *headers; /* per-request headers (HTTP), valid during send only */
+    size_t nheaders;
 } mcp_send_info;
 
 /* Why one request failed in the transport (HTTP status, connection error, ...). */
@@ -26,7 +37,9 @@ typedef struct mcp_transport_failure {
     const char *message; /* readable, complete */
     const char *body;    /* response body (may hold a JSON-RPC error), may be NULL */
     size_t body_len;
-    int keep_message; /* use message even when the body holds a JSON-RPC error */
+    int keep_message;    /* use message even when the body holds a JSON-RPC error */
+    const char *headers; /* the response's header lines ("Name: value\r\n"...), may be NULL */
+    size_t headers_len;
 } mcp_transport_failure;
 
 /* Implemented by the session; called from loop callbacks only (never from __gc). */
