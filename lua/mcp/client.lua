@@ -1,11 +1,13 @@
 --- The MCP client: the reference's MCPClient in Lua. Requests go through the C session; this
 --- layer builds params, checks results, and runs server requests and notifications as tasks.
 local core = require("mcp.core")
+local contract = require("mcp.transport")
 local errors = require("mcp.errors")
 local cache = require("mcp.cache")
 local json = require("mcp.json")
 local listen = require("mcp.listen")
 local modern = require("mcp.modern")
+local options = require("mcp.util.options")
 local protocol = require("mcp.protocol")
 local sched = require("mcp.sched")
 local tasks = require("mcp.tasks")
@@ -34,6 +36,7 @@ end
 
 -- ---- configuration ---------------------------------------------------------------------------
 
+--- Client config keys and their types (MCPClientConfig in snake_case). Another key raises.
 local CONFIG_FIELDS = {
   client_name = "string", name = "string", client_version = "string", capabilities = "table",
   request_timeout_ms = "number", enable_logging = "boolean", max_retries = "number",
@@ -44,6 +47,16 @@ local CONFIG_FIELDS = {
   max_pages = "number",
   max_input_rounds = "number", protocol_discovery_timeout_ms = "number",
 }
+M.CONFIG_FIELDS = CONFIG_FIELDS
+
+--- Per-call option keys (the opts of request, notify, call_tool, list_*, ...). Another key raises.
+local CALL_OPTIONS = {
+  timeout_ms = "number", on_progress = "function", cancel = "table", meta = "table", headers = "table",
+  reset_timeout_on_progress = "boolean", max_total_timeout_ms = "number", -- lua/mcp/deadline.lua
+  max_pages = "number", -- list_all_*: a bound on the pages followed
+  cache = "boolean", -- false: bypass the 2026-07-28 result cache (lua/mcp/cache.lua)
+}
+M.CALL_OPTIONS = CALL_OPTIONS
 
 --- Pages a list_all_* call reads at most before it fails (a server can hand out new cursors forever).
 M.DEFAULT_MAX_PAGES = 1000
@@ -51,6 +64,7 @@ M.DEFAULT_MAX_PAGES = 1000
 local function normalize_config(config)
   config = config or {}
   if type(config) ~= "table" then error("mcp: client config must be a table", 3) end
+  options.check(config, CONFIG_FIELDS, "mcp.new_client: config", 3)
   for k, want in pairs(CONFIG_FIELDS) do
     local v = config[k]
     if v ~= nil and type(v) ~= want then
@@ -87,7 +101,9 @@ local function normalize_config(config)
 end
 
 --- Create a client without connecting (the reference's NewMCPClient). Call client:connect().
----@param transport userdata a transport from mcp.stdio_transport (or any object with start/close)
+---@param transport userdata|table a transport: mcp.stdio_transport, mcp.http_transport,
+--- mcp.sse_transport, or any object that implements the contract (docs/API.md, Transports);
+--- connect() checks it
 ---@param config mcp.ClientConfig|nil MCPClientConfig fields in snake_case
 ---@return mcp.Client
 function M.new(transport, config)
@@ -227,20 +243,52 @@ end
 local NO_OPTIONS = {} -- read only: the options of a call that passed none
 local deadline = require("mcp.deadline")
 
--- One round trip: send the request and wait for its answer (headers: this request's HTTP
--- headers, the modern era's Mcp-Method, Mcp-Name and Mcp-Param-*).
-function Client:_roundtrip(method, params, opts, headers)
-  local session = self.session
-  if session == nil or self.state == "closed" then
-    return nil, new_error(nil, self.state == "closed" and "the client is closed" or "the client is not connected",
-      nil, { kind = "closed", method = method })
+--- How many times one call may ask the transport to reauthorize (transport:reauthorize).
+M.MAX_REAUTHORIZE = 3
+
+local HEADER_NAME = "^[!#$%%&'*+%-.^_`|~%w]+$"
+
+--- Check per-call options (misuse raises at level, as seen from the caller of this function).
+local function check_call_options(opts, level)
+  if type(opts) ~= "table" then error("mcp: request options must be a table", level + 1) end
+  for k, v in pairs(opts) do
+    local want = CALL_OPTIONS[k]
+    if want == nil then
+      options.check({ [k] = true }, CALL_OPTIONS, "mcp: per-call options", level + 1)
+    elseif type(v) ~= want then
+      error(("mcp: per-call option '%s' must be a %s, got %s"):format(tostring(k), want, type(v)), level + 1)
+    end
   end
-  local timeout = opts.timeout_ms or self.config.request_timeout_ms
+  deadline.check_options(opts, level + 1)
+  local headers = opts.headers
+  if headers ~= nil then
+    for name, value in pairs(headers) do
+      if type(name) ~= "string" or not name:match(HEADER_NAME) then
+        error("mcp: per-call option 'headers': invalid header name " .. tostring(name), level + 1)
+      end
+      if value ~= false and type(value) ~= "string" and type(value) ~= "number" then
+        error("mcp: per-call option 'headers': header " .. name .. " must be a string (or false to omit it)", level + 1)
+      end
+      if type(value) == "string" and value:find("[\r\n%z]") then
+        error("mcp: per-call option 'headers': header " .. name .. " contains a line break or NUL", level + 1)
+      end
+    end
+  end
+end
+
+-- The send options' headers for the session: the protocol's (era) under the caller's per-call
+-- ones, values as strings (or false: send without that header); nil when there are none.
+local function send_headers(era_headers, call_headers)
+  if call_headers == nil then return era_headers end
+  local out = {}
+  for k, v in pairs(era_headers or {}) do out[k] = v end
+  for k, v in pairs(call_headers) do out[k] = type(v) == "number" and tostring(v) or v end
+  return out
+end
+
+-- One attempt of one round trip: send the request and wait for its answer.
+local function attempt(self, session, method, params, opts, headers, timeout)
   local cancel = opts.cancel
-  if cancel and cancel.cancelled then
-    return nil, new_error(nil, "request cancelled: " .. tostring(cancel.reason), nil,
-      { kind = "cancelled", method = method })
-  end
   local id
   local on_progress = opts.on_progress
   -- reset_timeout_on_progress / max_total_timeout_ms: the call's timers live in the deadline
@@ -257,13 +305,8 @@ function Client:_roundtrip(method, params, opts, headers)
     params._meta = meta
     self.progress[id] = on_progress
   end
-  local res, code, message, data, kind, status = sched.await(function(cb)
-    local rid, err
-    if headers then
-      rid, err = session:request(method, params, timeout, cb, id, headers)
-    else
-      rid, err = session:request(method, params, timeout, cb, id)
-    end
+  local res, code, message, data, kind, status, rheaders, rbody = sched.await(function(cb)
+    local rid, err = session:request(method, params, timeout, cb, id, headers)
     if not rid then
       cb(nil, nil, err, nil, self.closed_reason and "closed" or "transport")
       return
@@ -279,9 +322,44 @@ function Client:_roundtrip(method, params, opts, headers)
     if kind == "closed" and self.closed_reason and not message:find(self.closed_reason, 1, true) then
       message = message .. ": " .. self.closed_reason
     end
-    return nil, new_error(code, message, data, { kind = kind, method = method, status_code = status })
+    local e = new_error(code, message, data, { kind = kind, method = method, status_code = status })
+    e.response_headers = rheaders
+    e.response_body = rbody
+    return nil, e
   end
   return res
+end
+
+-- One round trip: send the request and wait for its answer (headers: this request's HTTP
+-- headers, the modern era's Mcp-Method, Mcp-Name and Mcp-Param-*, under the per-call ones).
+-- A 401/403 goes to the transport's optional reauthorize(err, attempt), which may ask for the
+-- request to be sent again, at most MAX_REAUTHORIZE times (401, then 403 insufficient_scope, ...).
+function Client:_roundtrip(method, params, opts, headers)
+  local session = self.session
+  if session == nil or self.state == "closed" then
+    return nil, new_error(nil, self.state == "closed" and "the client is closed" or "the client is not connected",
+      nil, { kind = "closed", method = method })
+  end
+  local timeout = opts.timeout_ms or self.config.request_timeout_ms
+  local cancel = opts.cancel
+  if cancel and cancel.cancelled then
+    return nil, new_error(nil, "request cancelled: " .. tostring(cancel.reason), nil,
+      { kind = "cancelled", method = method })
+  end
+  headers = send_headers(headers, opts.headers)
+  local res, err = attempt(self, session, method, params, opts, headers, timeout)
+  local n = 0
+  while res == nil and (err.status_code == 401 or err.status_code == 403) and n < M.MAX_REAUTHORIZE
+      and self.transport.reauthorize and self.session == session and not (cancel and cancel.cancelled) do
+    n = n + 1
+    local ok, rerr = self.transport:reauthorize(err, n)
+    if ok ~= true then
+      if errors.is_error(rerr) then err = rerr end
+      break
+    end
+    res, err = attempt(self, session, method, params, opts, headers, timeout)
+  end
+  return res, err
 end
 
 -- A modern-era request: _meta on every round, the HTTP headers, resultType read on every
@@ -296,7 +374,7 @@ function Client:_modern_request(method, params, opts)
   local rounds = 0
   while true do
     local hdrs
-    if self.http then
+    if self.tool_headers then
       local herr
       hdrs, herr = modern.request_headers(self, method, send)
       if not hdrs then return nil, herr end
@@ -345,16 +423,15 @@ end
 ---@param method string
 ---@param params table|nil
 ---@param opts mcp.CallOptions|nil timeout_ms (0 = no timeout), on_progress(params), cancel (mcp.cancel_token()),
----  reset_timeout_on_progress, max_total_timeout_ms (lua/mcp/deadline.lua)
+---  reset_timeout_on_progress, max_total_timeout_ms (lua/mcp/deadline.lua), headers, meta, max_pages
 ---@return any result, mcp.Error|nil err
 function Client:request(method, params, opts)
   if type(method) ~= "string" then error("mcp: method must be a string", 2) end
   if params ~= nil and type(params) ~= "table" then error("mcp: params must be a table", 2) end
-  opts = opts or NO_OPTIONS
-  if type(opts) ~= "table" then error("mcp: request options must be a table", 2) end
-  if opts ~= NO_OPTIONS then
-    deadline.check_options(opts, 2)
-    if opts.cache ~= nil and type(opts.cache) ~= "boolean" then error("mcp: cache must be a boolean", 2) end
+  if opts == nil then
+    opts = NO_OPTIONS
+  elseif opts ~= NO_OPTIONS then
+    check_call_options(opts, 2)
   end
   if self.era == "modern" then return self:_modern_request(method, params, opts) end
   return self:_roundtrip(method, params, opts)
@@ -363,14 +440,16 @@ end
 --- Send a notification.
 ---@param method string
 ---@param params table|nil
+---@param opts table|nil headers
 ---@return boolean|nil ok, mcp.Error|nil err
-function Client:notify(method, params)
+function Client:notify(method, params, opts)
   if type(method) ~= "string" then error("mcp: method must be a string", 2) end
+  if opts ~= nil then check_call_options(opts, 2) end
   if self.session == nil or self.state == "closed" then
     return nil, new_error(nil, self.state == "closed" and "the client is closed" or "the client is not connected",
       nil, { kind = "closed", method = method })
   end
-  local ok, err = self.session:notify(method, params)
+  local ok, err = self.session:notify(method, params, send_headers(nil, opts and opts.headers))
   if not ok then
     return nil, new_error(nil, err, nil, { kind = self.closed_reason and "closed" or "transport", method = method })
   end
@@ -414,48 +493,52 @@ function Client:_capabilities()
   return advertised_capabilities(self, self.era == "modern")
 end
 
--- "stdio", "http" (streamable HTTP), "sse" (legacy HTTP+SSE) or nil (another transport).
-local function transport_kind(t)
-  if require("mcp.transport.stdio").is_stdio(t) then return "stdio" end
-  return require("mcp.transport.http").kind(t)
+-- An optional capability of the transport that answers a yes/no question (docs/API.md,
+-- Transports): false when the transport lacks the method.
+local function capable(t, name)
+  local f = t[name]
+  return f ~= nil and f(t) == true
 end
 
-function Client:_open_session()
-  -- The handler reaches the client weakly: a dropped client stays collectable (its session's
-  -- finalizer then stops the server). A session the client replaced (a server restarted after
-  -- the discovery probe) is not heard any more.
+-- Attach the transport to a new session and start it under the contract (contract.start
+-- closes a transport that fails or breaks the contract). The handler reaches the client
+-- weakly: a dropped client stays collectable (its session's finalizer then closes the
+-- transport, which stops the server). A session the client replaced (a server restarted after
+-- the discovery probe) is not heard any more.
+function Client:_start_transport()
   local weak = setmetatable({ client = self }, { __mode = "v" })
   local gen = (self.session_gen or 0) + 1
   self.session_gen = gen
-  self.session = core.session(self.transport, function(kind, a, b, c)
+  local session, events = contract.attach(self.transport, function(kind, a, b, c)
     local client = weak.client
     if client and client.session_gen == gen then client:_on_event(kind, a, b, c) end
   end)
+  if not session then
+    self.state = "new"
+    return nil, events
+  end
+  self.session = session
   self.session_traced = false
   if self.config.on_message then
     self.session = require("mcp.trace").wrap(self, self.session)
     self.session_traced = true
   end
+  -- The transport may wait until it can carry messages (legacy SSE: the endpoint event).
+  local ok, err = contract.start(self.transport, events,
+    { timeout_ms = self.config.connect_timeout_ms or self.config.request_timeout_ms })
+  if not ok then
+    self.state = "closed"
+    self.closed_reason = err.message
+    session:close(err.message)
+    return nil, err
+  end
+  return true
 end
 
-function Client:_start_transport()
-  local transport = self.transport
-  local ok, err = transport:start()
-  if not ok then
-    self.state = "new"
-    return nil, new_error(nil, "failed to connect transport: " .. tostring(err), nil, { kind = "transport" })
-  end
-  if transport.ready and transport:ready() ~= 1 then
-    -- Legacy SSE: messages can go out once the server named its endpoint.
-    ok, err = require("mcp.transport.http").wait_ready(transport, self.config.connect_timeout_ms or self.config.request_timeout_ms)
-    if not ok then
-      self.state = "closed"
-      transport:close()
-      return nil, err
-    end
-  end
-  self:_open_session()
-  return true
+-- The transport's protocol version (sent as MCP-Protocol-Version on HTTP), when it takes one.
+function Client:_set_transport_version(v)
+  local t = self.transport
+  if t.set_protocol_version then t:set_protocol_version(v) end
 end
 
 -- The server/discover probe. Returns "modern", init_result; "legacy", version|nil (initialize,
@@ -466,7 +549,7 @@ function Client:_discover()
   local version = modern.MODERN_PROTOCOL_VERSION
   while true do
     self.modern_version = version
-    if self.http then self.transport:set_protocol_version(version) end
+    self:_set_transport_version(version)
     self.era, self.probing = "modern", true
     local res, err = self:request("server/discover", nil,
       { timeout_ms = self.config.protocol_discovery_timeout_ms })
@@ -479,22 +562,22 @@ function Client:_discover()
       end
       break
     end
-    if err.kind == "closed" and self.stdio then return "restart", err end
+    if err.kind == "closed" and self.transport.respawn then return "restart", err end
     local what, v = modern.classify_probe_error(err, retried)
     if what == nil then return nil, v end
     if what ~= "retry" then
-      if self.http then self.transport:set_protocol_version(nil) end
+      self:_set_transport_version(nil)
       return "legacy", v
     end
     version, retried = v, true
   end
-  if self.http then self.transport:set_protocol_version(nil) end
+  self:_set_transport_version(nil)
   return "legacy"
 end
 
 -- A stdio server that died or closed on the probe: start it again (once) for the legacy era.
 function Client:_restart_after_probe(cause)
-  local fresh = require("mcp.transport.stdio").respawn(self.transport)
+  local fresh = self.transport:respawn() -- optional capability: a new transport for the same server
   self.session:close("the server closed on the server/discover probe")
   self.session, self.closed_reason = nil, nil
   self.transport = fresh
@@ -510,7 +593,11 @@ end
 --- asked for), then either the stateless 2026-07-28 lifecycle or the initialize handshake.
 ---@return boolean|nil ok, mcp.Error|nil err
 function Client:connect()
-  if self.state == "connected" then return true end
+  if self.state == "connected" then
+    if self.session:is_open() then return true end
+    return nil, new_error(nil, "the connection is closed" .. (self.closed_reason and (": " .. self.closed_reason) or ""),
+      nil, { kind = "closed" })
+  end
   if self.state == "closed" then
     return nil, new_error(nil, "the client is closed", nil, { kind = "closed" })
   end
@@ -527,8 +614,10 @@ function Client:connect()
       or not protocol.is_supported(reattach.protocolVersion)) then
     return nil, new_error(nil, "initialize_result needs a supported protocolVersion", reattach, { kind = "config" })
   end
-  local kind = transport_kind(self.transport)
-  self.http, self.stdio = kind == "http", kind == "stdio"
+  -- Optional capabilities (the reference's ProtocolVersionDiscoveryTransport and
+  -- MCPToolParameterHeadersTransport): asked once per connection.
+  local discovery = capable(self.transport, "supports_protocol_discovery")
+  self.tool_headers = capable(self.transport, "supports_tool_parameter_headers")
   self.era, self.tool_bindings, self.log_level = nil, {}, nil
   self.cache:clear()
   self.listening = nil
@@ -537,7 +626,7 @@ function Client:connect()
   if not ok then return nil, err end
   local wants_modern = want == nil or modern.is_modern_version(want)
   local init
-  if reattach == nil and wants_modern and self.config.protocol_version_discovery and (self.http or self.stdio) then
+  if reattach == nil and wants_modern and self.config.protocol_version_discovery and discovery then
     local what, x = self:_discover()
     if what == nil then
       self:close()
@@ -560,7 +649,7 @@ function Client:connect()
   if init ~= nil then
     self.init_result, self.era, self.modern_version = init, "modern", init.protocolVersion
     self.state = "connected"
-    if self.http then self.transport:set_protocol_version(init.protocolVersion) end
+    self:_set_transport_version(init.protocolVersion)
     listen.refresh(self) -- handlers registered before connect
     return true
   end
@@ -594,6 +683,7 @@ function Client:connect()
   end
   self.init_result = res
   self.state = "connected"
+  -- Optional capabilities (docs/API.md, Transports): called when the transport has them.
   if transport.set_protocol_version then transport:set_protocol_version(res.protocolVersion) end
   if reattach == nil then
     local nok, nerr = self:notify("notifications/initialized")
@@ -608,22 +698,15 @@ function Client:connect()
 end
 
 --- Close the connection and stop the server (idempotent). Outside a task it waits, bounded,
---- until the server process is reaped; inside a task the loop finishes that in the background.
+--- until the transport is done (the server process reaped, the session DELETE sent); inside a
+--- task the loop finishes that in the background.
 ---@return boolean
 function Client:close()
-  if self.state == "closed" then return true end
+  if self.state == "closed" and self.transport_closed then return true end
   self.state = "closed"
-  if self.session then
-    self.session:close("the client was closed")
-  else
-    self.transport:close()
-  end
-  local t = self.transport
-  if t.reaped then
-    sched.wait_until(function() return t:reaped() end, 5000)
-  elseif t.busy then
-    sched.wait_until(function() return not t:busy() end, 3000) -- the session DELETE
-  end
+  self.transport_closed = true
+  if self.session then self.session:close("the client was closed") end
+  contract.close(self.transport)
   return true
 end
 Client.__close = Client.close
@@ -650,12 +733,13 @@ function Client:reconnect(transport)
   elseif type(transport) ~= "userdata" and type(transport) ~= "table" then
     error("mcp.reconnect: transport expected", 2)
   end
-  if self.state ~= "closed" and self.state ~= "new" then self:close() end
+  if self.state ~= "new" then self:close() end
   self.transport = transport
   self.state = "new"
   self.session = nil
   self.init_result = nil
   self.closed_reason = nil
+  self.transport_closed = nil
   self.progress = {}
   self.config.initialize_result = nil -- a reattach is for the first connection only
   return self:connect()
@@ -763,7 +847,7 @@ local function page(self, method, field, cursor, opts)
   local res, err = self:request(method, params, opts)
   if res == nil then return nil, err end
   res, err = expect_table(res, field, method)
-  if res ~= nil and method == "tools/list" and self.era == "modern" and self.http then
+  if res ~= nil and method == "tools/list" and self.era == "modern" and self.tool_headers then
     -- x-mcp-header: a tool whose header bindings are invalid is dropped (and reported).
     if params == nil then self.tool_bindings = {} end
     res.tools = modern.filter_tools(self, res.tools)

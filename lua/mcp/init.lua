@@ -39,9 +39,12 @@ mcp.spawn = sched.spawn
 mcp.run = sched.run
 mcp.sleep = sched.sleep
 mcp.loop = sched.loop
+mcp.on_task_error = sched.on_task_error
 
 -- transports and clients
 mcp.stdio_transport = stdio.transport
+mcp.memory_transport_pair = require("mcp.transport.memory").pair
+mcp.message_transport = require("mcp.transport.message").new
 mcp.new_client = client.new
 mcp.Client = client.Client
 
@@ -57,6 +60,7 @@ function mcp.create_client(config, transport)
   return c
 end
 
+local options = require("mcp.util.options")
 local TRANSPORT_KEYS = {
   env = true, cwd = true, working_dir = true, stderr = true, max_message_size = true,
   max_write_queue = true, max_stderr_lines = true,
@@ -73,6 +77,10 @@ function mcp.create_stdio_client(command, args, opts)
   if args ~= nil and type(args) ~= "table" then error("mcp.create_stdio_client: args must be an array", 2) end
   if opts ~= nil and type(opts) ~= "table" then error("mcp.create_stdio_client: opts must be a table", 2) end
   opts = opts or {}
+  local known = {}
+  for k in pairs(TRANSPORT_KEYS) do known[k] = true end
+  for k in pairs(client.CONFIG_FIELDS) do known[k] = true end
+  options.check(opts, known, "mcp.create_stdio_client: opts", 2)
   local tcfg, ccfg = { command = command, args = args }, {}
   for k, v in pairs(opts) do
     if TRANSPORT_KEYS[k] then tcfg[k] = v else ccfg[k] = v end
@@ -95,7 +103,7 @@ mcp.REDIRECT_FOLLOW = http.REDIRECT_FOLLOW
 ---@return mcp.Client|nil, mcp.Error|nil
 function mcp.create_http_client(url, opts)
   if type(url) ~= "string" then error("mcp.create_http_client: url must be a string", 2) end
-  local tcfg, ccfg = http.split_options(url, opts)
+  local tcfg, ccfg = http.split_options(url, opts, "mcp.create_http_client", 2)
   ccfg.transport_factory = ccfg.transport_factory or function() return http.http_transport(tcfg) end
   return mcp.create_client(ccfg, http.http_transport(tcfg))
 end
@@ -106,7 +114,7 @@ end
 ---@return mcp.Client|nil, mcp.Error|nil
 function mcp.create_sse_client(url, opts)
   if type(url) ~= "string" then error("mcp.create_sse_client: url must be a string", 2) end
-  local tcfg, ccfg = http.split_options(url, opts)
+  local tcfg, ccfg = http.split_options(url, opts, "mcp.create_sse_client", 2)
   ccfg.transport_factory = ccfg.transport_factory or function() return http.sse_transport(tcfg) end
   return mcp.create_client(ccfg, http.sse_transport(tcfg))
 end

@@ -77,7 +77,7 @@ function M.refresh(client)
     end
   end
   local id, err
-  if client.http then -- Mcp-Method on HTTP, as on every request
+  if client.tool_headers then -- Mcp-Method on HTTP (the transports that take the protocol's headers)
     id, err = session:request("subscriptions/listen", params, 0, done, nil,
       (modern.request_headers(client, "subscriptions/listen", params)))
   else

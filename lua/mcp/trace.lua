@@ -38,13 +38,13 @@ function M.wrap(client, session)
   local proxy = {}
   function proxy:request(method, params, timeout, cb, id, ...)
     local traced_id
-    local rid, err = session:request(method, params, timeout, function(res, code, message, data, kind, status)
+    local rid, err = session:request(method, params, timeout, function(res, code, message, data, kind, status, ...)
       if kind == nil then
         emit(client, "receive", { jsonrpc = "2.0", id = traced_id, result = res })
       elseif kind == "rpc" then
         emit(client, "receive", { jsonrpc = "2.0", id = traced_id, error = { code = code, message = message, data = data } })
       end
-      return cb(res, code, message, data, kind, status)
+      return cb(res, code, message, data, kind, status, ...)
     end, id, ...)
     if rid then
       traced_id = rid

@@ -14,6 +14,8 @@
 ---@field max_total_timeout_ms number|nil fails the call after this long whatever its progress
 ---@field meta table|nil call_tool: sent as params._meta
 ---@field cache boolean|nil false: bypass the 2026-07-28 result cache (ttlMs)
+---@field headers table<string, string|number|false>|nil per-request headers (the transport's send options; HTTP)
+---@field max_pages number|nil list_all_*: the most pages followed
 
 ---@class mcp.CancelToken
 ---@field cancelled boolean

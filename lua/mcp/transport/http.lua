@@ -2,6 +2,8 @@
 --- mapped onto the C core's libcurl transports.
 local core = require("mcp.core")
 local errors = require("mcp.errors")
+local options = require("mcp.util.options")
+local protocol = require("mcp.protocol")
 local sched = require("mcp.sched")
 
 local M = {}
@@ -60,8 +62,49 @@ local function header_lines(headers)
   return out
 end
 
+--- The HTTP and SSE transports' config keys (HTTPTransportConfig / SSETransportConfig). Another
+--- key raises.
+M.CONFIG_FIELDS = {
+  url = true, headers = true, redirect = true, timeout_ms = true, connect_timeout_ms = true, idle_timeout_ms = true,
+  oauth = true, bearer_token = true, initial_session_id = true, on_session_id_change = true,
+  on_session_expired = true, terminate_session_on_close = true, on_error = true, max_message_size = true,
+  max_reconnects = true, curl_options = true,
+}
+
+local wait_ready
+
+-- The contract's start and close on top of the C methods (installed once on the method table
+-- the HTTP and SSE transports share): start returns once messages can be sent (legacy SSE: after
+-- the endpoint event), close(wait_ms) waits until the exchanges still running (the DELETE) end.
+local installed = false
+local function install(box)
+  if installed then return end
+  installed = true
+  local methods = getmetatable(box).__index
+  local c_start, c_close = methods.start, methods.close
+  methods.start = function(self, _, start_opts)
+    local ok, err = c_start(self)
+    if not ok then return nil, errors.new(nil, "failed to connect transport: " .. tostring(err), nil, { kind = "transport" }) end
+    local st = states[self]
+    local timeout = start_opts and start_opts.timeout_ms or st and st.cfg.timeout_ms or protocol.DEFAULT_REQUEST_TIMEOUT_MS
+    return wait_ready(self, timeout)
+  end
+  --- Optional capabilities (docs/API.md, Transports): streamable HTTP probes server/discover and
+  --- sends tool parameter headers (Mcp-Param-*); legacy SSE is a 2024-11-05 transport.
+  methods.supports_protocol_discovery = function(self) return M.kind(self) == "http" end
+  methods.supports_tool_parameter_headers = function(self) return M.kind(self) == "http" end
+  methods.close = function(self, wait_ms)
+    c_close(self)
+    if wait_ms == nil or wait_ms > 0 then
+      sched.wait_until(function() return not self:busy() end, wait_ms or 3000)
+    end
+    return true
+  end
+end
+
 local function make(cfg, legacy)
   check(type(cfg) == "table", "transport config table expected", 2)
+  options.check(cfg, M.CONFIG_FIELDS, legacy and "mcp.sse_transport: config" or "mcp.http_transport: config", 3)
   check(type(cfg.url) == "string" and cfg.url:match("^https?://") ~= nil, "url must be an http(s) URL", 2)
   local redirect = cfg.redirect or M.REDIRECT_ERROR
   check(redirect == M.REDIRECT_ERROR or redirect == M.REDIRECT_FOLLOW,
@@ -96,6 +139,7 @@ local function make(cfg, legacy)
     fail = function(e) io.stderr:write("mcp: transport callback failed: ", tostring(e), "\n") end,
   }
   by_key[box:key()] = box
+  install(box)
   return box
 end
 
@@ -126,8 +170,8 @@ function M.kind(box)
   return st.legacy and "sse" or "http"
 end
 
---- Legacy SSE: wait (bounded) for the endpoint event after start. Returns true or nil, err.
-function M.wait_ready(box, timeout_ms)
+-- Legacy SSE: wait (bounded) for the endpoint event after start. Returns true or nil, err.
+wait_ready = function(box, timeout_ms)
   local st = states[box]
   if not st or box:ready() == 1 then return true end
   if box:ready() == -1 then
@@ -148,7 +192,8 @@ function M.wait_ready(box, timeout_ms)
   return nil, errors.new(nil, st.endpoint_error or "MCP SSE Transport Error: connection failed", nil, { kind = "transport" })
 end
 
---- Split opts into transport fields and client config fields.
+--- Split the opts of create_http_client / create_sse_client into transport fields and client
+--- config fields (an unknown key raises at level, as seen from the caller).
 local TRANSPORT_KEYS = {
   headers = true, redirect = true, timeout_ms = true, connect_timeout_ms = true, idle_timeout_ms = true,
   oauth = true, bearer_token = true, initial_session_id = true, on_session_id_change = true,
@@ -156,7 +201,12 @@ local TRANSPORT_KEYS = {
   max_reconnects = true, curl_options = true, transport_on_error = true,
 }
 
-function M.split_options(url, opts)
+function M.split_options(url, opts, what, level)
+  if opts ~= nil and type(opts) ~= "table" then error((what or "mcp") .. ": opts must be a table", (level or 2) + 1) end
+  local known = {}
+  for k in pairs(TRANSPORT_KEYS) do known[k] = true end
+  for k in pairs(require("mcp.client").CONFIG_FIELDS) do known[k] = true end
+  options.check(opts or {}, known, (what or "mcp") .. ": opts", (level or 2) + 1)
   local tcfg, ccfg = { url = url }, {}
   for k, v in pairs(opts or {}) do
     if TRANSPORT_KEYS[k] then tcfg[k] = v else ccfg[k] = v end

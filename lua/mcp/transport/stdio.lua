@@ -1,6 +1,7 @@
 --- stdio transport configuration: the child's environment (an allowlist of inherited variables
 --- plus the caller's) and the mapping of the reference's StdioTransportConfig to the C core.
 local core = require("mcp.core")
+local options = require("mcp.util.options")
 local sched = require("mcp.sched")
 
 local M = {}
@@ -101,6 +102,39 @@ function M.stderr_queue(fn, max)
   return deliver
 end
 
+--- The stdio transport's config keys (StdioTransportConfig). Another key raises.
+M.CONFIG_FIELDS = {
+  command = true, args = true, env = true, cwd = true, working_dir = true, stderr = true, max_message_size = true,
+  max_write_queue = true, max_stderr_lines = true,
+}
+
+-- The contract's start and close on top of the C methods (installed once, on the metatable's
+-- method table): start spawns the server, close(wait_ms) waits until it is reaped.
+local installed = false
+local function install(box)
+  if installed then return end
+  installed = true
+  local methods = getmetatable(box).__index
+  local c_start, c_close = methods.start, methods.close
+  --- Spawn the server. Returns true or nil, err. (events: unused; the C session is attached in C.)
+  methods.start = function(self)
+    return c_start(self)
+  end
+  --- Optional capabilities (docs/API.md, Transports): the 2026-07-28 discovery probe runs on
+  --- stdio, and a server that died on it is started again from the same configuration.
+  methods.supports_protocol_discovery = function() return true end
+  methods.respawn = function(self) return M.respawn(self) end
+  --- Close stdin and stop the server (SIGTERM, SIGKILL, bounded); outside a task wait up to
+  --- wait_ms (default 5000) until it is reaped. Idempotent.
+  methods.close = function(self, wait_ms)
+    c_close(self)
+    if wait_ms == nil or wait_ms > 0 then
+      sched.wait_until(function() return self:reaped() end, wait_ms or 5000)
+    end
+    return true
+  end
+end
+
 --- Create a stdio transport (NewStdioTransport). cfg: command, args, env, cwd (or working_dir),
 --- stderr ("inherit" | "discard" | function(line)), max_message_size, max_write_queue,
 --- max_stderr_lines.
@@ -108,6 +142,7 @@ end
 ---@return userdata
 function M.transport(cfg)
   if type(cfg) ~= "table" then error("mcp.stdio_transport: config table expected", 2) end
+  options.check(cfg, M.CONFIG_FIELDS, "mcp.stdio_transport: config", 2)
   if type(cfg.command) ~= "string" or cfg.command == "" then
     error("mcp.stdio_transport: command must be a non-empty string", 2)
   end
@@ -133,6 +168,7 @@ function M.transport(cfg)
   }
   local box = core.stdio_transport(ccfg)
   configs[box] = ccfg
+  install(box)
   return box
 end
 
