@@ -530,8 +530,12 @@ static size_t collect_headers(lua_State *L, int idx, mcp_header *out)
         if (lua_type(L, -2) != LUA_TSTRING)
             luaL_error(L, "mcp: header names must be strings");
         h->name = lua_tolstring(L, -2, &h->name_len);
+        if (h->name_len == 0 || h->name_len > 200)
+            luaL_error(L, "mcp: a header name must have 1 to 200 bytes");
         if (lua_type(L, -1) == LUA_TSTRING) {
             h->value = lua_tolstring(L, -1, &h->value_len);
+            if (h->value_len > 4000)
+                luaL_error(L, "mcp: header %s: a value must have at most 4000 bytes", h->name);
             if (memchr(h->value, '\r', h->value_len) || memchr(h->value, '\n', h->value_len) ||
                 memchr(h->value, '\0', h->value_len))
                 luaL_error(L, "mcp: header %s contains a line break or NUL", h->name);

@@ -58,8 +58,9 @@ void mcp_http_emit(mcp_http *h, const char *kind, const char *value);
 void mcp_http_report(mcp_http *h, const char *msg);
 void mcp_http_link_req(mcp_http *h, mcp_hreq *r);
 void mcp_http_drop_req(mcp_http *h, mcp_hreq *r);
+/* info: the message's send options (POST), NULL for GET and DELETE. */
 mcp_hreq *mcp_http_new_request(mcp_http *h, int method, const char *url, const char *payload,
-                               size_t len, int is_initialize, const char *last_event_id);
+                               size_t len, const mcp_send_info *info, const char *last_event_id);
 void mcp_http_post_failed(mcp_http *h, mcp_hreq *r, int status, const char *msg);
 int mcp_http_request_pending(mcp_http *h, int64_t id);
 /* Start a GET stream: the inbound one (for_request 0) or the resumption of a POST stream. */

@@ -310,6 +310,43 @@ static int l_session_id(lua_State *L)
     return 1;
 }
 
+/* t:set_header(name, value|nil|false): a header of every later exchange. */
+static int l_set_header(lua_State *L)
+{
+    http_box *box = check_box(L);
+    size_t n, vlen = 0, i;
+    const char *name = luaL_checklstring(L, 2, &n);
+    const char *value = NULL;
+    if (lua_type(L, 3) == LUA_TSTRING || lua_type(L, 3) == LUA_TNUMBER)
+        value = lua_tolstring(L, 3, &vlen);
+    else if (!lua_isnoneornil(L, 3) && !(lua_isboolean(L, 3) && !lua_toboolean(L, 3)))
+        return luaL_argerror(L, 3, "a string, or nil/false to remove the header");
+    if (n == 0 || n > 200)
+        return luaL_argerror(L, 2, "invalid header name");
+    for (i = 0; i < n; i++)
+        if (name[i] <= ' ' || name[i] >= 127 || strchr("\"(),/:;<=>?@[\\]{}", name[i]) != NULL)
+            return luaL_argerror(L, 2, "invalid header name");
+    if (value != NULL && (vlen > 4000 || memchr(value, '\r', vlen) || memchr(value, '\n', vlen) ||
+                          strlen(value) != vlen))
+        return luaL_argerror(L, 3,
+                             "a header value without line breaks or NUL (at most 4000 bytes)");
+    mcp_http_set_header(box->base.t, name, value);
+    return 0;
+}
+
+/* t:resumption_token() -> the last event id of the standalone stream, or nil. */
+static int l_resumption_token(lua_State *L)
+{
+    http_box *box = check_box(L);
+    size_t len = 0;
+    const char *id = mcp_http_resumption_token(box->base.t, &len);
+    if (id == NULL)
+        lua_pushnil(L);
+    else
+        lua_pushlstring(L, id, len);
+    return 1;
+}
+
 static int l_busy(lua_State *L)
 {
     http_box *box = luaL_checkudata(L, 1, HTTP_MT);
@@ -352,6 +389,8 @@ void mcp_http_lua_open(lua_State *L)
         {"set_protocol_version", l_set_protocol_version},
         {"open_inbound", l_open_inbound},
         {"session_id", l_session_id},
+        {"set_header", l_set_header},
+        {"resumption_token", l_resumption_token},
         {"busy", l_busy},
         {"ready", l_ready},
         {"key", l_key},

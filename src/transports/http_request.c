@@ -149,6 +149,7 @@ static void really_free(mcp_hreq *r)
         mcp_timer_stop(hreq_loop(r), &r->idle);
     mcp_xfer_cleanup(&r->x);
     curl_slist_free_all(r->headers);
+    curl_slist_free_all(r->extra_headers);
     if (r->sse_ready)
         mcp_sse_free(&r->sse);
     mcp_buf_free(&r->body);

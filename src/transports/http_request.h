@@ -48,6 +48,7 @@ struct mcp_hreq {
     char *payload;
     size_t payload_len;
     struct curl_slist *headers;
+    struct curl_slist *extra_headers; /* the message's own headers (send options), for redirects */
     /* response */
     long status;
     mcp_hreq_mode mode;

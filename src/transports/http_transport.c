@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #define USER_AGENT "lua-mcp/0.1.0"
 #define ERROR_BODY_MAX (64 * 1024)
@@ -111,14 +112,63 @@ void mcp_http_drop_req(mcp_http *h, mcp_hreq *r)
 
 /* ---- request set-up -------------------------------------------------------------------- */
 
-/* The headers of one exchange. cross_origin (a redirect left the origin): none of the user's
- * (config headers, Authorization) and none of the session's (Mcp-Session-Id). */
-static struct curl_slist *base_headers(mcp_http *h, int method, int is_initialize,
-                                       const char *last_event_id, int cross_origin)
+/* Append the header line "Name: value" unless list already has Name. */
+static struct curl_slist *add_line(struct curl_slist *list, const char *line)
 {
-    struct curl_slist *l = NULL, *u;
+    char name[256];
+    const char *colon = strchr(line, ':');
+    size_t n = colon != NULL ? (size_t)(colon - line) : 0;
+    struct curl_slist *l;
+    if (n == 0 || n >= sizeof name)
+        return list;
+    memcpy(name, line, n);
+    name[n] = '\0';
+    if (mcp_headers_has(list, name))
+        return list;
+    l = curl_slist_append(list, line);
+    return l != NULL ? l : list;
+}
+
+/* The message's own headers (send options) as header lines: "Name:" removes a header, "Name;"
+ * sends an empty one. NULL when there are none. */
+static struct curl_slist *message_headers(const mcp_send_info *info)
+{
+    struct curl_slist *l = NULL, *n;
+    size_t i;
+    for (i = 0; info != NULL && i < info->nheaders; i++) {
+        const mcp_header *hd = &info->headers[i];
+        char line[4096];
+        if (hd->value == NULL) /* send without it: curl drops its own, ours is skipped below */
+            snprintf(line, sizeof line, "%.*s:", (int)hd->name_len, hd->name);
+        else if (hd->value_len == 0)
+            snprintf(line, sizeof line, "%.*s;", (int)hd->name_len, hd->name);
+        else
+            snprintf(line, sizeof line, "%.*s: %.*s", (int)hd->name_len, hd->name,
+                     (int)hd->value_len, hd->value);
+        n = curl_slist_append(l, line);
+        if (n != NULL)
+            l = n;
+    }
+    return l;
+}
+
+/* The headers of one exchange, first match wins: the message's own (send options), the
+ * transport's (config and set_header), then the protocol's. cross_origin (a redirect left the
+ * origin): none of the user's (the message's, config headers, Authorization) and none of the
+ * session's (Mcp-Session-Id). */
+static struct curl_slist *base_headers(mcp_http *h, int method, int is_initialize,
+                                       const struct curl_slist *extra, const char *last_event_id,
+                                       int cross_origin)
+{
+    struct curl_slist *l = NULL, *n;
+    const struct curl_slist *u;
+    for (u = cross_origin ? NULL : extra; u != NULL; u = u->next) {
+        n = curl_slist_append(l, u->data);
+        if (n != NULL)
+            l = n;
+    }
     for (u = cross_origin ? NULL : h->cfg.headers; u != NULL; u = u->next)
-        l = curl_slist_append(l, u->data);
+        l = add_line(l, u->data);
     if (method == MCP_HREQ_POST) {
         l = mcp_headers_add(l, "Content-Type", "application/json");
         l = mcp_headers_add(l, "Accept",
@@ -150,6 +200,32 @@ static struct curl_slist *base_headers(mcp_http *h, int method, int is_initializ
     return l;
 }
 
+void mcp_http_set_header(mcp_transport *t, const char *name, const char *value)
+{
+    mcp_http *h = (mcp_http *)t;
+    struct curl_slist *kept = NULL, *u, *n;
+    size_t len = strlen(name);
+    for (u = h->cfg.headers; u != NULL; u = u->next) {
+        if (strncasecmp(u->data, name, len) == 0 && (u->data[len] == ':' || u->data[len] == ';'))
+            continue;
+        n = curl_slist_append(kept, u->data);
+        if (n != NULL)
+            kept = n;
+    }
+    if (value != NULL) {
+        char line[8192];
+        if (*value == '\0')
+            snprintf(line, sizeof line, "%s;", name);
+        else
+            snprintf(line, sizeof line, "%s: %s", name, value);
+        n = curl_slist_append(kept, line);
+        if (n != NULL)
+            kept = n;
+    }
+    curl_slist_free_all(h->cfg.headers);
+    h->cfg.headers = kept;
+}
+
 static void common_options(mcp_http *h, mcp_hreq *r, int streaming)
 {
     CURL *e = r->x.easy;
@@ -179,17 +255,23 @@ static void common_options(mcp_http *h, mcp_hreq *r, int streaming)
 
 static const mcp_hreq_ops post_ops, get_ops, delete_ops;
 
+/* extra: the message's own header lines, owned by the request from here on (kept for the hops
+ * of a redirect). */
 static mcp_hreq *new_request(mcp_http *h, int method, const char *url, const char *payload,
-                             size_t len, int is_initialize, const char *last_event_id,
-                             int cross_origin)
+                             size_t len, int is_initialize, struct curl_slist *extra,
+                             const char *last_event_id, int cross_origin)
 {
     const mcp_hreq_ops *ops = method == MCP_HREQ_POST  ? &post_ops
                               : method == MCP_HREQ_GET ? &get_ops
                                                        : &delete_ops;
     mcp_hreq *r = mcp_hreq_new(h->curl, method, url, payload, len, h->cfg.max_message, ops, h);
-    if (r == NULL)
+    if (r == NULL) {
+        curl_slist_free_all(extra);
         return NULL;
-    mcp_hreq_set_headers(r, base_headers(h, method, is_initialize, last_event_id, cross_origin));
+    }
+    mcp_hreq_set_headers(
+        r, base_headers(h, method, is_initialize, extra, last_event_id, cross_origin));
+    r->extra_headers = extra;
     common_options(h, r, method == MCP_HREQ_GET);
     r->sent_session = h->session_id != NULL && !is_initialize && !h->cfg.legacy_sse &&
                       !mcp_http_is_modern(h) && !cross_origin;
@@ -201,9 +283,21 @@ static mcp_hreq *new_request(mcp_http *h, int method, const char *url, const cha
 }
 
 mcp_hreq *mcp_http_new_request(mcp_http *h, int method, const char *url, const char *payload,
-                               size_t len, int is_initialize, const char *last_event_id)
+                               size_t len, const mcp_send_info *info, const char *last_event_id)
 {
-    return new_request(h, method, url, payload, len, is_initialize, last_event_id, 0);
+    return new_request(h, method, url, payload, len, info != NULL && info->is_initialize,
+                       message_headers(info), last_event_id, 0);
+}
+
+static struct curl_slist *copy_lines(const struct curl_slist *l)
+{
+    struct curl_slist *c = NULL, *n;
+    for (; l != NULL; l = l->next) {
+        n = curl_slist_append(c, l->data);
+        if (n != NULL)
+            c = n;
+    }
+    return c;
 }
 
 static int is_redirect(long status)
@@ -230,7 +324,7 @@ static int follow_redirect(mcp_http *h, mcp_hreq *r, CURLcode rc)
         return 0;
     cross = r->cross_origin || !mcp_same_origin(cur, loc);
     n = new_request(h, r->method, loc, r->payload, r->payload_len, r->is_initialize,
-                    r->last_event_id, cross);
+                    copy_lines(r->extra_headers), r->last_event_id, cross);
     if (n == NULL)
         return 0;
     n->request_id = r->request_id;
@@ -432,7 +526,7 @@ static const mcp_hreq_ops delete_ops = {on_message, NULL, delete_done};
 
 void mcp_http_start_get(mcp_http *h, int64_t for_request, const char *last_id, int attempts)
 {
-    mcp_hreq *r = mcp_http_new_request(h, MCP_HREQ_GET, h->cfg.url, NULL, 0, 0, last_id);
+    mcp_hreq *r = mcp_http_new_request(h, MCP_HREQ_GET, h->cfg.url, NULL, 0, NULL, last_id);
     char msg[256];
     if (r == NULL || mcp_hreq_start(r) != 0) {
         snprintf(msg, sizeof msg, "MCP HTTP Transport Error: cannot start a GET request");
@@ -486,7 +580,7 @@ static int http_send(mcp_transport *t, const char *msg, size_t len, const mcp_se
     if (mcp_http_is_modern(h) && info->request_id == 0 && info->method != NULL &&
         strcmp(info->method, "notifications/cancelled") == 0)
         return 0;
-    r = mcp_http_new_request(h, MCP_HREQ_POST, url, msg, len, info->is_initialize, NULL);
+    r = mcp_http_new_request(h, MCP_HREQ_POST, url, msg, len, info, NULL);
     if (r == NULL) {
         snprintf(err, errlen, "out of memory");
         return -1;

@@ -51,6 +51,12 @@ void mcp_http_set_protocol_version(mcp_transport *t, const char *version);
 /* Open the standalone GET stream for server-initiated messages (after initialize). */
 int mcp_http_open_inbound(mcp_transport *t);
 const char *mcp_http_session_id(mcp_transport *t);
+/* Set (value non-NULL) or remove a header of every later exchange (POST, GET stream, DELETE); it
+ * replaces a configured header of the same name and the bearer token's Authorization. */
+void mcp_http_set_header(mcp_transport *t, const char *name, const char *value);
+/* The last event id the standalone stream gave (the live stream's, else the one it resumes
+ * from), NULL when none; not NUL-terminated. */
+const char *mcp_http_resumption_token(mcp_transport *t, size_t *len);
 /* Exchanges still running (a DELETE on close, say). */
 int mcp_http_busy(mcp_transport *t);
 /* MCP_SSE_ENDPOINT_READY when messages can be sent: always for streamable HTTP; for legacy SSE

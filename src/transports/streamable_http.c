@@ -199,7 +199,7 @@ void mcp_http_terminate(mcp_http *h)
 {
     mcp_transport *t = &h->base;
     mcp_hreq *d;
-    d = mcp_http_new_request(h, MCP_HREQ_DELETE, h->cfg.url, NULL, 0, 0, NULL);
+    d = mcp_http_new_request(h, MCP_HREQ_DELETE, h->cfg.url, NULL, 0, NULL, NULL);
     if (d == NULL)
         return;
     curl_easy_setopt(d->x.easy, CURLOPT_TIMEOUT_MS, DELETE_TIMEOUT_MS);
@@ -222,4 +222,15 @@ int mcp_http_open_inbound(mcp_transport *t)
         mcp_http_start_get(h, 0, h->inbound_last_id, 0);
     }
     return h->inbound != NULL;
+}
+
+const char *mcp_http_resumption_token(mcp_transport *t, size_t *len)
+{
+    mcp_http *h = (mcp_http *)t;
+    const char *id = h->inbound != NULL ? mcp_hreq_last_event_id(h->inbound, len) : NULL;
+    if (id == NULL && h->inbound_last_id != NULL) {
+        id = h->inbound_last_id;
+        *len = strlen(id);
+    }
+    return id;
 }

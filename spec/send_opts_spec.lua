@@ -1,0 +1,137 @@
+-- The transport contract's send options on the HTTP transports, against the project's HTTP
+-- test server (spec/fixtures/http_server.mjs): per-request headers on the POST (replacing what
+-- the transport would send, false removing it), transport:set_header for every later exchange,
+-- the response's status, headers and body on a failed request, transport:resumption_token.
+local mcp = require("mcp")
+local helper = require("helper")
+local H = require("http_helper")
+
+local available = H.have_node() and H.have_curl()
+
+local function headers_of(c, opts)
+  local r = assert(c:call_tool("last_headers", {}, opts))
+  return r.structuredContent.headers
+end
+
+describe("send options over HTTP #http", function()
+  if not available then
+    pending("node and curl are needed to run the HTTP test server")
+    return
+  end
+
+  local srv
+  setup(function() srv = H.start("") end)
+  teardown(function() H.stop(srv) end)
+  before_each(function() H.control(srv, { reset = true }) end)
+
+  local function client(opts)
+    local o = { request_timeout_ms = helper.ms(20000) }
+    for k, v in pairs(opts or {}) do o[k] = v end
+    local c = assert(mcp.create_http_client(srv.url, o))
+    finally(function() c:close() end)
+    return c
+  end
+
+  it("puts per-request headers on that POST only, replacing the transport's own", function()
+    local c = client({ headers = { ["X-Config"] = "config" }, bearer_token = "old" })
+    local h = headers_of(c, { headers = { ["X-Trace"] = "t-1", ["X-Config"] = "call", Authorization = "Bearer new",
+      ["Mcp-Method"] = "tools/call" } })
+    assert.equal("t-1", h["x-trace"])
+    assert.equal("call", h["x-config"])
+    assert.equal("Bearer new", h["authorization"])
+    assert.equal("tools/call", h["mcp-method"])
+    local h2 = headers_of(c)
+    assert.is_nil(h2["x-trace"])
+    assert.equal("config", h2["x-config"])
+    assert.equal("Bearer old", h2["authorization"])
+  end)
+
+  it("false sends the request without the header, even one the transport adds", function()
+    local c = client({ headers = { ["X-Config"] = "config" } })
+    local h = headers_of(c, { headers = { ["X-Config"] = false, ["MCP-Protocol-Version"] = false } })
+    assert.is_nil(h["x-config"])
+    assert.is_nil(h["mcp-protocol-version"])
+    assert.is_string(h["mcp-session-id"])
+    local h2 = headers_of(c, { headers = { ["MCP-Protocol-Version"] = "2025-06-18" } })
+    assert.equal("2025-06-18", h2["mcp-protocol-version"])
+  end)
+
+  it("carries notification headers too", function()
+    local c = client()
+    assert(c:notify("notifications/roots/list_changed", nil, { headers = { ["X-Note"] = "n1" } }))
+    assert.is_true(helper.wait_until(function()
+      for _, r in ipairs(H.state(srv).requests) do
+        if r.rpc_method == "notifications/roots/list_changed" then return r.headers["x-note"] == "n1" end
+      end
+      return false
+    end, helper.ms(5000)))
+  end)
+
+  it("transport:set_header changes every later exchange; nil removes it", function()
+    local c = client({ bearer_token = "old" })
+    c.transport:set_header("Authorization", "Bearer refreshed")
+    c.transport:set_header("X-Tenant", "t7")
+    local h = headers_of(c)
+    assert.equal("Bearer refreshed", h["authorization"])
+    assert.equal("t7", h["x-tenant"])
+    c.transport:set_header("X-Tenant", nil)
+    assert.is_nil(headers_of(c)["x-tenant"])
+    assert.has_error(function() c.transport:set_header("Bad Name", "x") end)
+    assert.has_error(function() c.transport:set_header("X-Ok", "a\r\nInjected: 1") end)
+  end)
+
+  it("a failed POST gives status_code, response_headers and response_body", function()
+    local c = client()
+    H.control(srv, { fail_next = { { status = 401, body = "login first",
+      headers = { ["WWW-Authenticate"] = 'Bearer resource_metadata="http://127.0.0.1/.well-known/oauth-protected-resource"' } } } })
+    local res, err = c:call_tool("echo", { message = "x" })
+    assert.is_nil(res)
+    assert.equal(401, err.status_code)
+    assert.equal("transport", err.kind)
+    assert.equal('Bearer resource_metadata="http://127.0.0.1/.well-known/oauth-protected-resource"',
+      err.response_headers["www-authenticate"])
+    assert.equal("login first", err.response_body)
+    H.control(srv, { fail_next = { { status = 403, jsonrpc_error = { code = -32003, message = "forbidden" },
+      headers = { ["WWW-Authenticate"] = 'Bearer error="insufficient_scope", scope="a b"' } } } })
+    local _, e2 = c:call_tool("echo", { message = "x" })
+    assert.equal(403, e2.status_code)
+    assert.equal("rpc", e2.kind)
+    assert.equal(-32003, e2.code)
+    assert.equal('Bearer error="insufficient_scope", scope="a b"', e2.response_headers["www-authenticate"])
+    assert.equal("x", assert(c:call_tool("echo", { message = "x" })).content[1].text)
+  end)
+
+  it("transport:resumption_token() is the standalone stream's last event id", function()
+    local c = client()
+    assert.is_true(helper.wait_until(function()
+      for _, s in ipairs(H.state(srv).sessions) do if s.get_stream_open then return true end end
+      return false
+    end, helper.ms(5000)))
+    local got = false
+    c:on_tools_list_changed(function() got = true end)
+    H.control(srv, { send_notification = { method = "notifications/tools/list_changed" } })
+    assert.is_true(helper.wait_until(function() return got end, helper.ms(5000)))
+    local token = c.transport:resumption_token()
+    assert.is_string(token)
+    assert.truthy(token:match("^ev%-%d+$"), token)
+  end)
+end)
+
+describe("send options over legacy SSE #http", function()
+  if not available then
+    pending("node and curl are needed to run the HTTP test server")
+    return
+  end
+
+  local srv
+  setup(function() srv = H.start("") end)
+  teardown(function() H.stop(srv) end)
+  before_each(function() H.control(srv, { reset = true }) end)
+
+  it("puts per-request headers on the POST to the endpoint", function()
+    local c = assert(mcp.create_sse_client(srv.base .. "/sse", { request_timeout_ms = helper.ms(20000) }))
+    finally(function() c:close() end)
+    local h = headers_of(c, { headers = { ["X-Trace"] = "sse-1" } })
+    assert.equal("sse-1", h["x-trace"])
+  end)
+end)
