@@ -340,6 +340,14 @@ end
 ---@return mcp.Skill|nil skill, mcp.Error|nil err
 function M.load(client, uri_or_entry, opts)
   opts = check_opts(opts, "load_skill")
+  local allow_unverified = opts.allow_unverified
+  if allow_unverified ~= nil then -- not a per-call option of the requests below (those are closed sets)
+    local call_opts = {}
+    for k, v in pairs(opts) do
+      if k ~= "allow_unverified" then call_opts[k] = v end
+    end
+    opts = call_opts
+  end
   local entry, err
   if type(uri_or_entry) == "string" then
     entry, err = M.get(client, uri_or_entry, opts)
@@ -368,7 +376,7 @@ function M.load(client, uri_or_entry, opts)
     if record.digest == nil or record.digest == NULL then
       return nil, verification_error(uri .. ": the skill's resources give no digest for it", { uri = uri })
     end
-  elseif not opts.allow_unverified then
+  elseif not allow_unverified then
     return nil, verification_error(uri .. ": the skill publishes no digests (resources " ..
       (resources == nil and "absent" or show(resources)) .. "); pass allow_unverified = true to load it anyway",
       { uri = uri, resources = resources })
