@@ -347,20 +347,21 @@ static bridge *open_bridge(lua_State *L)
     return b != NULL && !b->closed ? b : NULL;
 }
 
+/* A record holding a copy of the string at msg_idx; raises when out of memory. */
 static rec *new_rec(lua_State *L, int kind, int msg_idx)
 {
     size_t n;
     const char *s = luaL_checklstring(L, msg_idx, &n);
-    rec *r = calloc(1, sizeof *r);
-    if (r != NULL) {
-        r->kind = kind;
-        r->a = dup_bytes(s, n);
-        r->alen = n;
-    }
-    if (r == NULL || r->a == NULL) {
-        free(r);
+    char *copy = dup_bytes(s, n);
+    rec *r = copy != NULL ? calloc(1, sizeof *r) : NULL;
+    if (r == NULL) {
+        free(copy);
         luaL_error(L, "mcp: out of memory");
+        return NULL; /* not reached */
     }
+    r->kind = kind;
+    r->a = copy;
+    r->alen = n;
     return r;
 }
 
