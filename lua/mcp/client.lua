@@ -287,7 +287,7 @@ local function send_headers(era_headers, call_headers)
 end
 
 -- One attempt of one round trip: send the request and wait for its answer.
-local function attempt(self, session, method, params, opts, headers, timeout)
+local function send_attempt(self, session, method, params, opts, headers, timeout)
   local cancel = opts.cancel
   local id
   local on_progress = opts.on_progress
@@ -347,7 +347,7 @@ function Client:_roundtrip(method, params, opts, headers)
       { kind = "cancelled", method = method })
   end
   headers = send_headers(headers, opts.headers)
-  local res, err = attempt(self, session, method, params, opts, headers, timeout)
+  local res, err = send_attempt(self, session, method, params, opts, headers, timeout)
   local n = 0
   while res == nil and (err.status_code == 401 or err.status_code == 403) and n < M.MAX_REAUTHORIZE
       and self.transport.reauthorize and self.session == session and not (cancel and cancel.cancelled) do
@@ -357,7 +357,7 @@ function Client:_roundtrip(method, params, opts, headers)
       if errors.is_error(rerr) then err = rerr end
       break
     end
-    res, err = attempt(self, session, method, params, opts, headers, timeout)
+    res, err = send_attempt(self, session, method, params, opts, headers, timeout)
   end
   return res, err
 end
