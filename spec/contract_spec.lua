@@ -495,7 +495,7 @@ describe("unknown option keys", function()
     rejects(function() c:call_tool("echo", {}, { timeout = 5 }) end, "unknown option 'timeout' (did you mean 'timeout_ms'?)")
     rejects(function() c:list_tools({ canel = mcp.cancel_token() }) end, "(did you mean 'cancel'?)")
     rejects(function() c:notify("x", nil, { header = {} }) end, "(did you mean 'headers'?)")
-    rejects(function() c:call_tool("echo", {}, { timeout_ms = "5" }) end, "'timeout_ms' must be a number")
+    rejects(function() c:call_tool("echo", {}, { timeout_ms = "5" }) end, "mcp: timeout_ms must be a number")
   end)
 
   it("in transport configs and in the create_* options", function()

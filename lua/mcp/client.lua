@@ -256,7 +256,7 @@ local function check_call_options(opts, level)
     if want == nil then
       options.check({ [k] = true }, CALL_OPTIONS, "mcp: per-call options", level + 1)
     elseif type(v) ~= want then
-      error(("mcp: per-call option '%s' must be a %s, got %s"):format(tostring(k), want, type(v)), level + 1)
+      error(("mcp: %s must be a %s"):format(tostring(k), want), level + 1)
     end
   end
   deadline.check_options(opts, level + 1)
