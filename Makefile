@@ -256,33 +256,45 @@ memcheck: deps
 	MCP_TEST_SANITIZER=valgrind $(VALGRIND) $(VALGRIND_FLAGS) \
 	  lua5.4 $(BUSTED) --lpath='$(BUSTED_LPATH)' --cpath='./build/5.4/?.so' --exclude-pattern='^hostile_' $(BUSTED_FLAGS) $(SPEC)
 
-# libFuzzer target for the SSE parser (fuzz/sse_fuzz.c), built with clang and its libFuzzer
-# runtime (Debian 12: clang-14 and libclang-rt-14-dev, which clang-14 only recommends; not in
-# scripts/deps.sh since only these targets need them). New inputs are kept in
-# build/fuzz/corpus/sse; the committed seeds in fuzz/corpus/sse are only read; crashes are
-# written to build/fuzz/crash-*. Extra libFuzzer flags: FUZZ_FLAGS=-jobs=4 ...
+# libFuzzer targets (fuzz/<name>_fuzz.c), built with clang and its libFuzzer runtime (Debian 12:
+# clang-14 and libclang-rt-14-dev, which clang-14 only recommends; not in scripts/deps.sh since
+# only these targets need them): sse (the SSE parser), stdio (the stdio framing and the id scan
+# of dropped messages), origin (the redirect policy's origin check, against libcurl's URL
+# parser). `make fuzz FUZZ_TARGET=stdio` runs one for FUZZ_SECONDS; `make fuzz-smoke` runs each
+# for FUZZ_SMOKE_SECONDS (CI). New inputs are kept in build/fuzz/corpus/<name>; the committed
+# seeds in fuzz/corpus/<name> are only read; crashes are written to build/fuzz/crash-*. Extra
+# libFuzzer flags: FUZZ_FLAGS=-jobs=4 ...
 FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 600
+FUZZ_SMOKE_SECONDS ?= 10
 FUZZ_FLAGS ?=
+FUZZ_TARGET ?= sse
+FUZZ_TARGETS := sse stdio origin
 FUZZ_DIR := build/fuzz
 FUZZ_CFLAGS := $(CSTD) $(WARNFLAGS) -g -O1 -fsanitize=fuzzer,address,undefined \
                -fno-sanitize-recover=all -Isrc
-FUZZ_SSE_SRCS := fuzz/sse_fuzz.c src/transports/sse_parser.c src/buf.c
+FUZZ_SRCS_sse := fuzz/sse_fuzz.c src/transports/sse_parser.c src/buf.c
+FUZZ_SRCS_stdio := fuzz/stdio_fuzz.c src/transports/framing.c src/transports/idscan.c src/buf.c
+FUZZ_SRCS_origin := fuzz/origin_fuzz.c src/transports/origin.c
+FUZZ_LIBS_origin = $(CURL_CFLAGS) $(shell $(PKG_CONFIG) --libs libcurl 2>/dev/null || echo -lcurl)
 
-fuzz-build: $(FUZZ_DIR)/sse_fuzz
+fuzz-build: $(FUZZ_TARGETS:%=$(FUZZ_DIR)/%_fuzz)
 
-$(FUZZ_DIR)/sse_fuzz: $(FUZZ_SSE_SRCS) src/transports/sse_parser.h src/buf.h Makefile
+.SECONDEXPANSION:
+$(FUZZ_DIR)/%_fuzz: $$(FUZZ_SRCS_$$*) $(wildcard src/*.h src/transports/*.h) Makefile
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $(FUZZ_SSE_SRCS) || { echo "fuzz: '$(FUZZ_CC) -fsanitize=fuzzer' failed;" \
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $(FUZZ_SRCS_$*) $(FUZZ_LIBS_$*) || { echo "fuzz: '$(FUZZ_CC) -fsanitize=fuzzer' failed;" \
 	  "on Debian: apt-get install clang libclang-rt-14-dev" >&2; exit 1; }
 
-fuzz: fuzz-build
-	@mkdir -p $(FUZZ_DIR)/corpus/sse
-	$(FUZZ_DIR)/sse_fuzz -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
-	  -artifact_prefix=$(FUZZ_DIR)/ -dict=fuzz/sse.dict $(FUZZ_FLAGS) $(FUZZ_DIR)/corpus/sse fuzz/corpus/sse
+fuzz: $(FUZZ_DIR)/$(FUZZ_TARGET)_fuzz
+	@mkdir -p $(FUZZ_DIR)/corpus/$(FUZZ_TARGET)
+	$(FUZZ_DIR)/$(FUZZ_TARGET)_fuzz -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+	  -artifact_prefix=$(FUZZ_DIR)/ $(if $(wildcard fuzz/$(FUZZ_TARGET).dict),-dict=fuzz/$(FUZZ_TARGET).dict) \
+	  $(FUZZ_FLAGS) $(FUZZ_DIR)/corpus/$(FUZZ_TARGET) fuzz/corpus/$(FUZZ_TARGET)
 
-fuzz-smoke:
-	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=30
+fuzz-smoke: fuzz-build
+	@for t in $(FUZZ_TARGETS); do \
+	  $(MAKE) --no-print-directory fuzz FUZZ_TARGET=$$t FUZZ_SECONDS=$(FUZZ_SMOKE_SECONDS) || exit 1; done
 
 # The official MCP conformance suite (@modelcontextprotocol/conformance, pinned; installed into
 # .deps/conformance-<version>) against examples/conformance/client.lua: legs 2025-11-25,
@@ -477,8 +489,8 @@ help:
 	@echo "  hostile          the hostile-server matrix (spec/hostile/) on $(LUAI), then under ASan+UBSan"
 	@echo "  asan             ASan+UBSan build in $(ASAN_BUILDDIR), busted with gcc's runtimes preloaded"
 	@echo "  memcheck         busted under valgrind (lua5.4)"
-	@echo "  fuzz             build and run the SSE parser fuzzer (clang libFuzzer) for FUZZ_SECONDS=$(FUZZ_SECONDS)"
-	@echo "  fuzz-smoke       the same for 30 s (CI)"
+	@echo "  fuzz             build and run one fuzzer (FUZZ_TARGET=$(FUZZ_TARGET) of $(FUZZ_TARGETS); clang libFuzzer) for FUZZ_SECONDS=$(FUZZ_SECONDS)"
+	@echo "  fuzz-smoke       every fuzzer for FUZZ_SMOKE_SECONDS=$(FUZZ_SMOKE_SECONDS) each (CI)"
 	@echo "  conformance      the official MCP conformance suite ($(CONFORMANCE_VERSION), $(CONFORMANCE_STABLE_VERSION)) vs conformance/expected-failures*.yml"
 	@echo "  bench            lua-mcp vs the TypeScript SDK client, stdio and HTTP (QUICK=1: short run); writes bench/results.md"
 	@echo "  bench-profile    callgrind/perf/Lua VM profile of the stdio hot path into build/bench/profile/"

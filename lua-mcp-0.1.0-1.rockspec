@@ -73,6 +73,7 @@ build = {
             "src/transports/curl_loop.c",
             "src/transports/fetch.c",
             "src/transports/fetch_lua.c",
+            "src/transports/framing.c",
             "src/transports/http_lua.c",
             "src/transports/http_request.c",
             "src/transports/http_transport.c",

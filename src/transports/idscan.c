@@ -158,7 +158,7 @@ int mcp_idscan_response_id(const mcp_idscan *s, int64_t *out)
     char text[sizeof s->id];
     if (!s->started || s->has_method || s->id_len == 0 || s->id_bad)
         return 0;
-    if (!s->id_done && !s->in_id)
+    if (!s->id_done) /* cut short: not a response we can trust */
         return 0;
     memcpy(text, s->id, (size_t)s->id_len);
     text[s->id_len] = '\0';

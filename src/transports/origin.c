@@ -51,9 +51,6 @@ int mcp_origin_parse(const char *url, size_t len, mcp_origin *out)
             return -1;
         out->host[i] = c;
     }
-    /* a trailing dot names the same host */
-    if (n > 1 && out->host[n - 1] == '.' && out->host[0] != '[')
-        out->host[n - 1] = '\0';
     if (host_end < auth_end) {
         const char *q = host_end;
         if (*q != ':')

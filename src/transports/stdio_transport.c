@@ -9,7 +9,7 @@
 
 #include "buf.h"
 #include "child.h"
-#include "idscan.h"
+#include "framing.h"
 
 #define READ_CHUNK (64 * 1024)
 #define READ_BUDGET (4 * 1024 * 1024) /* per wake-up, so one busy server can't starve others */
@@ -24,10 +24,8 @@ typedef struct mcp_stdio {
     mcp_child *child;
     int fd_in, fd_out, fd_err;
     mcp_watch w_in, w_out, w_err;
-    mcp_buf rbuf, wbuf, ebuf;
-    size_t scanned;     /* bytes of rbuf already searched for '\n' */
-    int skipping;       /* inside an oversized message: drop until its newline */
-    mcp_idscan skipped; /* what the dropped message answered */
+    mcp_framer fr; /* stdout, cut into messages */
+    mcp_buf wbuf, ebuf;
     int started, closing, closed_notified;
     /* The server looks gone (stdout EOF, EPIPE): give its exit a moment to be reaped, so the
      * error names the exit status, then close. */
@@ -144,7 +142,7 @@ static void fail_dropped(mcp_stdio *s)
     char msg[200];
     const mcp_sink *sink = s->base.sink;
     if (sink == NULL || sink->on_request_failed == NULL ||
-        !mcp_idscan_response_id(&s->skipped, &id))
+        !mcp_idscan_response_id(&s->fr.skipped, &id))
         return;
     if (sink->is_pending != NULL && !sink->is_pending(s->base.sink_ctx, id))
         return;
@@ -160,63 +158,22 @@ static void fail_dropped(mcp_stdio *s)
 static void deliver_lines(mcp_stdio *s)
 {
     for (;;) {
-        char *head = mcp_buf_head(&s->rbuf);
-        char *nl = memchr(head + s->scanned, '\n', s->rbuf.len - s->scanned);
-        size_t len;
-        if (nl == NULL) {
-            s->scanned = s->rbuf.len;
-            if (!s->skipping && s->rbuf.len > s->cfg.max_message) {
-                char msg[160];
-                snprintf(msg, sizeof msg,
-                         "stdio: a message exceeds max_message_size (%zu bytes); it is skipped",
-                         s->cfg.max_message);
-                s->skipping = 1;
-                mcp_idscan_init(&s->skipped);
-                report(s, "message_too_large", msg);
-                if (s->closing)
-                    return;
-            }
-            if (s->skipping) {
-                mcp_idscan_feed(&s->skipped, head, s->rbuf.len);
-                mcp_buf_reset(&s->rbuf);
-                s->scanned = 0;
-            }
+        const char *line = NULL;
+        size_t len = 0;
+        int ev = mcp_framer_next(&s->fr, &line, &len);
+        if (ev == MCP_FRAME_NEED_MORE)
             return;
-        }
-        len = (size_t)(nl - head);
-        mcp_buf_consume(&s->rbuf, len + 1);
-        s->scanned = 0;
-        if (s->skipping) {
-            s->skipping = 0;
-            mcp_idscan_feed(&s->skipped, head, len);
-            fail_dropped(s);
-            if (s->closing)
-                return;
-            continue;
-        }
-        if (len > 0 && head[len - 1] == '\r')
-            len--;
-        if (len == 0)
-            continue;
-        if (len > s->cfg.max_message) {
+        if (ev == MCP_FRAME_TOO_LARGE) {
             char msg[160];
             snprintf(msg, sizeof msg,
                      "stdio: a message exceeds max_message_size (%zu bytes); it is skipped",
                      s->cfg.max_message);
             report(s, "message_too_large", msg);
-            if (s->closing)
-                return;
-            mcp_idscan_init(&s->skipped);
-            mcp_idscan_feed(&s->skipped, head, len);
+        } else if (ev == MCP_FRAME_DROPPED) {
             fail_dropped(s);
-            if (s->closing)
-                return;
-            continue;
+        } else if (s->base.sink != NULL) {
+            s->base.sink->on_message(s->base.sink_ctx, line, len);
         }
-        /* head stays valid: consume only moved the offset and nothing reallocates until the
-         * next read, which cannot happen inside this callback. */
-        if (s->base.sink != NULL)
-            s->base.sink->on_message(s->base.sink_ctx, head, len);
         if (s->closing)
             return;
     }
@@ -231,15 +188,15 @@ static void on_stdout(mcp_loop *loop, mcp_watch *w, unsigned events)
     mcp_transport_ref(&s->base);
     while (!s->closing && budget > 0) {
         ssize_t n;
-        if (mcp_buf_reserve(&s->rbuf, READ_CHUNK) != 0) {
+        if (mcp_buf_reserve(&s->fr.buf, READ_CHUNK) != 0) {
             report(s, "out_of_memory", "stdio: out of memory reading from the server");
             stdio_lost(s, "out of memory");
             break;
         }
-        room = s->rbuf.cap - s->rbuf.off - s->rbuf.len;
-        n = read(s->fd_out, mcp_buf_tail(&s->rbuf), room);
+        room = s->fr.buf.cap - s->fr.buf.off - s->fr.buf.len;
+        n = read(s->fd_out, mcp_buf_tail(&s->fr.buf), room);
         if (n > 0) {
-            s->rbuf.len += (size_t)n;
+            s->fr.buf.len += (size_t)n;
             budget = (size_t)n >= budget ? 0 : budget - (size_t)n;
             deliver_lines(s);
             /* A short read emptied the pipe: the loop (level-triggered) wakes us when more
@@ -446,7 +403,7 @@ static void stdio_destroy(mcp_transport *t)
     stdio_close(t);
     if (s->child != NULL)
         mcp_child_detach(s->child);
-    mcp_buf_free(&s->rbuf);
+    mcp_framer_free(&s->fr);
     mcp_buf_free(&s->wbuf);
     mcp_buf_free(&s->ebuf);
     mcp_stdio_config_free(&s->cfg);
@@ -490,7 +447,7 @@ mcp_transport *mcp_stdio_new(mcp_loop *loop, mcp_stdio_config *cfg)
     if (s->cfg.max_write_queue == 0)
         s->cfg.max_write_queue = MCP_STDIO_DEFAULT_MAX_WRITE_QUEUE;
     s->fd_in = s->fd_out = s->fd_err = -1;
-    mcp_buf_init(&s->rbuf);
+    mcp_framer_init(&s->fr, s->cfg.max_message);
     mcp_buf_init(&s->wbuf);
     mcp_buf_init(&s->ebuf);
     mcp_timer_init(&s->lose_timer, on_lose_timer, s);
