@@ -20,6 +20,7 @@ static void key_done(mcp_idscan *s)
         s->in_id = 1;
         s->id_len = 0;
         s->id_is_str = 0;
+        s->id_closed = 0;
         s->id_done = 0;
         s->id_bad = 0;
     } else if (s->key_len == 6 && memcmp(s->key, "method", 6) == 0) {
@@ -48,7 +49,8 @@ void mcp_idscan_feed(mcp_idscan *s, const char *p, size_t n)
                 if (s->depth == 1 && s->want_key) {
                     s->want_key = 0;
                     key_done(s);
-                } else if (s->depth == 1 && s->in_id) {
+                } else if (s->depth == 1 && s->in_id && s->id_is_str) {
+                    s->in_id = 0; /* the id's value is complete: later bytes are not it */
                     s->id_done = 1;
                 }
                 continue;
@@ -57,7 +59,7 @@ void mcp_idscan_feed(mcp_idscan *s, const char *p, size_t n)
                 if (s->key_len < (int)sizeof s->key)
                     s->key[s->key_len] = c;
                 s->key_len++;
-            } else if (s->depth == 1 && s->in_id) {
+            } else if (s->depth == 1 && s->in_id && s->id_is_str) {
                 id_put(s, c);
             }
             continue;
@@ -67,8 +69,12 @@ void mcp_idscan_feed(mcp_idscan *s, const char *p, size_t n)
             s->in_str = 1;
             if (s->depth == 1 && s->want_key)
                 s->key_len = 0;
-            else if (s->depth == 1 && s->in_id)
-                s->id_is_str = 1;
+            else if (s->depth == 1 && s->in_id) {
+                if (s->id_len > 0 || s->id_closed)
+                    s->id_bad = 1; /* "id": 12 "x" */
+                else
+                    s->id_is_str = 1;
+            }
             break;
         case '{':
         case '[':
@@ -94,14 +100,22 @@ void mcp_idscan_feed(mcp_idscan *s, const char *p, size_t n)
                 s->want_key = 1;
             }
             break;
-        case ':':
+        case ':': break;
         case ' ':
         case '\t':
         case '\r':
-        case '\n': break;
+        case '\n':
+            /* whitespace ends a number, but only ',' or '}' completes it */
+            if (s->depth == 1 && s->in_id && !s->id_is_str && s->id_len > 0)
+                s->id_closed = 1;
+            break;
         default:
-            if (s->depth == 1 && s->in_id && !s->id_is_str)
-                id_put(s, c);
+            if (s->depth == 1 && s->in_id && !s->id_is_str) {
+                if (s->id_closed)
+                    s->id_bad = 1; /* "id": 12 34 */
+                else
+                    id_put(s, c);
+            }
             break;
         }
     }

@@ -17,6 +17,7 @@ typedef struct mcp_idscan {
     char key[8];
     int in_id; /* reading the value of "id" */
     int id_len, id_is_str, id_done, id_bad;
+    int id_closed; /* a number id ended (whitespace); only ',' or '}' may follow */
     char id[32];
     int has_method; /* a "method" member: a request or notification, not a response */
     int started;    /* saw the opening '{' */
