@@ -346,7 +346,7 @@ function Client:_roundtrip(method, params, opts, headers)
     return nil, new_error(nil, "request cancelled: " .. tostring(cancel.reason), nil,
       { kind = "cancelled", method = method })
   end
-  headers = send_headers(headers, opts.headers)
+  if opts.headers ~= nil then headers = send_headers(headers, opts.headers) end
   local res, err = send_attempt(self, session, method, params, opts, headers, timeout)
   local n = 0
   while res == nil and (err.status_code == 401 or err.status_code == 403) and n < M.MAX_REAUTHORIZE
