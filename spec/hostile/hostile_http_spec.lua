@@ -97,7 +97,7 @@ describe_node("hostile HTTP server", function()
     local c = assert(bounds.http(srv, "redirect", {
       redirect = mcp.REDIRECT_FOLLOW, headers = { ["X-Api-Key"] = "secret" }, bearer_token = "tok",
     }))
-    assert.truthy(c:list_tools())
+    assert.truthy(c:list_tools({ headers = { ["X-Trace"] = "per-request" } }))
     local landed = 0
     for _, r in ipairs(bounds.http_state(srv).requests) do
       if r.path == "/plain" and r.headers.host:find("^localhost:") then
@@ -105,6 +105,7 @@ describe_node("hostile HTTP server", function()
         assert.is_nil(r.headers["x-api-key"])
         assert.is_nil(r.headers["authorization"])
         assert.is_nil(r.headers["mcp-session-id"])
+        assert.is_nil(r.headers["x-trace"]) -- a call's own headers are user headers too
       end
     end
     assert.is_true(landed >= 2) -- initialize and tools/list at least
@@ -115,8 +116,9 @@ describe_node("hostile HTTP server", function()
     local c = assert(bounds.http(srv, "redirect-same", {
       redirect = mcp.REDIRECT_FOLLOW, headers = { ["X-Api-Key"] = "secret" }, bearer_token = "tok",
     }))
-    assert.truthy(c:list_tools())
+    assert.truthy(c:list_tools({ headers = { ["X-Trace"] = "per-request" } }))
     local r = last_request("/plain", "POST")
+    assert.are.equal("per-request", r.headers["x-trace"]) -- the call's own headers follow the hop
     assert.are.equal("secret", r.headers["x-api-key"])
     assert.are.equal("Bearer tok", r.headers["authorization"])
     assert.are.equal("sid-1", r.headers["mcp-session-id"])
