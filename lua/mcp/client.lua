@@ -969,6 +969,11 @@ function Client:call_tool(name, arguments, opts)
   end
   local params = { name = name, arguments = arguments or json.object() }
   if opts and opts.meta then params._meta = opts.meta end
+  if opts and opts.task ~= nil and self.era ~= "modern" then
+    -- 2025-11-25 task augmentation: ask the server to run the call as a task
+    if type(opts.task) ~= "table" then error("mcp.call_tool: task must be a table ({ttl = ms})", 2) end
+    params.task = opts.task
+  end
   local attempts, res, err = 0
   while true do
     attempts = attempts + 1
@@ -987,6 +992,13 @@ function Client:call_tool(name, arguments, opts)
   end
   res, err = expect_table(res, nil, "tools/call")
   if res == nil then return nil, err end
+  if self.era ~= "modern" and res.content == nil and type(res.task) == "table" then
+    -- a CreateTaskResult (2025-11-25): follow the task to the tool's result
+    res, err = tasks.await_legacy(self, "tools/call", res, opts or NO_OPTIONS)
+    if res == nil then return nil, err end
+    res, err = expect_table(res, nil, "tools/call")
+    if res == nil then return nil, err end
+  end
   if res.content == nil and res.structuredContent ~= nil then
     -- As the reference: a result with only structuredContent gets a text rendering of it.
     local ok, text = pcall(json.encode, res.structuredContent)

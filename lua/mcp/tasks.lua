@@ -105,4 +105,52 @@ function M.await(client, method, res, opts)
   end
 end
 
+--- The 2025-11-25 shape: a tools/call sent with `task` (opts.task) answers CreateTaskResult
+--- {task = Task}; poll tasks/get until the task leaves "working", then tasks/result gives the
+--- tool's result (or its error). Input goes through the ordinary server requests meanwhile.
+---@param client mcp.Client
+---@param method string
+---@param res table the CreateTaskResult
+---@param opts table the call's options
+---@return table|nil result, mcp.Error|nil err
+function M.await_legacy(client, method, res, opts)
+  local task = task_of(res)
+  if task == nil then return protocol_error(method, "invalid task result: no taskId", res) end
+  local id = task.taskId
+  remember(client, task)
+  local timeout = opts.timeout_ms or client.config.request_timeout_ms
+  local deadline = timeout > 0 and core.now_ms() + timeout or nil
+  local cancel = opts.cancel
+  local function give_up(kind, why)
+    client:request("tasks/cancel", { taskId = id }) -- best effort
+    return nil, errors.new(nil, why, { taskId = id }, { kind = kind, method = method })
+  end
+  while task.status == "working" do
+    local wait = tonumber(task.pollInterval) or M.DEFAULT_POLL_INTERVAL_MS
+    if wait < M.MIN_POLL_INTERVAL_MS then wait = M.MIN_POLL_INTERVAL_MS end
+    if wait > M.MAX_POLL_INTERVAL_MS then wait = M.MAX_POLL_INTERVAL_MS end
+    local until_ms = core.now_ms() + wait
+    while core.now_ms() < until_ms do
+      if cancel and cancel.cancelled then return give_up("cancelled", "request cancelled: " .. tostring(cancel.reason)) end
+      if deadline and core.now_ms() >= deadline then
+        return give_up("timeout", "request timed out after " .. timeout .. " ms (task " .. id .. ")")
+      end
+      local step = until_ms - core.now_ms()
+      sched.sleep(step > 50 and 50 or (step > 0 and step or 0))
+    end
+    local got, err = client:request("tasks/get", { taskId = id })
+    if got == nil then return nil, err end
+    local t = task_of(got)
+    if t == nil or t.taskId ~= id then return protocol_error("tasks/get", "invalid tasks/get result", got) end
+    task = t
+    remember(client, task)
+  end
+  if task.status == "cancelled" then
+    return nil, errors.new(nil, "task " .. id .. " was cancelled by the server", task, { kind = "cancelled", method = method })
+  end
+  -- completed, failed or input_required: tasks/result answers when the task ends
+  local left = deadline and math.max(1, deadline - core.now_ms()) or 0
+  return client:request("tasks/result", { taskId = id }, { timeout_ms = left, cancel = cancel })
+end
+
 return M

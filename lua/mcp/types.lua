@@ -16,6 +16,7 @@
 ---@field cache boolean|nil false: bypass the 2026-07-28 result cache (ttlMs)
 ---@field headers table<string, string|number|false>|nil per-request headers (the transport's send options; HTTP)
 ---@field max_pages number|nil list_all_*: the most pages followed
+---@field task table|nil call_tool, legacy era: run the call as a 2025-11-25 task ({ttl = ms})
 
 ---@class mcp.CancelToken
 ---@field cancelled boolean
