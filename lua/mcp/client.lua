@@ -55,6 +55,7 @@ local CALL_OPTIONS = {
   reset_timeout_on_progress = "boolean", max_total_timeout_ms = "number", -- lua/mcp/deadline.lua
   max_pages = "number", -- list_all_*: a bound on the pages followed
   cache = "boolean", -- false: bypass the 2026-07-28 result cache (lua/mcp/cache.lua)
+  task = "table", -- call_tool, legacy era: run the call as a 2025-11-25 task (lua/mcp/tasks.lua)
 }
 M.CALL_OPTIONS = CALL_OPTIONS
 
