@@ -44,6 +44,38 @@ describe("2026-07-28 over streamable HTTP", function()
     end
   end)
 
+  it("sends Mcp-Method on every request, Mcp-Name where it applies, and the tool's Mcp-Param-* headers", function()
+    local c = assert(mcp.create_http_client(srv.url, {}))
+    finally(function() c:close() end)
+    assert(c:list_tools())
+    assert(c:call_tool("region", { region = " eu west ", priority = 7, note = "not bound" }))
+    assert(c:call_tool("region", { region = "us" })) -- priority absent: no header
+    assert(c:read_resource("test://r/1"))
+    assert(c:get_prompt("greet", { name = "Ann" }))
+    local rs = H.modern_state(srv).requests
+    local by = {}
+    for _, r in ipairs(rs) do
+      assert.are.equal(r.rpc_method, r.headers["mcp-method"])
+      by[#by + 1] = r
+    end
+    assert.are.same({ "server/discover", "tools/list", "tools/call", "tools/call", "resources/read", "prompts/get" },
+      methods({ requests = by }))
+    assert.is_nil(by[1].headers["mcp-name"])
+    assert.are.equal("region", by[3].headers["mcp-name"])
+    assert.are.equal(mcp.encode_header_value(" eu west "), by[3].headers["mcp-param-region"])
+    assert.are.equal("=?base64?IGV1IHdlc3Qg?=", by[3].headers["mcp-param-region"])
+    assert.are.equal("7", by[3].headers["mcp-param-priority"])
+    assert.are.equal("us", by[4].headers["mcp-param-region"])
+    assert.is_nil(by[4].headers["mcp-param-priority"])
+    assert.are.equal("test://r/1", by[5].headers["mcp-name"])
+    assert.are.equal("greet", by[6].headers["mcp-name"])
+    -- a bound argument of the wrong type fails the call before anything is sent
+    local res, err = c:call_tool("region", { region = 42 })
+    assert.is_nil(res)
+    assert.are.equal("validation", err.kind)
+    assert.are.equal(6, #H.modern_state(srv).requests)
+  end)
+
   it("cancels a request by closing its response stream, without notifications/cancelled", function()
     local c = assert(mcp.create_http_client(srv.url, {}))
     finally(function() c:close() end)
