@@ -335,11 +335,359 @@ describe("the OAuth flow against the fixture #auth", function()
     assert.truthy(p:tokens().access_token)
   end)
 
+  it("lets a provider run a grant without a user (prepare_grant), never registering it", function()
+    control(srv, { add_client = { client_id = "machine", client_secret = "m-secret" } })
+    local p = provider(srv, { client_information = { client_id = "machine", client_secret = "m-secret" } })
+    local seen
+    function p:prepare_grant(scope, ctx)
+      seen = ctx
+      return { grant_type = "client_credentials", scope = "mcp:read" }
+    end
+    assert.equal("AUTHORIZED", auth.auth(p, { server_url = srv.url }))
+    assert.equal(srv.base, seen.issuer)
+    assert.equal(srv.url, seen.resource)
+    local st = state(srv)
+    assert.equal(0, #st.records.authorize + #st.records.register)
+    assert.same({ "client_credentials", "client_secret_basic", "mcp:read" },
+      { st.records.token[1].grant_type, st.records.token[1].method, st.records.token[1].scope })
+    -- without client information it does not register
+    local q = provider(srv)
+    q.prepare_grant = p.prepare_grant
+    local r, err = auth.auth(q, { server_url = srv.url })
+    assert.is_nil(r)
+    assert.equal("invalid_client", err.code)
+  end)
+
+  it("retries a token request once when the provider asks (token_response: a DPoP nonce)", function()
+    control(srv, { token_nonce = "n-1" })
+    local p = provider(srv)
+    local nonce
+    function p:prepare_token_request(headers) headers.DPoP = "proof" .. (nonce and (" nonce=" .. nonce) or "") end
+    function p:token_response(res)
+      if res.status == 400 and res.headers["dpop-nonce"] and not nonce then
+        nonce = res.headers["dpop-nonce"]
+        return true
+      end
+    end
+    assert.equal("AUTHORIZED", auth.auth(p, { server_url = srv.url }))
+    local st = state(srv)
+    assert.same({ "proof", "proof nonce=n-1" }, { st.records.token[1].dpop, st.records.token[2].dpop })
+  end)
+
   it("never puts a secret in an error or a provider's tostring", function()
     control(srv, { add_client = { client_id = "pre", client_secret = "s3cret-value" }, registration = false, state = "wrong" })
     local p = provider(srv, { client_information = { client_id = "pre", client_secret = "s3cret-value" } })
     local _, err = auth.auth(p, { server_url = srv.url })
     assert.is_nil(tostring(err):find("s3cret", 1, true))
     assert.is_nil(tostring(p):find("s3cret", 1, true))
+  end)
+end)
+
+describe("OAuth on the HTTP transport #auth", function()
+  if not available then
+    pending("node is needed to run the OAuth fixture")
+    return
+  end
+  local srv
+  setup(function() srv = start() end)
+  teardown(function() stop(srv) end)
+  before_each(function() control(srv, { reset = true }) end)
+
+  local function client(opts)
+    local o = { request_timeout_ms = helper.ms(20000), client_name = "auth-spec" }
+    for k, v in pairs(opts or {}) do o[k] = v end
+    return mcp.create_http_client(srv.url, o)
+  end
+
+  it("authorizes on the first 401 and retries: create_http_client(url, { auth_provider = p })", function()
+    local p = provider(srv)
+    local c = assert(client({ auth_provider = p }))
+    local res = assert(c:call_tool("whoami", {}))
+    assert.equal("scopes: (none)", res.content[1].text)
+    c:close()
+    local st = state(srv)
+    assert.equal(1, #st.records.authorize)
+    assert.same({ false, true }, { st.records.mcp[1].authorized, st.records.mcp[2].authorized })
+  end)
+
+  it("runs the flow inside a task, and shares one authorization between concurrent calls", function()
+    local p = provider(srv)
+    local texts = {}
+    mcp.spawn(function()
+      local c = assert(client({ auth_provider = p }))
+      local done = 0
+      control(srv, { expire_access_tokens = true })
+      for i = 1, 3 do
+        mcp.spawn(function()
+          texts[i] = assert(c:call_tool("whoami", {})).content[1].text
+          done = done + 1
+        end)
+      end
+      while done < 3 do mcp.sleep(10) end
+      c:close()
+    end)
+    mcp.run()
+    assert.same({ "scopes: (none)", "scopes: (none)", "scopes: (none)" }, texts)
+    -- one authorization at connect, one refresh for the three calls that found the token expired
+    local grants = {}
+    for _, t in ipairs(state(srv).records.token) do grants[#grants + 1] = t.grant_type end
+    assert.same({ "authorization_code", "refresh_token" }, grants)
+  end)
+
+  it("starts with the provider's stored token, and refreshes it on a 401", function()
+    local p = provider(srv)
+    assert.equal("AUTHORIZED", auth.auth(p, { server_url = srv.url }))
+    control(srv, { expire_access_tokens = true })
+    local c = assert(client({ auth_provider = p }))
+    assert.truthy(c:list_tools())
+    c:close()
+    local st = state(srv)
+    assert.equal(1, #st.records.authorize)
+    assert.equal("refresh_token", st.records.token[#st.records.token].grant_type)
+  end)
+
+  it("steps up on 403 insufficient_scope with the union of the scopes", function()
+    control(srv, { scopes_supported = { "mcp:read" }, call_scope = "mcp:write" })
+    local c = assert(client({ auth_provider = provider(srv) }))
+    local res = assert(c:call_tool("whoami", {}))
+    assert.equal("scopes: mcp:read mcp:write", res.content[1].text)
+    c:close()
+    local st = state(srv)
+    assert.equal(2, #st.records.authorize)
+    assert.equal("mcp:read", st.records.authorize[1].scope)
+    assert.equal("mcp:read mcp:write", st.records.authorize[2].scope)
+  end)
+
+  it("gives up after a bounded number of authorizations when every answer is 403", function()
+    control(srv, { always_403 = true })
+    local errs = {}
+    -- (the server/discover probe gets the 403s: connect ends there, with no fallback to initialize)
+    local c, err = client({ auth_provider = provider(srv), transport_on_error = function(e) errs[#errs + 1] = e end })
+    assert.is_nil(c)
+    assert.equal(403, err.status_code)
+    local n = #state(srv).records.authorize
+    assert.is_true(n >= 1 and n <= 3, "authorizations: " .. n)
+  end)
+
+  it("fails with an OAuth error (also given to on_error) when the flow is refused", function()
+    control(srv, { issuer = "https://attacker.example" })
+    local errs = {}
+    local c, err = client({ auth_provider = provider(srv), transport_on_error = function(e) errs[#errs + 1] = e end })
+    assert.is_nil(c)
+    assert.is_true(auth.is_oauth_error(err))
+    assert.equal("invalid_metadata", err.code)
+    helper.wait_until(function() mcp.loop.step(0); return #errs > 0 end, 2000)
+    assert.equal("invalid_metadata", errs[1].code)
+  end)
+end)
+
+describe("the static oauth config on the HTTP transport #auth", function()
+  if not available then
+    pending("node is needed to run the OAuth fixture")
+    return
+  end
+  local srv
+  setup(function() srv = start() end)
+  teardown(function() stop(srv) end)
+  before_each(function() control(srv, { reset = true }) end)
+
+  -- A client registered at the fixture and a refresh token for it, got through the flow.
+  local function credentials()
+    control(srv, { add_client = { client_id = "static", client_secret = "static-secret" } })
+    local p = provider(srv, { client_information = { client_id = "static", client_secret = "static-secret" } })
+    assert.equal("AUTHORIZED", auth.auth(p, { server_url = srv.url }))
+    return p:tokens()
+  end
+
+  local function client(oauth, extra)
+    local o = { request_timeout_ms = helper.ms(20000), oauth = oauth }
+    for k, v in pairs(extra or {}) do o[k] = v end
+    return mcp.create_http_client(srv.url, o)
+  end
+
+  it("refreshes a rejected token once at token_url with the client credentials, and retries", function()
+    local t = credentials()
+    local cfg = { access_token = "stale", refresh_token = t.refresh_token, token_url = srv.base .. "/token",
+      client_id = "static", client_secret = "static-secret" }
+    local c = assert(client(cfg))
+    assert.truthy(c:list_tools())
+    c:close()
+    local st = state(srv)
+    local last = st.records.token[#st.records.token]
+    assert.same({ "refresh_token", "client_secret_post", "static" }, { last.grant_type, last.method, last.client_id })
+    assert.equal("stale", cfg.access_token) -- the caller's table is not modified
+  end)
+
+  it("refreshes an expired token (expires_at) before the first request, with refresh_token_fn", function()
+    local t = credentials()
+    local calls = 0
+    local c = assert(client({
+      access_token = "expired", expires_at = os.time() - 10,
+      refresh_token_fn = function(cfg)
+        calls = calls + 1
+        assert.equal("expired", cfg.access_token)
+        return t.access_token, 600
+      end,
+    }))
+    assert.truthy(c:list_tools())
+    c:close()
+    assert.equal(1, calls)
+    for _, m in ipairs(state(srv).records.mcp) do assert.is_true(m.authorized) end
+  end)
+
+  it("fails with an OAuth error, also given to on_error, when the refresh fails", function()
+    credentials()
+    local errs = {}
+    local c, err = client({ access_token = "stale", refresh_token = "not-a-refresh-token", token_url = srv.base .. "/token",
+      client_id = "static", client_secret = "static-secret" }, { transport_on_error = function(e) errs[#errs + 1] = e end })
+    assert.is_nil(c)
+    assert.is_true(auth.is_invalid_grant(err))
+    helper.wait_until(function() mcp.loop.step(0); return #errs > 0 end, 2000)
+    assert.is_true(auth.is_invalid_grant(errs[1]))
+    assert.is_nil(tostring(err):find("not-a-refresh-token", 1, true))
+  end)
+
+  it("says so when a rejected token cannot be refreshed", function()
+    local c, err = client({ access_token = "stale" })
+    assert.is_nil(c)
+    assert.is_true(auth.is_oauth_error(err))
+    assert.truthy(err.message:find("refresh_token_fn", 1, true))
+  end)
+end)
+
+describe("mcp.auth.interactive_provider #auth", function()
+  if not available then
+    pending("node is needed to run the OAuth fixture")
+    return
+  end
+  local srv
+  setup(function() srv = start() end)
+  teardown(function() stop(srv) end)
+  before_each(function() control(srv, { reset = true }) end)
+
+  -- A "browser": follows the authorization URL to the redirect, then visits the redirect URL,
+  -- which is the provider's loopback listener.
+  local function browser(opened)
+    return function(auth_url)
+      opened[#opened + 1] = auth_url
+      mcp.spawn(function()
+        local landed = assert(auth.follow_authorization(auth_url))
+        assert(mcp.http_request({ url = landed })).status = nil
+      end)
+    end
+  end
+
+  it("receives the redirect on its 127.0.0.1 listener and logs in", function()
+    local opened, lines = {}, {}
+    local p = auth.interactive_provider({
+      client_name = "interactive-spec", store = auth.memory_store(), open = browser(opened),
+      print = function(l) lines[#lines + 1] = l end,
+    })
+    assert.equal("AUTHORIZED", auth.auth(p, { server_url = srv.url }))
+    assert.equal(1, #opened)
+    local st = state(srv)
+    local redirect = st.records.authorize[1].redirect_uri
+    assert.truthy(redirect:match("^http://127%.0%.0%.1:%d+/callback$"))
+    assert.same({ redirect }, st.records.register[1].redirect_uris)
+    assert.truthy(lines[1]:find(opened[1], 1, true)) -- the URL is printed too
+    -- the listener is closed after the login, and the next login listens on the same port
+    local res = mcp.http_request({ url = redirect, timeout_ms = 2000 })
+    assert.is_nil(res)
+    assert.equal(redirect, p:redirect_url())
+    p:close()
+  end)
+
+  it("refuses a redirect with the wrong state", function()
+    control(srv, { state = "wrong" })
+    local p = auth.interactive_provider({ store = auth.memory_store(), open = browser({}), print = function() end })
+    local r, err = auth.auth(p, { server_url = srv.url })
+    assert.is_nil(r)
+    assert.equal("invalid_state", err.code)
+  end)
+
+  it("gives up when no redirect comes", function()
+    local p = auth.interactive_provider({ store = auth.memory_store(), open = function() end, timeout_ms = 300,
+      print = function() end })
+    local r, err = auth.auth(p, { server_url = srv.url })
+    assert.is_nil(r)
+    assert.truthy(tostring(err):find("no redirect", 1, true))
+  end)
+
+  it("lets the host show the URL (on_url) and runs headless for CI", function()
+    local shown = {}
+    local p = auth.interactive_provider({ store = auth.memory_store(), on_url = function(u) shown[#shown + 1] = u end,
+      open = false, headless = auth.follow_authorization })
+    assert.equal("AUTHORIZED", auth.auth(p, { server_url = srv.url }))
+    assert.equal(0, #shown) -- headless: no browser step at all
+    assert.equal("http://127.0.0.1:8976/callback", p:redirect_url())
+  end)
+
+  it("refuses to serve two servers with one provider", function()
+    local p = auth.interactive_provider({ store = auth.memory_store(), headless = auth.follow_authorization })
+    assert.equal("AUTHORIZED", auth.auth(p, { server_url = srv.url }))
+    assert.has_error(function() auth.auth(p, { server_url = srv.base .. "/other" }) end)
+  end)
+end)
+
+describe("examples/oauth.lua #auth", function()
+  if not available then
+    pending("node is needed to run the OAuth fixture")
+    return
+  end
+  local srv
+  setup(function() srv = start() end)
+  teardown(function() stop(srv) end)
+
+  it("logs in headlessly, keeps the tokens in a 0600 file, and starts authorized the next time", function()
+    local dir = os.tmpname()
+    os.remove(dir)
+    local env = ("XDG_DATA_HOME='%s' LUA_PATH='%s/lua/?.lua;%s/lua/?/init.lua;;' LUA_CPATH='%s;;'")
+      :format(dir, helper.root, helper.root, package.cpath:match("^[^;]+"))
+    -- (under sanitizers the child keeps LD_PRELOAD: it loads the sanitized module too)
+    local cmd = ("env %s %s %s/examples/oauth.lua %s --headless 2>&1")
+      :format(env, helper.lua_cmd(), helper.root, srv.url)
+    local function run()
+      local p = io.popen(cmd)
+      local out = p:read("*a")
+      p:close()
+      return out
+    end
+    local out = run()
+    assert.truthy(out:find("whoami: scopes:", 1, true), out)
+    local store = auth.file_store({ dir = dir .. "/lua-mcp" })
+    assert.equal(tonumber("600", 8), mcp.core.file_mode(store:path(srv.url)))
+    assert.truthy(store:load(srv.url).tokens.access_token)
+    out = run()
+    assert.truthy(out:find("whoami: scopes:", 1, true), out)
+    assert.equal(1, #state(srv).records.authorize) -- the second run used the stored token
+    os.execute("rm -rf '" .. dir .. "'")
+  end)
+end)
+
+describe("the static oauth config on legacy SSE #auth", function()
+  if not (available and H.have_curl()) then
+    pending("node and curl are needed to run the HTTP test server")
+    return
+  end
+  local srv
+  setup(function() srv = H.start("") end)
+  teardown(function() H.stop(srv) end)
+
+  it("refreshes on a 401 to a POSTed message and sends it again with the new token", function()
+    local calls = 0
+    local c = assert(mcp.create_sse_client(srv.base .. "/sse", {
+      request_timeout_ms = helper.ms(20000),
+      oauth = { access_token = "first", refresh_token_fn = function() calls = calls + 1; return "second", 60 end },
+    }))
+    H.control(srv, { fail_next = { { status = 401, headers = { ["WWW-Authenticate"] = 'Bearer error="invalid_token"' } } } })
+    local res = assert(c:call_tool("echo", { message = "hi" }))
+    assert.equal("hi", res.content[1].text)
+    assert.equal(1, calls)
+    local auths = {}
+    for _, r in ipairs(H.state(srv).requests) do
+      if r.rpc_method == "tools/call" then auths[#auths + 1] = r.headers.authorization end
+    end
+    assert.same({ "Bearer first", "Bearer second" }, auths)
+    c:close()
   end)
 end)

@@ -9,6 +9,8 @@
 #include "core_loop.h"
 #include "digest.h"
 #include "private_file.h"
+#include "redirect_listener.h"
+#include "spawn_detached.h"
 #include "json.h"
 #include "session.h"
 #include "transports/child.h"
@@ -158,6 +160,7 @@ int luaopen_mcp_core(lua_State *L)
         {"write_private_file", mcp_write_private_file},
         {"mkdir_private", mcp_mkdir_private},
         {"file_mode", mcp_file_mode},
+        {"spawn_detached", mcp_spawn_detached},
         {NULL, NULL},
     };
     struct sigaction sa;
@@ -200,6 +203,7 @@ int luaopen_mcp_core(lua_State *L)
     mcp_fetch_lua_open(L);
     mcp_pkey_lua_open(L);
     mcp_lua_transport_open(L);
+    mcp_redirect_listener_lua_open(L);
     lua_pushlightuserdata(L, NULL);
     lua_setfield(L, -2, "null");
     luaL_getmetatable(L, MCP_JSON_ARRAY_MT);

@@ -186,10 +186,17 @@ end
 --- Classify a failed probe. Returns "legacy" (fall back to initialize), "retry", version (the
 --- server is modern and named a version we speak: probe again with it, once), "initialize",
 --- version (it named only legacy versions we speak), or nil, err (a modern server we cannot talk
---- to: a hard failure, never a fallback).
+--- to, or an authorization the client could not get: a hard failure, never a fallback).
 ---@param err mcp.Error
 ---@param retried boolean whether this probe was already the retry
 function M.classify_probe_error(err, retried)
+  -- A server that wants authorization the client could not get (no OAuth configured, the flow
+  -- refused, a scope never granted) would refuse initialize the same way: no fallback.
+  local challenge = type(err.response_headers) == "table" and err.response_headers["www-authenticate"] or ""
+  if err.kind == "oauth" or err.status_code == 401
+      or (err.status_code == 403 and tostring(challenge):find("insufficient_scope", 1, true)) then
+    return nil, err
+  end
   if err.kind ~= "rpc" or not MODERN_CODES[err.code] then return "legacy" end
   if err.code == errors.ERROR_CODES.UNSUPPORTED_PROTOCOL_VERSION and not retried then
     local supported = type(err.data) == "table" and err.data.supported

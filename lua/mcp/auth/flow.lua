@@ -513,6 +513,7 @@ end
 ---@param opts table server_url, resource_metadata_url, scope, step_up (a 403 insufficient_scope: no refresh), authorization_code, state, iss, callback, protocol_version, timeout_ms
 ---@return string|nil result "AUTHORIZED"|"REDIRECT", mcp.OAuthError|nil err
 function M.auth(provider, opts)
+  if has(provider, "bind_server") then provider:bind_server(opts.server_url) end
   local res, err = run(provider, opts)
   if res then return res end
   local retry

@@ -74,6 +74,8 @@ M.application_type = flow.application_type
 M.provider = provider.new
 M.headless_provider = provider.headless
 M.follow_authorization = provider.follow_authorization
+M.interactive_provider = require("mcp.auth.interactive").new
+M.open_in_browser = require("mcp.auth.interactive").open_in_browser
 M.memory_store = store.memory
 M.file_store = store.file
 

@@ -20,6 +20,9 @@ Provider.__index = Provider
 local function record(self)
   local r = self._record
   if r == nil then
+    if self.key == nil then
+      error("mcp.auth: the provider is not bound to a server yet (give server_url, or use it with one client)", 3)
+    end
     r = self.store:load(self.key) or {}
     self._record = r
   end
@@ -28,6 +31,17 @@ end
 
 local function persist(self)
   self.store:save(self.key, record(self))
+end
+
+--- The MCP server this provider's credentials are for (the store key). The flow and the HTTP
+--- transports call it; a provider serves one server: binding it to another raises.
+function Provider:bind_server(server_url)
+  if self.key == nil then
+    self.key = server_url
+  elseif self.key ~= server_url and not self._explicit_key then
+    error("mcp.auth: this provider holds credentials for " .. fetch.redact_url(self.key)
+      .. "; create one provider per server", 3)
+  end
 end
 
 function Provider:redirect_url() return self._redirect_url end
@@ -74,7 +88,7 @@ function Provider:redirect_to_authorization(auth_url)
 end
 
 function Provider:__tostring()
-  return "mcp.auth.provider(" .. fetch.redact_url(self.key) .. ")"
+  return "mcp.auth.provider(" .. (self.key and fetch.redact_url(self.key) or "unbound") .. ")"
 end
 
 --- A provider. opts: redirect_url (string, required), client_metadata (table: client_name,
@@ -82,8 +96,9 @@ end
 --- {client_id, client_secret?, issuer?}; when issuer is set it is used only with that
 --- authorization server), client_metadata_url (an https URL serving this client's metadata
 --- document, used when the server supports Client ID Metadata Documents), store (a token store,
---- default mcp.auth.memory_store()), key (the store key, default the server URL given as
---- server_url, else redirect_url), on_authorize(url) -> redirect URL | nil, on_tokens(tokens).
+--- default mcp.auth.memory_store()), server_url (the server the credentials are for; else the
+--- first one the provider is used with), key (the store key, default server_url),
+--- on_authorize(url) -> redirect URL | nil, on_tokens(tokens).
 ---@param opts table
 ---@return mcp.auth.Provider
 function M.new(opts)
@@ -106,9 +121,12 @@ function M.new(opts)
     _on_authorize = opts.on_authorize,
     _on_tokens = opts.on_tokens,
     store = opts.store or require("mcp.auth.store").memory(),
-    key = opts.key or opts.server_url or opts.redirect_url,
+    key = opts.key or opts.server_url,
+    _explicit_key = opts.key ~= nil,
   }, Provider)
 end
+
+M.Provider = Provider
 
 --- Headless authorization for tests and CI: GET the authorization URL without a browser and
 --- without following redirects, and return the Location the server redirected to (the redirect

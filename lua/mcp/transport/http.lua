@@ -66,7 +66,7 @@ end
 --- key raises.
 M.CONFIG_FIELDS = {
   url = true, headers = true, redirect = true, timeout_ms = true, connect_timeout_ms = true, idle_timeout_ms = true,
-  oauth = true, bearer_token = true, initial_session_id = true, on_session_id_change = true,
+  oauth = true, bearer_token = true, auth_provider = true, initial_session_id = true, on_session_id_change = true,
   on_session_expired = true, terminate_session_on_close = true, on_error = true, max_message_size = true,
   max_reconnects = true, curl_options = true,
 }
@@ -117,6 +117,9 @@ local function make(cfg, legacy)
     check(type(cfg.oauth) == "table", "oauth must be a table", 2)
     token = token or cfg.oauth.access_token
   end
+  if cfg.auth_provider ~= nil then
+    check(type(cfg.auth_provider) == "table", "auth_provider must be a provider table (mcp.auth)", 2)
+  end
   local timeout = cfg.timeout_ms
   local box = (legacy and core.sse_transport or core.http_transport)({
     url = cfg.url,
@@ -140,11 +143,20 @@ local function make(cfg, legacy)
   }
   by_key[box:key()] = box
   install(box)
+  -- OAuth (auth_provider, or the static oauth fields): lua/mcp/auth/transport.lua.
+  if cfg.auth_provider ~= nil or cfg.oauth ~= nil then
+    local weak = setmetatable({ box = box }, { __mode = "v" })
+    states[box].auth = require("mcp.auth.transport").new(cfg, function(tok)
+      local b = weak.box
+      if b then b:set_header("Authorization", "Bearer " .. tok) end
+    end)
+    require("mcp.auth.transport").install_methods(box, function(b) return states[b] and states[b].auth end)
+  end
   return box
 end
 
 --- Streamable HTTP transport (NewHTTPTransport). cfg: url, headers, redirect, timeout_ms,
---- connect_timeout_ms, idle_timeout_ms, oauth {access_token}, bearer_token, initial_session_id,
+--- connect_timeout_ms, idle_timeout_ms, oauth (OAuthConfig fields), auth_provider (mcp.auth), bearer_token, initial_session_id,
 --- on_session_id_change(id), on_session_expired(id), terminate_session_on_close (default true),
 --- on_error(err), max_message_size, max_reconnects, curl_options {cainfo=, sslcert=, proxy=,
 --- unix_socket_path=, ...}.
@@ -196,7 +208,7 @@ end
 --- config fields (an unknown key raises at level, as seen from the caller).
 local TRANSPORT_KEYS = {
   headers = true, redirect = true, timeout_ms = true, connect_timeout_ms = true, idle_timeout_ms = true,
-  oauth = true, bearer_token = true, initial_session_id = true, on_session_id_change = true,
+  oauth = true, bearer_token = true, auth_provider = true, initial_session_id = true, on_session_id_change = true,
   on_session_expired = true, terminate_session_on_close = true, max_message_size = true,
   max_reconnects = true, curl_options = true, transport_on_error = true,
 }

@@ -1,0 +1,260 @@
+--- OAuth on the HTTP transports: what `auth_provider` and `oauth` in a transport config do.
+--- The transport carries `Authorization: Bearer <token>` (installed with transport:set_header),
+--- and the client calls transport:reauthorize(err, attempt) when a request fails with 401, or
+--- with 403 and a Bearer `insufficient_scope` challenge; true means "authorized again, send it
+--- again" (the client bounds the attempts).
+---
+--- With auth_provider, reauthorize runs the flow of mcp.auth (as the TypeScript transports do):
+--- the challenge's resource_metadata and scope, and on a 403 the union of the scope asked for
+--- before and the challenged one (step-up), at most MAX_STEP_UP authorizations per call.
+--- With the static `oauth` config (the reference's OAuthConfig), an expired access token is
+--- refreshed before the connection starts, and a 401 triggers one refresh (refresh_token_fn, or
+--- the refresh grant at token_url with client_id/client_secret) and one retry; a failed refresh
+--- is an mcp.OAuthError, also given to on_error.
+local discovery = require("mcp.auth.discovery")
+local fetch = require("mcp.fetch")
+local flow = require("mcp.auth.flow")
+local json = require("mcp.json")
+local oerr = require("mcp.auth.errors")
+local sched = require("mcp.sched")
+
+local M = {}
+
+M.MAX_STEP_UP = 3
+
+---@class mcp.auth.Authenticator
+local A = {}
+A.__index = A
+
+function A:__tostring() return "mcp.auth.authenticator" end
+
+local function install(self, token)
+  if self.set_token then self.set_token(token) end
+end
+
+local function report(self, err)
+  if self.on_error then
+    sched.spawn_handler(function(e) io.stderr:write("mcp: on_error handler failed: ", tostring(e), "\n") end,
+      self.on_error, err)
+  end
+end
+
+-- ---- the static OAuthConfig -------------------------------------------------------------------
+
+local function expired(cfg)
+  local at = cfg.expires_at
+  return type(at) == "number" and os.time() >= at
+end
+
+--- Refresh the static config's token (single-flight). Returns true or nil, err.
+function A:refresh_static()
+  local cfg = self.oauth
+  local token, expires_in, err
+  if cfg.refresh_token_fn then
+    local ok, t, e, x = pcall(cfg.refresh_token_fn, cfg)
+    if not ok then
+      err = oerr.new(oerr.SERVER_ERROR, "refresh_token_fn raised: " .. tostring(t))
+    elseif type(t) == "string" and t ~= "" then
+      token, expires_in = t, e
+    else
+      err = (oerr.is_oauth_error(e) and e) or oerr.new(oerr.SERVER_ERROR, "refresh_token_fn gave no token"
+        .. (e ~= nil and (": " .. tostring(e and e.message or e)) or ""), { cause = x or e })
+    end
+  elseif type(cfg.refresh_token) == "string" and cfg.refresh_token ~= "" and type(cfg.token_url) == "string" then
+    local params = { grant_type = "refresh_token", refresh_token = cfg.refresh_token }
+    local headers = { Accept = "application/json" }
+    if cfg.scopes and #cfg.scopes > 0 then params.scope = table.concat(cfg.scopes, " ") end
+    if cfg.client_secret then
+      params.client_id, params.client_secret = cfg.client_id, cfg.client_secret
+    elseif cfg.client_id then
+      params.client_id = cfg.client_id
+    end
+    local res, ferr = fetch.request({ method = "POST", url = cfg.token_url, form = params, headers = headers })
+    if not res then
+      err = oerr.wrap(ferr, "token refresh")
+    elseif res.status < 200 or res.status >= 300 then
+      err = oerr.from_response(res.status, res.body)
+    else
+      local doc = json.decode(res.body)
+      if type(doc) == "table" and type(doc.access_token) == "string" and doc.access_token ~= "" then
+        token, expires_in = doc.access_token, tonumber(doc.expires_in)
+        if type(doc.refresh_token) == "string" and doc.refresh_token ~= "" then cfg.refresh_token = doc.refresh_token end
+      else
+        err = oerr.new(oerr.SERVER_ERROR, "the token endpoint's answer has no access_token", { status_code = res.status })
+      end
+    end
+  else
+    err = oerr.new(oerr.INVALID_GRANT,
+      "the access token cannot be refreshed: set refresh_token_fn, or refresh_token with token_url")
+  end
+  if not token then return nil, err end
+  expires_in = tonumber(expires_in)
+  if not expires_in or expires_in <= 0 then expires_in = 3600 end
+  cfg.access_token, cfg.expires_at = token, os.time() + math.floor(expires_in)
+  install(self, token)
+  return true
+end
+
+-- ---- single flight ----------------------------------------------------------------------------
+
+-- PUC Lua 5.1 cannot yield across pcall: there, inside a task, fn runs unprotected.
+local can_pcall_yield = _VERSION ~= "Lua 5.1" or type(jit) == "table"
+
+local function protected(fn)
+  if can_pcall_yield or not sched.current() then return pcall(fn) end
+  return true, fn()
+end
+
+-- Concurrent failures share one authorization: the later ones wait for its outcome.
+local function once(self, fn)
+  if self.busy then
+    return sched.await(function(cb) self.waiters[#self.waiters + 1] = cb end)
+  end
+  self.busy = true
+  local ok, a, b = protected(fn)
+  self.busy = false
+  local waiters = self.waiters
+  self.waiters = {}
+  if not ok then
+    for _, w in ipairs(waiters) do w(nil, oerr.new(oerr.SERVER_ERROR, tostring(a))) end
+    error(a, 0)
+  end
+  for _, w in ipairs(waiters) do w(a, b) end
+  return a, b
+end
+
+-- ---- the seams the transport and the client call -----------------------------------------------
+
+--- Before the transport starts: the token to send first (a stored one, or the static one
+--- refreshed when expired). Returns true, or nil, err when a refresh failed.
+function A:prepare()
+  if self.oauth then
+    if expired(self.oauth) then
+      local ok, err = once(self, function() return self:refresh_static() end)
+      if not ok then
+        report(self, err)
+        return nil, err
+      end
+    elseif self.oauth.access_token then
+      install(self, self.oauth.access_token)
+    end
+  elseif self.provider then
+    local t = self.provider.tokens and self.provider:tokens()
+    if type(t) == "table" and type(t.access_token) == "string" then install(self, t.access_token) end
+  end
+  return true
+end
+
+--- A request failed with err (status_code, response_headers): authorize again? true to retry.
+---@param err table
+---@param attempt integer|nil 1 for the first retry of this call
+---@return boolean|nil, mcp.OAuthError|nil
+function A:reauthorize(err, attempt)
+  local status = type(err) == "table" and err.status_code
+  if status ~= 401 and status ~= 403 then return nil end
+  attempt = attempt or 1
+  local hdrs = err.response_headers or {}
+  local ch = discovery.parse_www_authenticate(hdrs["www-authenticate"]) or {}
+  if status == 403 and ch.error ~= "insufficient_scope" then return nil end
+  if self.oauth then
+    if status ~= 401 or attempt > 1 then return nil end
+    local ok, rerr = once(self, function() return self:refresh_static() end)
+    if not ok then report(self, rerr) end
+    return ok, rerr
+  end
+  if not self.provider or attempt > M.MAX_STEP_UP then return nil end
+  -- The provider may settle the failure itself (a DPoP nonce challenge): retry as is.
+  if type(self.provider.resource_response) == "function"
+      and self.provider:resource_response(status, hdrs, err.response_body, self.server_url) == true then
+    return true
+  end
+  local scope = ch.scope
+  if status == 403 then
+    local t = self.provider.tokens and self.provider:tokens()
+    local prior = flow.last_scope(self.provider) or (type(t) == "table" and t.scope or nil)
+    scope = flow.union_scopes(prior, scope)
+  end
+  local res, aerr = once(self, function()
+    return flow.auth(self.provider, {
+      server_url = self.server_url, resource_metadata_url = ch.resource_metadata, scope = scope,
+      step_up = status == 403, protocol_version = self.protocol_version,
+    })
+  end)
+  if res == flow.AUTHORIZED then
+    local t = self.provider:tokens()
+    if type(t) ~= "table" or type(t.access_token) ~= "string" then
+      aerr = oerr.new(oerr.SERVER_ERROR, "the provider returned no access token after authorizing")
+    else
+      install(self, t.access_token)
+      return true
+    end
+  elseif res == flow.REDIRECT then
+    aerr = oerr.new(oerr.UNAUTHORIZED, "Unauthorized: the user must authorize in the browser, then the host "
+      .. "calls mcp.auth.finish(provider, server_url, redirect_url) and retries")
+  end
+  report(self, aerr)
+  return nil, aerr
+end
+
+--- Give the C transports' shared method table the optional seams the client calls:
+--- reauthorize(err, attempt), and a start() that first installs (or refreshes) the token.
+--- auth_of(box) finds a transport's authenticator (nil for transports without OAuth).
+function M.install_methods(box, auth_of)
+  local mt = getmetatable(box)
+  local methods = type(mt) == "table" and mt.__index
+  if type(methods) ~= "table" or methods.reauthorize ~= nil then return end
+  local c_start = methods.start
+  methods.start = function(b, ...)
+    local a = auth_of(b)
+    if a then
+      local ok, err = a:prepare()
+      if not ok then return nil, err end
+    end
+    return c_start(b, ...)
+  end
+  local c_set_version = methods.set_protocol_version
+  if c_set_version then
+    -- discovery requests carry MCP-Protocol-Version (MCP 2025-06-18 and later)
+    methods.set_protocol_version = function(b, v, ...)
+      local a = auth_of(b)
+      if a then a.protocol_version = v end
+      return c_set_version(b, v, ...)
+    end
+  end
+  methods.reauthorize = function(b, err, attempt)
+    local a = auth_of(b)
+    if not a then return nil end
+    return a:reauthorize(err, attempt)
+  end
+end
+
+--- The authenticator of a transport config (nil when it has neither auth_provider nor oauth).
+--- set_token(token) installs a token on the transport.
+---@param cfg table the transport config
+---@param set_token fun(token: string)
+---@return mcp.auth.Authenticator|nil
+function M.new(cfg, set_token)
+  if cfg.auth_provider == nil and (cfg.oauth == nil or next(cfg.oauth) == nil) then return nil end
+  local oauth
+  if cfg.oauth ~= nil and cfg.auth_provider == nil then
+    local o = cfg.oauth
+    oauth = {}
+    for k, v in pairs(o) do oauth[k] = v end
+    if oauth.refresh_token_fn ~= nil and type(oauth.refresh_token_fn) ~= "function" then
+      error("mcp: oauth.refresh_token_fn must be a function", 4)
+    end
+  end
+  if cfg.auth_provider ~= nil and type(cfg.auth_provider.bind_server) == "function" then
+    cfg.auth_provider:bind_server(cfg.url)
+  end
+  return setmetatable({
+    provider = cfg.auth_provider,
+    oauth = oauth,
+    server_url = cfg.url,
+    set_token = set_token,
+    on_error = cfg.on_error,
+    waiters = {},
+  }, A)
+end
+
+return M
