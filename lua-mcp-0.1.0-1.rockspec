@@ -152,6 +152,10 @@ build = {
    -- installed with the rock (luarocks doc lua-mcp): the help file and the Markdown docs (the
    -- LuaCATS declarations are the module mcp.types, lua/mcp/types.lua)
    copy_directories = { "doc", "docs" },
+   install = {
+      -- the command-line client (`mcp-lua --help`); luarocks wraps it for the right interpreter
+      bin = { ["mcp-lua"] = "bin/mcp-lua" },
+   },
 }
 
 -- the specs also start Lua test servers that need lua-cjson (spec/fixtures/*.lua)

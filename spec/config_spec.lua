@@ -184,13 +184,13 @@ describe("mcp.config.load", function()
 
     it("fills ${env:NAME}, ${NAME}, ${NAME:-default} and opts.variables everywhere", function()
       local cfg = assert(mcp.config.load({ mcpServers = {
-        s = { command = "${HOME}/bin/srv", args = { "--token=${env:TOKEN}", "${MISSING:-fallback}", "${EMPTY:-d}", "${workspaceFolder}/x" },
+        s = { command = "${HOME}/bin/srv", args = { "--token=${env:TOKEN}", "${MISSING:-fallback}", "${EMPTY:-d}", "${workspaceFolder}/x", "${env:NOPE:-dflt}" },
               env = { A = "${env:HOME}" }, cwd = "${env:HOME}/work" },
         h = { url = "https://${HOST:-example.com}/mcp", headers = { Authorization = "Bearer ${TOKEN}" } },
       } }, { env = env, variables = { workspaceFolder = "/ws" } }))
       local s = cfg.servers.s
       assert.equals("/home/u/bin/srv", s.command)
-      assert.same({ "--token=t0k", "fallback", "d", "/ws/x" }, s.args)
+      assert.same({ "--token=t0k", "fallback", "d", "/ws/x", "dflt" }, s.args)
       assert.same({ A = "/home/u" }, s.env)
       assert.equals("/home/u/work", s.cwd)
       assert.equals("https://example.com/mcp", cfg.servers.h.url)
@@ -235,6 +235,18 @@ describe("mcp.config.load", function()
       assert(mcp.config.load(doc, { on_input = function(i) seen = i; return "v" end }))
       assert.equals("key", seen.id)
       assert.equals("s", seen.server)
+    end)
+
+    it("opts.only interpolates just the named servers", function()
+      local doc = { mcpServers = { a = { command = "${A}" }, b = { command = "${UNSET_B}" } } }
+      local cfg = assert(mcp.config.load(doc, { env = { A = "x" }, only = { "a" } }))
+      assert.equals("x", cfg.servers.a.command)
+      assert.is_true(cfg.servers.b.skipped)
+      assert.is_nil(cfg.servers.b.command)
+      local _, err = mcp.config.load(doc, { env = { A = "x" }, only = { "b" } })
+      assert.equals("b", err.server)
+      local _, err2 = mcp.config.load({ mcpServers = { c = {} } }, { only = {} })
+      assert.equals("c", err2.server) -- still checked
     end)
 
     it("reads VS Code's envFile (relative to the config file), env entries winning", function()

@@ -163,11 +163,9 @@ local function interpolate(ctx, server, field, s)
     if id then return ask_input(ctx, server, field, id) end
     local var = ctx.opts.variables and ctx.opts.variables[expr]
     if var ~= nil then return tostring(var) end
-    local name, default = expr:match("^env:([%w_]+)$"), nil
-    if not name then
-      name, default = expr:match("^([%a_][%w_]*):%-(.*)$")
-      if not name then name = expr:match("^([%a_][%w_]*)$") end
-    end
+    local bare = expr:match("^env:(.*)$") or expr
+    local name, default = bare:match("^([%a_][%w_]*):%-(.*)$")
+    if not name then name = bare:match("^([%a_][%w_]*)$") end
     if name then
       local v = getenv(ctx, name)
       if v == nil or (v == "" and default ~= nil) then
@@ -348,6 +346,10 @@ local function parse_server(ctx, name, entry)
   if command ~= nil and url ~= nil then fail(ctx, name, nil, "has both 'command' and 'url': give one") end
 
   if s.disabled then return s end -- not started: nothing is interpolated or asked
+  if ctx.only and not ctx.only[name] then
+    s.skipped = true -- not asked for (opts.only): checked, not interpolated
+    return s
+  end
 
   if s.type == "stdio" then
     s.command = str(ctx, name, "command", command)
@@ -458,7 +460,8 @@ end
 --- description, password, default, options, server); `inputs` {id = value} given up front;
 --- `env` (table or function(name)) instead of os.getenv; `variables` {name = value} for other
 --- `${name}` (e.g. workspaceFolder); `missing_env = "empty"` makes an unset variable "" instead
---- of an error.
+--- of an error; `only` {names}: interpolate just these servers (the others are checked, not
+--- interpolated, and marked `skipped`), e.g. to start one server of a file.
 ---@param source string|table
 ---@param opts table|nil
 ---@return table|nil config, mcp.Error|nil err
@@ -475,6 +478,11 @@ function M.load(source, opts)
     return source -- already loaded
   end
   local ctx = { opts = opts, input_values = {}, inputs = {} }
+  if opts.only ~= nil then
+    if type(opts.only) ~= "table" then error("mcp.config.load: opts.only must be an array of server names", 2) end
+    ctx.only = {}
+    for _, n in ipairs(opts.only) do ctx.only[n] = true end
+  end
   local doc
   if type(source) == "string" then
     ctx.file = source

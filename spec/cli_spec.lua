@@ -1,0 +1,252 @@
+-- bin/mcp-lua: every command against examples/servers/example_server.lua, server-everything over
+-- stdio, the fault server over streamable HTTP and legacy SSE, a config file, the progress bar,
+-- elicitation on the terminal, and each exit code. The CLI runs as a child process with the
+-- interpreter and the module path of this run, detached from any terminal (setsid), so that
+-- elicitation answers come from its stdin.
+local mcp = require("mcp")
+local helper = require("helper")
+local H = require("http_helper")
+
+local LUA = helper.lua_cmd()
+local CLI = helper.root .. "/bin/mcp-lua"
+local EX = "-- " .. LUA .. " " .. helper.example_server_path
+local TS = "-- " .. LUA .. " " .. helper.test_server_path
+
+local function shq(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" end
+
+local function have_setsid()
+  local f = io.popen("command -v setsid 2>/dev/null")
+  local out = f:read("*a")
+  f:close()
+  return out ~= ""
+end
+local SETSID = have_setsid() and "setsid " or ""
+
+--- Run the CLI with a shell-quoted argument string; returns stdout, stderr, exit code.
+local function run(args, stdin)
+  local errf, inf = os.tmpname(), os.tmpname()
+  helper.write_file(inf, stdin or "")
+  local cmd = ("LUA_PATH=%s LUA_CPATH=%s %s%s %s %s <%s 2>%s; echo \"__EXIT:$?\""):format(
+    shq(package.path .. ";;"), shq(package.cpath .. ";;"), SETSID, LUA, CLI, args, inf, errf)
+  local f = assert(io.popen(cmd, "r"))
+  local out = f:read("*a")
+  f:close()
+  local code = tonumber(out:match("__EXIT:(%d+)%s*$"))
+  out = out:gsub("__EXIT:%d+%s*$", "")
+  local ef = io.open(errf, "rb")
+  local err = ef:read("*a")
+  ef:close()
+  os.remove(errf)
+  os.remove(inf)
+  return out, err, code
+end
+
+describe("bin/mcp-lua", function()
+  it("--help lists the commands, the ways to reach a server and the exit codes", function()
+    local out, _, code = run("--help")
+    assert.equals(0, code)
+    for _, want in ipairs({ "call NAME [JSON]", "read URI", "get NAME [JSON]", "complete REF ARG [VALUE]", "ping",
+      "-- COMMAND [ARGS...]", "--url URL", "--sse", "--config FILE --server NAME", "--json",
+      "1  the tool ran and reported an error", "2  usage error", "3  config file error", "4  could not connect",
+      "5  the request failed", "6  timeout" }) do
+      assert.truthy(helper.has(out, want), want)
+    end
+  end)
+
+  describe("against the example server", function()
+    it("tools, as text and as JSON", function()
+      local out, _, code = run("tools " .. EX)
+      assert.equals(0, code)
+      assert.truthy(helper.has(out, "echo(message: string)  Returns the message it was given.\n"), out)
+      assert.truthy(helper.has(out, "add(a: number, b: number)  Adds a and b.\n"), out)
+      out, _, code = run("tools --json " .. EX)
+      assert.equals(0, code)
+      local doc = assert(mcp.json.decode(out))
+      local names = {}
+      for _, t in ipairs(doc.tools) do names[#names + 1] = t.name end
+      assert.same({ "echo", "add", "slow_count", "ask_user" }, names)
+    end)
+
+    it("call, with arguments inline, from stdin, as JSON; a tool error exits 1", function()
+      local out, _, code = run("call add '{\"a\": 2, \"b\": 40}' " .. EX)
+      assert.equals(0, code)
+      assert.equals("2 + 40 = 42\n", out)
+      out, _, code = run("call echo - " .. EX, '{"message": "from stdin"}')
+      assert.equals(0, code)
+      assert.equals("from stdin\n", out)
+      out, _, code = run("--json call add '{\"a\": 1, \"b\": 2}' " .. EX)
+      assert.equals(0, code)
+      assert.equals(3, mcp.json.decode(out).structuredContent.sum)
+      local err
+      out, err, code = run("call echo '{\"message\": 5}' " .. EX)
+      assert.equals(1, code)
+      assert.equals("`message` must be a string\n", out)
+      assert.truthy(helper.has(err, "the tool reported an error"), err)
+    end)
+
+    it("draws progress on stderr", function()
+      local out, err, code = run("call slow_count '{\"n\": 3}' " .. EX)
+      assert.equals(0, code)
+      assert.equals("Counted to 3\n", out)
+      assert.truthy(helper.has(err, "progress [##########--------------------] 1/3"), err)
+      assert.truthy(helper.has(err, "progress [##############################] 3/3"), err)
+      _, err = run("--no-progress call slow_count '{\"n\": 2}' " .. EX)
+      assert.equals("", err)
+    end)
+
+    it("asks the server's elicitation on the terminal, or declines with --no-elicit", function()
+      if SETSID == "" then pending("setsid is missing"); return end
+      local out, err, code = run("call ask_user '{\"question\": \"Favourite colour?\"}' " .. EX, "teal\n")
+      assert.equals(0, code)
+      assert.truthy(helper.has(err, "Favourite colour?"), err)
+      assert.truthy(helper.has(out, "teal"), out)
+      out, _, code = run("--no-elicit call ask_user '{\"question\": \"x\"}' " .. EX)
+      assert.equals(1, code)
+      assert.truthy(helper.has(out, "does not support elicitation"), out)
+    end)
+
+    it("resources, read, prompts, get, complete, ping, info", function()
+      local out, _, code = run("resources " .. EX)
+      assert.equals(0, code)
+      assert.truthy(helper.has(out, "example://greeting  greeting  (text/plain)\n"), out)
+      assert.truthy(helper.has(out, "example://notes/{id}  note  (template)\n"), out)
+      out = run("read example://greeting " .. EX)
+      assert.equals("Hello from the Lua MCP example server!\n", out)
+      out = run("read example://logo.png " .. EX)
+      assert.truthy(out:match("^%[example://logo%.png image/png, %d+ bytes of base64%]\n$"), out)
+      out = run("prompts " .. EX)
+      assert.truthy(helper.has(out, "greet(name)  Writes a greeting for a person\n"), out)
+      assert.truthy(helper.has(out, "summarize(topic, style?)"), out)
+      out = run("get greet '{\"name\": \"Ada\"}' " .. EX)
+      assert.equals("# Greeting for Ada\nuser: Please write a warm, one-line greeting for Ada.\n", out)
+      out, _, code = run("complete prompt:greet name Al " .. EX)
+      assert.equals(0, code)
+      assert.equals("Alice\nAlan\nAlbert\n", out)
+      out = run("ping " .. EX)
+      assert.truthy(out:match("^pong %(%d+ ms%)\n$"), out)
+      out = run("--json ping " .. EX)
+      assert.equals("{}\n", out)
+      out = run("info " .. EX)
+      assert.truthy(helper.has(out, "lua-example-server 1.0.0\nprotocol 2025-11-25\ncapabilities: completions, logging, prompts, resources, tools\n"), out)
+    end)
+  end)
+
+  describe("exit codes", function()
+    it("2 for usage errors", function()
+      local cases = {
+        { "nope " .. EX, "unknown command 'nope'" },
+        { "tools", "give exactly one server" },
+        { "tools --url http://127.0.0.1:1/mcp " .. EX, "give exactly one server" },
+        { "call", "'call' takes 1 to 2 argument(s), got 0" },
+        { "call echo '{bad' " .. EX, "the arguments is not valid JSON" },
+        { "call echo '[1]' " .. EX, "the arguments must be a JSON object" },
+        { "--frobnicate tools " .. EX, "unknown option --frobnicate" },
+        { "--config x.json tools", "--config needs --server NAME" },
+        { "tools --", "nothing after --" },
+        { "--timeout soon tools " .. EX, "--timeout takes a positive number" },
+      }
+      for _, c in ipairs(cases) do
+        local out, err, code = run(c[1])
+        assert.equals(2, code, c[1] .. ": " .. err)
+        assert.equals("", out)
+        assert.truthy(helper.has(err, c[2]), err)
+      end
+    end)
+
+    it("4 when the server cannot be reached, with its stderr", function()
+      local _, err, code = run("tools -- /nonexistent/lua-mcp-server")
+      assert.equals(4, code)
+      assert.truthy(helper.has(err, "could not connect"), err)
+      _, err, code = run("tools " .. TS .. " --exit-on-init=7")
+      assert.equals(4, code)
+      assert.truthy(helper.has(err, "server stderr:"), err)
+      _, _, code = run("tools --url http://127.0.0.1:1/mcp")
+      assert.equals(4, code)
+    end)
+
+    it("5 when the request fails, 6 on a timeout", function()
+      local _, err, code = run("read example://nope " .. EX)
+      assert.equals(5, code)
+      assert.truthy(helper.has(err, "Resource not found"), err)
+      _, err, code = run("call error " .. TS)
+      assert.equals(5, code)
+      assert.truthy(helper.has(err, "boom"), err)
+      _, err, code = run("--timeout 200 call hang " .. TS)
+      assert.equals(6, code)
+      assert.truthy(helper.has(err, "timed out"), err)
+    end)
+  end)
+
+  describe("--config FILE --server NAME", function()
+    local file = os.tmpname()
+    teardown(function() os.remove(file) end)
+
+    it("starts a server of a config file, interpolated, and reports config errors with exit 3", function()
+      helper.write_file(file, ([[{
+        // a comment, and a trailing comma below
+        "mcpServers": {
+          "ex": { "command": "%s", "args": ["%s"], "env": { "GREETING_NAME": "${env:USER:-someone}" } },
+          "off": { "command": "nothing", "disabled": true },
+          "broken": { "command": "x", "args": ["${LUA_MCP_CLI_UNSET}"] },
+        },
+      }]]):format(LUA, helper.example_server_path))
+      local out, err, code = run("--config " .. file .. " --server ex call echo '{\"message\": \"cfg\"}'")
+      assert.equals(0, code, err)
+      assert.equals("cfg\n", out)
+      _, err, code = run("--config " .. file .. " --server nope tools")
+      assert.equals(3, code)
+      assert.truthy(helper.has(err, "no server 'nope' (servers: broken, ex, off)"), err)
+      _, err, code = run("--config " .. file .. " --server off tools")
+      assert.equals(3, code)
+      assert.truthy(helper.has(err, "server 'off' is disabled"), err)
+      _, err, code = run("--config /nonexistent/mcp.json --server ex tools")
+      assert.equals(3, code)
+      assert.truthy(helper.has(err, "cannot read the file"), err)
+    end)
+
+    it("a missing variable in the chosen server is a config error (other servers are not interpolated)", function()
+      local _, err, code = run("--config " .. file .. " --server broken tools")
+      assert.equals(3, code)
+      assert.truthy(helper.has(err, "server 'broken': field 'args[1]': environment variable LUA_MCP_CLI_UNSET is not set"), err)
+    end)
+  end)
+
+  it("works against server-everything over stdio (tools, call with progress, prompts, complete)", function()
+    local bin = os.getenv("MCP_EVERYTHING_SERVER")
+    if bin == nil or bin == "" or not H.have_node() then pending("server-everything unavailable"); return end
+    local EV = "-- " .. bin .. " stdio"
+    local out, err, code = run("tools " .. EV)
+    assert.equals(0, code, err)
+    assert.truthy(helper.has(out, "get-sum(a: number, b: number)  Returns the sum of two numbers\n"), out)
+    out, err, code = run("call get-sum '{\"a\": 2, \"b\": 3}' " .. EV)
+    assert.equals(0, code, err)
+    assert.truthy(helper.has(out, "5"), out)
+    out, err, code = run("call trigger-long-running-operation '{\"duration\": 0.3, \"steps\": 3}' " .. EV)
+    assert.equals(0, code, err)
+    assert.truthy(helper.has(err, "3/3"), err)
+    out, err, code = run("get args-prompt '{\"city\": \"Paris\"}' " .. EV)
+    assert.equals(0, code, err)
+    assert.truthy(helper.has(out, "Paris"), out)
+    out, err, code = run("--context department=Engineering complete prompt:completable-prompt name '' " .. EV)
+    assert.equals(0, code, err)
+    assert.truthy(#out > 0, "completions listed")
+  end)
+
+  describe("over HTTP", function()
+    local srv
+    before_each(function()
+      if H.have_node() and H.have_curl() then srv = H.start() end
+    end)
+    after_each(function() H.stop(srv); srv = nil end)
+
+    it("--url (streamable HTTP) with a header, and --url --sse (legacy)", function()
+      if not srv then pending("node or curl missing"); return end
+      local out, err, code = run("-H 'X-Lua-Mcp: cli' call last_headers --url " .. srv.url)
+      assert.equals(0, code, err)
+      assert.truthy(helper.has(out, '"x-lua-mcp":"cli"'), out)
+      out, err, code = run("call echo '{\"message\": \"legacy\"}' --sse --url " .. srv.base .. "/sse")
+      assert.equals(0, code, err)
+      assert.equals("legacy\n", out)
+    end)
+  end)
+end)
