@@ -294,9 +294,8 @@ local function enterprise()
   }))
 end
 -- DPoP (RFC 9449): the authorization code flow with a proof on every token request (and the
--- authorization server's nonce honoured). The HTTP transport has no per-request header hook yet,
--- so the MCP requests of one connection share the one proof made for it: the fresh-proof check
--- (and, with dpop-nonce, the resource server's nonce) are baselined per check.
+-- authorization server's nonce honoured); then the provider is the transport's auth_provider,
+-- so every MCP POST carries a fresh proof and the resource server's nonce challenge is answered.
 local function dpop_scenario()
   local p, err = mcp.auth.with_dpop(mcp.auth.headless_provider({
     redirect_url = "http://localhost:3000/callback", client_name = "lua-mcp-conformance", server_url = server_url }))
@@ -304,7 +303,7 @@ local function dpop_scenario()
   local res, aerr = mcp.auth.auth(p, { server_url = server_url, protocol_version = protocol_version })
   if not res then fail("authorization", aerr) end
   log("%s: %s token", tostring(p), tostring(p:tokens().token_type))
-  local client = connect({ headers = p:request_headers("POST", server_url) })
+  local client = connect({ auth_provider = p })
   list_tools(client)
   return client
 end

@@ -287,8 +287,23 @@ local function send_headers(era_headers, call_headers)
   return out
 end
 
+-- The transport's optional request_headers(http_method) (an auth provider's per-request
+-- headers, e.g. a fresh DPoP proof): asked for each POST, under the headers already chosen.
+local function with_transport_headers(self, headers)
+  local t = self.transport
+  local fn = t and t.request_headers
+  if type(fn) ~= "function" then return headers end
+  local extra = fn(t, "POST")
+  if type(extra) ~= "table" then return headers end
+  local out = {}
+  for k, v in pairs(extra) do out[k] = v end
+  for k, v in pairs(headers or {}) do out[k] = v end
+  return out
+end
+
 -- One attempt of one round trip: send the request and wait for its answer.
 local function send_attempt(self, session, method, params, opts, headers, timeout)
+  headers = with_transport_headers(self, headers)
   local cancel = opts.cancel
   local id
   local on_progress = opts.on_progress
@@ -450,7 +465,8 @@ function Client:notify(method, params, opts)
     return nil, new_error(nil, self.state == "closed" and "the client is closed" or "the client is not connected",
       nil, { kind = "closed", method = method })
   end
-  local ok, err = self.session:notify(method, params, send_headers(nil, opts and opts.headers))
+  local ok, err = self.session:notify(method, params,
+    with_transport_headers(self, send_headers(nil, opts and opts.headers)))
   if not ok then
     return nil, new_error(nil, err, nil, { kind = self.closed_reason and "closed" or "transport", method = method })
   end

@@ -163,10 +163,20 @@ function A:reauthorize(err, attempt)
     return ok, rerr
   end
   if not self.provider or attempt > M.MAX_STEP_UP then return nil end
-  -- The provider may settle the failure itself (a DPoP nonce challenge): retry as is.
-  if type(self.provider.resource_response) == "function"
+  -- The provider may settle the failure itself (a DPoP nonce challenge): retry as is, at most
+  -- once per call (a call is its task; attempt 1 starts a call), so a server that asks for a new
+  -- nonce every time is not followed.
+  local call = sched.current() or self
+  if attempt == 1 then self.nonce_retried[call] = nil end
+  if not self.nonce_retried[call] and type(self.provider.resource_response) == "function"
       and self.provider:resource_response(status, hdrs, err.response_body, self.server_url) == true then
+    self.nonce_retried[call] = true
     return true
+  end
+  -- A nonce challenge is not a bad token: after the call's one nonce retry, no flow either.
+  if type(self.provider.resource_response) == "function"
+      and require("mcp.auth.dpop").is_nonce_challenge(status, hdrs, err.response_body) then
+    return nil
   end
   local scope = ch.scope
   if status == 403 then
@@ -196,8 +206,19 @@ function A:reauthorize(err, attempt)
   return nil, aerr
 end
 
+--- The provider's headers for one MCP request (provider:request_headers(method, url), e.g.
+--- `Authorization: DPoP <token>` and a fresh proof), or nil when it has none.
+---@param method string the HTTP method
+---@return table|nil
+function A:request_headers(method)
+  local p = self.provider
+  if p == nil or type(p.request_headers) ~= "function" then return nil end
+  return p:request_headers(method, self.server_url)
+end
+
 --- Give the C transports' shared method table the optional seams the client calls:
---- reauthorize(err, attempt), and a start() that first installs (or refreshes) the token.
+--- reauthorize(err, attempt), request_headers(method) (asked for each POST), and a start()
+--- that first installs (or refreshes) the token.
 --- auth_of(box) finds a transport's authenticator (nil for transports without OAuth).
 function M.install_methods(box, auth_of)
   local mt = getmetatable(box)
@@ -220,6 +241,11 @@ function M.install_methods(box, auth_of)
       if a then a.protocol_version = v end
       return c_set_version(b, v, ...)
     end
+  end
+  methods.request_headers = function(b, method)
+    local a = auth_of(b)
+    if not a then return nil end
+    return a:request_headers(method)
   end
   methods.reauthorize = function(b, err, attempt)
     local a = auth_of(b)
@@ -254,6 +280,7 @@ function M.new(cfg, set_token)
     set_token = set_token,
     on_error = cfg.on_error,
     waiters = {},
+    nonce_retried = setmetatable({}, { __mode = "k" }),
   }, A)
 end
 
