@@ -220,11 +220,23 @@ end
 --- reauthorize(err, attempt), request_headers(method) (asked for each POST), and a start()
 --- that first installs (or refreshes) the token.
 --- auth_of(box) finds a transport's authenticator (nil for transports without OAuth).
+--- The method table belongs to the C module, which outlives a reload of the Lua modules (busted
+--- runs each spec file with fresh modules): after a reload the seams are installed again, with
+--- the new module's auth_of, around whatever start is there then (not around our own wrapper).
+local wrapped = setmetatable({}, { __mode = "k" }) -- our wrapper functions -> what they wrap
+
+local function unwrap(fn)
+  while wrapped[fn] do fn = wrapped[fn] end
+  return fn
+end
+
 function M.install_methods(box, auth_of)
   local mt = getmetatable(box)
   local methods = type(mt) == "table" and mt.__index
-  if type(methods) ~= "table" or methods.reauthorize ~= nil then return end
-  local c_start = methods.start
+  if type(methods) ~= "table" then return end
+  local mine = methods.reauthorize
+  if mine ~= nil and wrapped[mine] ~= nil then return end -- installed by this module instance
+  local c_start = unwrap(methods.start)
   methods.start = function(b, ...)
     local a = auth_of(b)
     if a then
@@ -233,7 +245,8 @@ function M.install_methods(box, auth_of)
     end
     return c_start(b, ...)
   end
-  local c_set_version = methods.set_protocol_version
+  wrapped[methods.start] = c_start
+  local c_set_version = unwrap(methods.set_protocol_version)
   if c_set_version then
     -- discovery requests carry MCP-Protocol-Version (MCP 2025-06-18 and later)
     methods.set_protocol_version = function(b, v, ...)
@@ -241,6 +254,7 @@ function M.install_methods(box, auth_of)
       if a then a.protocol_version = v end
       return c_set_version(b, v, ...)
     end
+    wrapped[methods.set_protocol_version] = c_set_version
   end
   methods.request_headers = function(b, method)
     local a = auth_of(b)
@@ -252,6 +266,7 @@ function M.install_methods(box, auth_of)
     if not a then return nil end
     return a:reauthorize(err, attempt)
   end
+  wrapped[methods.reauthorize] = true
 end
 
 --- The authenticator of a transport config (nil when it has neither auth_provider nor oauth).
