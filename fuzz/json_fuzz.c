@@ -47,6 +47,10 @@ static int same(lua_State *S, int a, int b, int depth)
 {
     int n = 0, m = 0;
     CHECK(depth <= MCP_JSON_MAX_DEPTH + 2, "bounded nesting");
+    /* Each level holds a key, a value and their counterpart: without room checked, a deep value
+     * runs off the Lua stack (found by the CI smoke: liblua is not instrumented, so ASan only saw
+     * the heap it had corrupted, at the next collection). */
+    CHECK(lua_checkstack(S, 4), "room on the Lua stack");
     if (lua_type(S, a) != lua_type(S, b))
         return 0;
     if (lua_type(S, a) != LUA_TTABLE)
