@@ -370,6 +370,26 @@ describe("result caching (ttlMs, SEP-2549, stdio)", function()
     assert.are.equal(3, count(c, "resources/read")) -- r/1 read again, r/2 still cached
   end)
 
+  it("never caches a read that needed input (input_required, then complete), though it carries ttlMs", function()
+    local asked = 0
+    local c = assert(modern_server({ "--ttl-ms=600000" }, { on_elicitation_request = function()
+      asked = asked + 1
+      return mcp.elicitation.accept({ confirmed = true })
+    end }))
+    finally(function() c:close() end)
+    for _ = 1, 2 do
+      local res = assert(c:read_resource("test://ask"))
+      assert.are.same({ confirm = { action = "accept", content = { confirmed = true, age = 30 } } },
+        mcp.json.decode(res.contents[1].text))
+      assert.are.equal(600000, res.ttlMs)
+    end
+    assert.are.equal(2, asked)
+    assert.are.equal(4, count(c, "resources/read")) -- two rounds per read, nothing served from the cache
+    assert(c:read_resource("test://r/1"))
+    assert(c:read_resource("test://r/1"))
+    assert.are.equal(5, count(c, "resources/read")) -- while a plain read is cached
+  end)
+
   it("clear_cache forgets everything; cache must be a boolean", function()
     local c = assert(modern_server({ "--ttl-ms=600000" }))
     finally(function() c:close() end)
@@ -516,6 +536,45 @@ describe("tasks (the io.modelcontextprotocol/tasks extension, stdio)", function(
     assert.are.same({ status = "cancelled", cancelled = true }, { status = state(c)["task-2"].status, cancelled = state(c)["task-2"].cancelled })
   end)
 
+  it("reports the progress the server sends with the call's token to on_progress while the task is polled", function()
+    local c = assert(modern_server())
+    finally(function() c:close() end)
+    local got = {}
+    local res = assert(c:call_tool("task", { polls = 3, progress = true },
+      { on_progress = function(p) got[#got + 1] = p end }))
+    assert.are.equal("task done", res.content[1].text)
+    assert.is_true(helper.wait_until(function() return #got == 3 end, helper.ms(2000)))
+    local call
+    for _, r in ipairs(seen(c)) do
+      if r.method == "tools/call" and call == nil then call = r end
+    end
+    assert.is_not_nil(call.meta.progressToken)
+    for i, p in ipairs(got) do
+      assert.are.equal(call.meta.progressToken, p.progressToken)
+      assert.are.equal(i, p.progress)
+      assert.are.equal(3, p.total)
+    end
+    assert.are.same({ "working (2 polls left)", "working (1 polls left)", "completed (0 polls left)" },
+      { got[1].message, got[2].message, got[3].message })
+    -- the token is released once the task has ended
+    assert.is_nil(next(c.progress))
+    assert.is_nil(next(c.task_progress))
+  end)
+
+  it("releases the call's progress token when the timeout cancels the task", function()
+    local c = assert(modern_server())
+    finally(function() c:close() end)
+    local n = 0
+    local res, err = c:call_tool("task", { polls = 100000, progress = true },
+      { timeout_ms = 300, on_progress = function() n = n + 1 end })
+    assert.is_nil(res)
+    assert.are.equal("timeout", err.kind)
+    assert.is_true(n > 0)
+    assert.is_true(state(c)["task-1"].cancelled)
+    assert.is_nil(next(c.progress))
+    assert.is_nil(next(c.task_progress))
+  end)
+
   it("get_task and list_tasks show the tasks of this client", function()
     local c = assert(modern_server())
     finally(function() c:close() end)
@@ -545,6 +604,24 @@ describe("tasks, 2025-11-25 shape (task augmentation, legacy era)", function()
     assert.are.equal(2, #list)
     assert.are.equal("completed", list[1].status)
     assert.are.equal("failed", assert(c:get_task("legacy-task-2")).status)
+  end)
+
+  it("reports the progress the server sends with the call's token while the task is polled", function()
+    local c = assert(helper.test_server({ "--tasks" }))
+    finally(function() c:close() end)
+    local got = {}
+    local res = assert(c:call_tool("task_tool", { polls = 3, progress = true },
+      { task = {}, on_progress = function(p) got[#got + 1] = p end }))
+    assert.are.equal("task result legacy-task-1", res.content[1].text)
+    assert.is_true(helper.wait_until(function() return #got == 3 end, helper.ms(2000)))
+    for i, p in ipairs(got) do
+      assert.are.equal(got[1].progressToken, p.progressToken)
+      assert.are.equal(i, p.progress)
+      assert.are.equal(3, p.total)
+      assert.are.equal("poll " .. i, p.message)
+    end
+    assert.is_nil(next(c.progress))
+    assert.is_nil(next(c.task_progress))
   end)
 
   it("the call's timeout cancels the task", function()

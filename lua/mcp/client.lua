@@ -132,6 +132,7 @@ function M.new(transport, config)
     subscriptions = {}, -- uri -> true: subscribe_resource in the modern era (subscriptions/listen)
     listening = nil, -- the open subscriptions/listen request (listen.lua)
     tasks = {}, -- taskId -> the task's last known fields (tasks.lua)
+    task_progress = {}, -- taskId -> the progress token of the call that created it, while followed
   }, Client)
   return self
 end
@@ -331,7 +332,15 @@ local function send_attempt(self, session, method, params, opts, headers, timeou
     if dl then dl:start(rid) end
     if cancel then cancel:_attach(function(reason) session:cancel(rid, reason) end) end
   end)
-  if on_progress then self.progress[id] = nil end
+  if on_progress then
+    -- a tools/call answered with a task that call_tool follows keeps its progress token for the
+    -- task's life (tasks.lua releases it); anything else releases it now
+    local task = res ~= nil and method == "tools/call" and type(res) == "table"
+      and ((self.era == "modern" and res.resultType == "task")
+        or (self.era ~= "modern" and opts.task ~= nil and res.content == nil and type(res.task) == "table"))
+      and tasks.task_of(res)
+    if task then self.task_progress[task.taskId] = id else self.progress[id] = nil end
+  end
   if cancel then cancel:_attach(nil) end
   if dl then kind, message = dl:finish(kind, message) end
   if kind ~= nil then
@@ -758,6 +767,7 @@ function Client:reconnect(transport)
   self.closed_reason = nil
   self.transport_closed = nil
   self.progress = {}
+  self.task_progress = {}
   self.config.initialize_result = nil -- a reattach is for the first connection only
   return self:connect()
 end

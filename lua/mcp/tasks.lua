@@ -1,7 +1,8 @@
 --- Tasks in the 2026-07-28 era (the `io.modelcontextprotocol/tasks` extension): a tools/call the
 --- server answers with `resultType = "task"` is polled with `tasks/get` until the task ends, behind
 --- the same call_tool. Input the task asks for goes to the elicitation, sampling and roots handlers
---- and back with `tasks/update`; the call's timeout and cancel token end it with `tasks/cancel`.
+--- and back with `tasks/update`; the call's timeout and cancel token end it with `tasks/cancel`; the
+--- call's on_progress hears the server's progress (the call's progressToken) until the task ends.
 local core = require("mcp.core")
 local errors = require("mcp.errors")
 local modern = require("mcp.modern")
@@ -35,13 +36,25 @@ local function protocol_error(method, msg, data)
   return nil, errors.new(nil, msg, data, { kind = "protocol", method = method })
 end
 
+-- The progress token of the call that created the task stays valid for the task's life (the
+-- server may report progress with it while the task works): send_attempt kept its on_progress
+-- registered; release it when the task has been followed to its end, whatever the end.
+local function with_progress(follow, client, method, res, opts)
+  local task = task_of(res)
+  local token = task and client.task_progress[task.taskId]
+  if token ~= nil then client.task_progress[task.taskId] = nil end
+  local r, e = follow(client, method, res, opts) -- no pcall: it yields (Lua 5.1)
+  if token ~= nil then client.progress[token] = nil end
+  return r, e
+end
+
 --- Follow a task to its end; returns the tool's result, or nil, err.
 ---@param client mcp.Client
 ---@param method string the request that created the task (tools/call)
 ---@param res table the CreateTaskResult
 ---@param opts table the call's options (timeout_ms, cancel)
 ---@return table|nil result, mcp.Error|nil err
-function M.await(client, method, res, opts)
+local function await(client, method, res, opts)
   local task = task_of(res)
   if task == nil then return protocol_error(method, "invalid task result: no taskId", res) end
   local id = task.taskId
@@ -113,7 +126,7 @@ end
 ---@param res table the CreateTaskResult
 ---@param opts table the call's options
 ---@return table|nil result, mcp.Error|nil err
-function M.await_legacy(client, method, res, opts)
+local function await_legacy(client, method, res, opts)
   local task = task_of(res)
   if task == nil then return protocol_error(method, "invalid task result: no taskId", res) end
   local id = task.taskId
@@ -151,6 +164,27 @@ function M.await_legacy(client, method, res, opts)
   -- completed, failed or input_required: tasks/result answers when the task ends
   local left = deadline and math.max(1, deadline - core.now_ms()) or 0
   return client:request("tasks/result", { taskId = id }, { timeout_ms = left, cancel = cancel })
+end
+
+--- Follow a task to its end (the 2026-07-28 extension): the tool's result, or nil, err. The call's
+--- on_progress keeps receiving the progress the server reports with the call's token meanwhile.
+---@param client mcp.Client
+---@param method string the request that created the task (tools/call)
+---@param res table the CreateTaskResult
+---@param opts table the call's options (timeout_ms, cancel, on_progress)
+---@return table|nil result, mcp.Error|nil err
+function M.await(client, method, res, opts)
+  return with_progress(await, client, method, res, opts)
+end
+
+--- Follow a 2025-11-25 task to its end, with progress as M.await.
+---@param client mcp.Client
+---@param method string
+---@param res table the CreateTaskResult
+---@param opts table the call's options
+---@return table|nil result, mcp.Error|nil err
+function M.await_legacy(client, method, res, opts)
+  return with_progress(await_legacy, client, method, res, opts)
 end
 
 return M
