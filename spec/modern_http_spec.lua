@@ -44,6 +44,19 @@ describe("2026-07-28 over streamable HTTP", function()
     end
   end)
 
+  it("follows a task to its result; the progress the server reports on the tasks/get streams reaches on_progress", function()
+    local c = assert(mcp.create_http_client(srv.url, {}))
+    finally(function() c:close() end)
+    local got = {}
+    local res = assert(c:call_tool("task", { polls = 2, progress = true },
+      { on_progress = function(p) got[#got + 1] = p.progress end }))
+    assert.are.equal("task done", res.content[1].text)
+    assert.is_true(helper.wait_until(function() return #got == 2 end, helper.ms(2000)))
+    assert.are.same({ 1, 2 }, got)
+    assert.are.same({ "server/discover", "tools/call", "tasks/get", "tasks/get" }, methods(H.modern_state(srv)))
+    assert.is_nil(next(c.progress))
+  end)
+
   it("sends Mcp-Method on every request, Mcp-Name where it applies, and the tool's Mcp-Param-* headers", function()
     local c = assert(mcp.create_http_client(srv.url, {}))
     finally(function() c:close() end)
