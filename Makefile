@@ -261,7 +261,8 @@ memcheck: deps
 # only these targets need them): sse (the SSE parser), stdio (the stdio framing and the id scan
 # of dropped messages), origin (the redirect policy's origin check, against libcurl's URL
 # parser), json (the decoder against the encoder's round trip; links liblua5.4), header (the
-# x-mcp-header value encoding of lua/mcp/tools/headers.lua in an embedded Lua 5.4). `make fuzz FUZZ_TARGET=stdio` runs one for FUZZ_SECONDS; `make fuzz-smoke` runs each
+# x-mcp-header value encoding of lua/mcp/tools/headers.lua in an embedded Lua 5.4), wwwauth (the
+# WWW-Authenticate parsing of lua/mcp/auth/discovery.lua, the same way). `make fuzz FUZZ_TARGET=stdio` runs one for FUZZ_SECONDS; `make fuzz-smoke` runs each
 # for FUZZ_SMOKE_SECONDS (CI). New inputs are kept in build/fuzz/corpus/<name>; the committed
 # seeds in fuzz/corpus/<name> are only read; crashes are written to build/fuzz/crash-*. Extra
 # libFuzzer flags: FUZZ_FLAGS=-jobs=4 ...
@@ -270,7 +271,7 @@ FUZZ_SECONDS ?= 600
 FUZZ_SMOKE_SECONDS ?= 10
 FUZZ_FLAGS ?=
 FUZZ_TARGET ?= sse
-FUZZ_TARGETS := sse stdio origin json header
+FUZZ_TARGETS := sse stdio origin json header wwwauth
 FUZZ_DIR := build/fuzz
 FUZZ_CFLAGS := $(CSTD) $(WARNFLAGS) -g -O1 -fsanitize=fuzzer,address,undefined \
                -fno-sanitize-recover=all -Isrc
@@ -282,6 +283,8 @@ FUZZ_SRCS_json := fuzz/json_fuzz.c src/json_decode.c src/json_encode.c src/buf.c
 FUZZ_LIBS_json = -I$(LUA_INCDIR) $(shell $(PKG_CONFIG) --libs lua5.4 2>/dev/null || echo -llua5.4) -lm
 FUZZ_SRCS_header := fuzz/header_fuzz.c src/digest.c src/lazylib.c
 FUZZ_LIBS_header = $(FUZZ_LIBS_json) $(CRYPTO_CFLAGS) -ldl -pthread
+FUZZ_SRCS_wwwauth := fuzz/wwwauth_fuzz.c
+FUZZ_LIBS_wwwauth = $(FUZZ_LIBS_json)
 
 fuzz-build: $(FUZZ_TARGETS:%=$(FUZZ_DIR)/%_fuzz)
 
