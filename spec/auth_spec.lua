@@ -691,3 +691,79 @@ describe("the static oauth config on legacy SSE #auth", function()
     c:close()
   end)
 end)
+
+describe("OAuth on legacy SSE: a 401 on the stream's GET #auth", function()
+  if not (available and H.have_curl()) then
+    pending("node and curl are needed to run the OAuth fixture")
+    return
+  end
+  local srv
+  setup(function() srv = start() end)
+  teardown(function() stop(srv) end)
+  before_each(function() control(srv, { reset = true }) end)
+
+  local function client(opts)
+    local o = { request_timeout_ms = helper.ms(20000), client_name = "auth-spec" }
+    for k, v in pairs(opts or {}) do o[k] = v end
+    return mcp.create_sse_client(srv.base .. "/sse", o)
+  end
+
+  it("runs the authorization flow with the GET's challenge and opens the stream again", function()
+    local p = provider(nil, { server_url = srv.base .. "/sse" })
+    local c = assert(client({ auth_provider = p }))
+    local res = assert(c:call_tool("whoami", {}))
+    assert.equal("scopes: (none)", res.content[1].text)
+    c:close()
+    local st = state(srv)
+    assert.same({ false, true }, { st.records.sse[1].authorized, st.records.sse[2].authorized })
+    assert.equal(2, #st.records.sse)
+    assert.equal(1, #st.records.authorize)
+    -- the challenge's resource_metadata was followed: the resource is the SSE endpoint's
+    assert.equal(srv.base .. "/sse", st.records.authorize[1].resource)
+    assert.equal("Bearer " .. p:tokens().access_token, st.records.sse[2].authorization)
+    for _, m in ipairs(st.records.mcp) do assert.is_true(m.authorized) end
+  end)
+
+  it("does the same inside a task", function()
+    if _VERSION == "Lua 5.1" and type(jit) ~= "table" then
+      -- PUC 5.1 cannot yield across the pcall around a transport's start: a legacy SSE client
+      -- cannot be created inside a task there at all (with or without OAuth)
+      return pending("legacy SSE start inside a task needs a yieldable pcall (not PUC Lua 5.1)")
+    end
+    local p = provider(nil, { server_url = srv.base .. "/sse" })
+    local text
+    mcp.spawn(function()
+      local c = assert(client({ auth_provider = p }))
+      text = assert(c:call_tool("whoami", {})).content[1].text
+      c:close()
+    end)
+    mcp.run()
+    assert.equal("scopes: (none)", text)
+    local st = state(srv)
+    assert.same({ false, true }, { st.records.sse[1].authorized, st.records.sse[2].authorized })
+    assert.equal(1, #st.records.authorize)
+  end)
+
+  it("gives up after a bounded number of authorizations when the server keeps answering 401", function()
+    local p = provider(nil, { server_url = srv.base .. "/sse" })
+    p.tokens = function() return { access_token = "never-accepted", token_type = "Bearer" } end
+    local c, err = client({ auth_provider = p })
+    assert.is_nil(c)
+    assert.equal(401, err.status_code)
+    local st = state(srv)
+    assert.equal(1 + require("mcp.auth.transport").MAX_REAUTHORIZE, #st.records.sse)
+    assert.equal(require("mcp.auth.transport").MAX_REAUTHORIZE, #st.records.authorize)
+  end)
+
+  it("the static oauth config refreshes once on the GET's 401, then fails with the 401", function()
+    local calls = 0
+    local c, err = client({
+      oauth = { access_token = "first", refresh_token_fn = function() calls = calls + 1; return "second", 60 end },
+    })
+    assert.is_nil(c)
+    assert.equal(401, err.status_code)
+    assert.equal(1, calls)
+    local st = state(srv)
+    assert.same({ "Bearer first", "Bearer second" }, { st.records.sse[1].authorization, st.records.sse[2].authorization })
+  end)
+end)

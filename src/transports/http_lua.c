@@ -361,6 +361,21 @@ static int l_ready(lua_State *L)
     return 1;
 }
 
+/* box:reopen(): legacy SSE, the event stream again after it failed before its endpoint event;
+ * true, or nil, message. */
+static int l_reopen(lua_State *L)
+{
+    http_box *box = check_box(L);
+    char err[256];
+    if (mcp_sse_reopen(box->base.t, err, sizeof err) != 0) {
+        lua_pushnil(L);
+        lua_pushstring(L, err);
+        return 2;
+    }
+    lua_pushboolean(L, 1);
+    return 1;
+}
+
 static int l_key(lua_State *L)
 {
     http_box *box = check_box(L);
@@ -393,6 +408,7 @@ void mcp_http_lua_open(lua_State *L)
         {"resumption_token", l_resumption_token},
         {"busy", l_busy},
         {"ready", l_ready},
+        {"reopen", l_reopen},
         {"key", l_key},
         {NULL, NULL},
     };

@@ -62,5 +62,8 @@ int mcp_http_busy(mcp_transport *t);
 /* MCP_SSE_ENDPOINT_READY when messages can be sent: always for streamable HTTP; for legacy SSE
  * once the endpoint event arrived (WAITING before, FAILED when the stream failed before it). */
 int mcp_http_ready(mcp_transport *t);
+/* Legacy SSE: open the event stream again after it failed before its endpoint event (the OAuth
+ * flow ran on its 401); 0, or -1 with err when the stream is not in that state. */
+int mcp_sse_reopen(mcp_transport *t, char *err, size_t errlen);
 
 #endif

@@ -18,6 +18,34 @@ int mcp_sse_start(mcp_http *h, char *err, size_t errlen)
     return 0;
 }
 
+int mcp_sse_reopen(mcp_transport *t, char *err, size_t errlen)
+{
+    mcp_http *h = (mcp_http *)t;
+    if (!h->cfg.legacy_sse || !h->started || h->closing || h->ready != MCP_SSE_ENDPOINT_FAILED ||
+        h->inbound != NULL) {
+        snprintf(err, errlen, "MCP SSE Transport Error: the event stream cannot be reopened now");
+        return -1;
+    }
+    h->ready = MCP_SSE_ENDPOINT_WAITING;
+    return mcp_sse_start(h, err, errlen);
+}
+
+/* A 401 or 403 on the stream's GET: "endpoint_auth" with "<status>\n<response header lines>",
+ * which the OAuth layer reads (WWW-Authenticate) before it reopens the stream. */
+static void emit_auth_failure(mcp_http *h, mcp_hreq *r)
+{
+    size_t n = r->resp_headers.len, k;
+    char *v = malloc(n + 24);
+    if (v == NULL)
+        return;
+    k = (size_t)snprintf(v, 24, "%ld\n", r->status);
+    if (n > 0)
+        memcpy(v + k, mcp_buf_head(&r->resp_headers), n);
+    v[k + n] = '\0';
+    mcp_http_emit(h, "endpoint_auth", v);
+    free(v);
+}
+
 /* The legacy event stream ended: before the endpoint event it failed the connection, after it
  * the connection is closed. */
 void mcp_sse_stream_done(mcp_http *h, mcp_hreq *r, CURLcode rc, const char *what)
@@ -26,6 +54,8 @@ void mcp_sse_stream_done(mcp_http *h, mcp_hreq *r, CURLcode rc, const char *what
     char msg[1400];
     if (h->ready != MCP_SSE_ENDPOINT_READY) {
         h->ready = MCP_SSE_ENDPOINT_FAILED;
+        if (status == 401 || status == 403)
+            emit_auth_failure(h, r);
         snprintf(
             msg, sizeof msg, "MCP SSE Transport Error: %s%s",
             rc == CURLE_OK && r->mode == MCP_HREQ_STREAM ? "Connection closed unexpectedly" : what,

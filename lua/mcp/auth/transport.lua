@@ -21,6 +21,9 @@ local sched = require("mcp.sched")
 local M = {}
 
 M.MAX_STEP_UP = 3
+--- How many times start() authorizes again after the legacy SSE stream's GET failed with 401/403
+--- (mcp.client's MAX_REAUTHORIZE for requests).
+M.MAX_REAUTHORIZE = 3
 
 ---@class mcp.auth.Authenticator
 local A = {}
@@ -239,11 +242,25 @@ function M.install_methods(box, auth_of)
   local c_start = unwrap(methods.start)
   methods.start = function(b, ...)
     local a = auth_of(b)
-    if a then
-      local ok, err = a:prepare()
-      if not ok then return nil, err end
+    if not a then return c_start(b, ...) end
+    local ok, err = a:prepare()
+    if not ok then return nil, err end
+    ok, err = c_start(b, ...)
+    -- Legacy SSE: a 401 (or 403 insufficient_scope) on the stream's GET runs the flow as a failed
+    -- POST does (the same bound, MAX_REAUTHORIZE), then the stream is opened again.
+    local n = 0
+    while not ok and type(err) == "table" and (err.status_code == 401 or err.status_code == 403)
+        and n < M.MAX_REAUTHORIZE do
+      n = n + 1
+      local again, rerr = a:reauthorize(err, n)
+      if again ~= true then
+        if rerr ~= nil then err = rerr end
+        break
+      end
+      ok, err = c_start(b, ...)
     end
-    return c_start(b, ...)
+    if ok then return ok end
+    return nil, err
   end
   wrapped[methods.start] = c_start
   local c_set_version = unwrap(methods.set_protocol_version)

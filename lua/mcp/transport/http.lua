@@ -30,8 +30,21 @@ local function on_event(kind, value, key)
     if cfg.on_session_id_change then sched.spawn_handler(st.fail, cfg.on_session_id_change, value) end
   elseif kind == "session_expired" then
     if cfg.on_session_expired then sched.spawn_handler(st.fail, cfg.on_session_expired, value) end
+  elseif kind == "endpoint_auth" then
+    -- "<status>\n<header lines>" of a 401/403 on the legacy stream's GET (before endpoint_failed)
+    local status, lines = value:match("^(%d+)\n(.*)$")
+    local hdrs = {}
+    for line in (lines or ""):gmatch("[^\n]+") do
+      local name, v = line:match("^([^:]+):[ \t]*(.-)[\r \t]*$")
+      if name then
+        name = name:lower()
+        hdrs[name] = hdrs[name] and (hdrs[name] .. ", " .. v) or v
+      end
+    end
+    st.endpoint_status, st.endpoint_headers = tonumber(status), hdrs
   elseif kind == "endpoint" or kind == "endpoint_failed" then
     st.endpoint, st.endpoint_error = kind == "endpoint" and value or nil, kind ~= "endpoint" and value or nil
+    if kind == "endpoint" then st.endpoint_status, st.endpoint_headers = nil, nil end
     local waiters = st.waiters
     st.waiters = {}
     for _, w in ipairs(waiters) do w() end
@@ -83,11 +96,24 @@ local function install(box)
   local methods = getmetatable(box).__index
   local c_start, c_close = methods.start, methods.close
   methods.start = function(self, _, start_opts)
-    local ok, err = c_start(self)
-    if not ok then return nil, errors.new(nil, "failed to connect transport: " .. tostring(err), nil, { kind = "transport" }) end
     local st = states[self]
+    local ok, err
+    if st then st.endpoint_status, st.endpoint_headers = nil, nil end -- this GET's, not an earlier one's
+    if st and st.legacy and st.reopen then
+      -- the OAuth layer authorized after the stream's GET failed: open the stream again
+      st.reopen = nil
+      ok, err = self:reopen()
+    else
+      ok, err = c_start(self)
+    end
+    if not ok then return nil, errors.new(nil, "failed to connect transport: " .. tostring(err), nil, { kind = "transport" }) end
     local timeout = start_opts and start_opts.timeout_ms or st and st.cfg.timeout_ms or protocol.DEFAULT_REQUEST_TIMEOUT_MS
-    return wait_ready(self, timeout)
+    local rok, rerr = wait_ready(self, timeout)
+    if not rok and st and st.legacy and st.auth and self:ready() == -1
+        and (st.endpoint_status == 401 or st.endpoint_status == 403) then
+      st.reopen = true
+    end
+    return rok, rerr
   end
   --- Optional capabilities (docs/API.md, Transports): streamable HTTP probes server/discover and
   --- sends tool parameter headers (Mcp-Param-*); legacy SSE is a 2024-11-05 transport.
@@ -182,13 +208,20 @@ function M.kind(box)
   return st.legacy and "sse" or "http"
 end
 
+-- The error of a legacy stream that failed before its endpoint event; a 401/403 on its GET
+-- carries status_code and response_headers (WWW-Authenticate) for the OAuth layer.
+local function stream_failed(st)
+  local e = errors.new(nil, st.endpoint_error or "MCP SSE Transport Error: connection failed", nil,
+    { kind = "transport", status_code = st.endpoint_status })
+  e.response_headers = st.endpoint_headers
+  return e
+end
+
 -- Legacy SSE: wait (bounded) for the endpoint event after start. Returns true or nil, err.
 wait_ready = function(box, timeout_ms)
   local st = states[box]
   if not st or box:ready() == 1 then return true end
-  if box:ready() == -1 then
-    return nil, errors.new(nil, st.endpoint_error or "MCP SSE Transport Error: connection failed", nil, { kind = "transport" })
-  end
+  if box:ready() == -1 then return nil, stream_failed(st) end
   local ok = sched.await(function(cb)
     local timer = core.timer(timeout_ms, function() cb(false) end)
     st.waiters[#st.waiters + 1] = function()
@@ -201,7 +234,7 @@ wait_ready = function(box, timeout_ms)
     return nil, errors.new(nil, "MCP SSE Transport Error: no endpoint event within " .. timeout_ms .. " ms", nil,
       { kind = "timeout" })
   end
-  return nil, errors.new(nil, st.endpoint_error or "MCP SSE Transport Error: connection failed", nil, { kind = "transport" })
+  return nil, stream_failed(st)
 end
 
 --- Split the opts of create_http_client / create_sse_client into transport fields and client
