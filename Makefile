@@ -182,9 +182,11 @@ $(CTEST_DIR)/loop_test_poll: spec/c/loop_test.c src/loop.c src/loop.h Makefile
 test-all: deps
 	@$(MAKE) --no-print-directory test LUA=5.4
 	@$(MAKE) --no-print-directory test LUA=luajit
-	@if command -v lua5.1 >/dev/null 2>&1 && [ -f /usr/include/lua5.1/lua.h ]; then \
-	  $(MAKE) --no-print-directory test LUA=5.1; \
-	else echo "test-all: lua5.1 or its headers missing, skipping LUA=5.1"; fi
+	@for v in 5.1 5.3 5.2; do \
+	  if command -v lua$$v >/dev/null 2>&1 && [ -f /usr/include/lua$$v/lua.h ]; then \
+	    $(MAKE) --no-print-directory test LUA=$$v || exit 1; \
+	  else echo "test-all: lua$$v or its headers missing, skipping LUA=$$v"; fi; \
+	done
 
 demo: deps
 	@$(MAKE) --no-print-directory build
@@ -486,7 +488,7 @@ help:
 	@echo "  test             deps, build, run busted ($(SPEC)) under $(LUAI)"
 	@echo "  check            build, C unit tests and busted without installing anything (for non-root contributors)"
 	@echo "  test-c           C unit tests without Lua (spec/c/: the event loop, epoll and poll backends); part of test"
-	@echo "  test-all         test for LUA=5.4, LUA=luajit and LUA=5.1"
+	@echo "  test-all         test for LUA=5.4, luajit, 5.1, 5.3 and 5.2 (each present)"
 	@echo "  demo             deps, build, run examples/quickstart.lua"
 	@echo "  run FILE=x.lua   build, run a script with this checkout on LUA_PATH/LUA_CPATH (ARGS='...')"
 	@echo "  dist             build/dist: source tarball of HEAD, rockspec naming it, .src.rock (luarocks pack)"
