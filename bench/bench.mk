@@ -7,7 +7,8 @@
 #                         10 MiB result (Lua 5.4), into build/bench/profile/
 #
 # Builds the module for Lua 5.4 and LuaJIT (build/5.4, build/luajit) and the tiny C server
-# (build/bench/tiny_server); installs the pinned @modelcontextprotocol/sdk into .deps/bench-npm.
+# (build/bench/tiny_server) and the floors (build/bench/floor, floor_http); installs the pinned
+# @modelcontextprotocol/sdk into .deps/bench-npm.
 
 BENCH_BUILDDIR := build/bench
 BENCH_CFLAGS ?= -std=c99 -Wall -Wextra -Werror -O2 -g
@@ -28,6 +29,11 @@ $(BENCH_BUILDDIR)/floor: bench/floor.c bench/bench.mk
 	@mkdir -p $(@D)
 	$(CC) $(BENCH_CFLAGS) -o $@ $<
 
+# The floor over HTTP: the cheapest possible libcurl client (bench/floor_http.c).
+$(BENCH_BUILDDIR)/floor_http: bench/floor_http.c bench/bench.mk
+	@mkdir -p $(@D)
+	$(CC) $(BENCH_CFLAGS) $(CURL_CFLAGS) -o $@ $< $(shell $(PKG_CONFIG) --libs libcurl 2>/dev/null || echo -lcurl)
+
 # A lua5.4 with symbols (Debian's is stripped) for callgrind and perf: liblua5.4.a keeps them.
 $(BENCH_BUILDDIR)/lua_prof_host: bench/lua_prof_host.c bench/bench.mk
 	@mkdir -p $(@D)
@@ -42,7 +48,7 @@ $(BENCH_BUILDDIR)/luajit/benchclock.so: bench/benchclock.c bench/bench.mk
 	@mkdir -p $(@D)
 	$(CC) $(BENCH_CFLAGS) -fPIC -shared -I$(LUAJIT_INCDIR) -o $@ $<
 
-bench-build: $(BENCH_BUILDDIR)/tiny_server $(BENCH_BUILDDIR)/floor $(BENCH_BUILDDIR)/5.4/benchclock.so $(BENCH_BUILDDIR)/luajit/benchclock.so
+bench-build: $(BENCH_BUILDDIR)/tiny_server $(BENCH_BUILDDIR)/floor $(BENCH_BUILDDIR)/floor_http $(BENCH_BUILDDIR)/5.4/benchclock.so $(BENCH_BUILDDIR)/luajit/benchclock.so
 	@$(MAKE) --no-print-directory build LUA=5.4
 	@$(MAKE) --no-print-directory build LUA=luajit
 

@@ -13,10 +13,23 @@ local CLIENT_TITLE = { ["lua5.4"] = "lua-mcp, Lua 5.4", luajit = "lua-mcp, LuaJI
 local samples = {}
 local seen_rows = {}
 local scale_n
+-- The HTTP floor (bench/floor_http.c) runs just before each lua-mcp client's sequential HTTP row:
+-- pairs[client][repeat] = { floor = {rate, cpu}, lua = {rate, cpu} }.
+local pairs_http = {}
+local function pair_slot(client, rep)
+  pairs_http[client] = pairs_http[client] or {}
+  pairs_http[client][rep] = pairs_http[client][rep] or {}
+  return pairs_http[client][rep]
+end
 for line in io.lines(raw_path) do
-  if line:match("^BENCH ") then
-    local r = {}
-    for k, v in line:gmatch("(%S+)=(%S+)") do r[k] = tonumber(v) or v end
+  local r = {}
+  for k, v in line:gmatch("(%S+)=(%S+)") do r[k] = tonumber(v) or v end
+  if line:match("^BENCH ") and r.row == "seq" and r.transport == "http" and r.client ~= "ts-sdk" then
+    local who = r.client == "floor" and r.pair or r.client
+    pair_slot(who, r["repeat"] or 1)[r.client == "floor" and "floor" or "lua"] =
+      { r.ops / (r.wall_ms / 1000), r.cpu_s / r.ops }
+  end
+  if line:match("^BENCH ") and r.client ~= "floor" then
     local key = table.concat({ r.client, r.transport, r.row, r.phase or "" }, "|")
     local s = samples[key]
     if not s then
@@ -177,11 +190,36 @@ for _, c in ipairs(LUAS) do
   end
 end
 
+-- lua-mcp's sequential HTTP calls against the floor run just before each of them (run.sh).
+local floor_rates, floor_cpus = {}, {}
+for _, c in ipairs(LUAS) do
+  local rates, cpus = {}, {}
+  for _, p in pairs(pairs_http[c] or {}) do
+    if p.floor then
+      floor_rates[#floor_rates + 1], floor_cpus[#floor_cpus + 1] = p.floor[1], p.floor[2]
+    end
+    if p.floor and p.lua then
+      rates[#rates + 1], cpus[#cpus + 1] = p.lua[1] / p.floor[1], p.lua[2] / p.floor[2]
+    end
+  end
+  if #rates > 0 then
+    local rr, cr = median(rates), median(cpus)
+    bar_line(("- %s: sequential HTTP calls/s %.0f%% of the floor's (bench/floor_http.c, run just before it; "
+      .. "median of %d pairs), CPU per call %.2fx the floor's (bar >= 90%%): %s"):format(CLIENT_TITLE[c], rr * 100,
+      #rates, cr, verdict(rr >= 0.9)))
+  end
+end
+local floor_http_text = #floor_rates > 0
+    and ("floor (HTTP): %s calls/s, %s µs CPU/call, median of %d runs (libcurl multi, one reused easy handle, "
+      .. "kept-alive connection, no JSON)"):format(fmt(median(floor_rates)), fmt(median(floor_cpus) * 1e6), #floor_rates)
+  or "-"
+
 local table_text = table.concat(lines, "\n")
 local bar_text = table.concat(bar, "\n")
 print(table_text)
 print()
 print(bar_text)
+if #floor_rates > 0 then print(floor_http_text) end
 
 local env = function(k) return os.getenv(k) or "?" end
 local doc = {
@@ -205,6 +243,7 @@ local doc = {
   "| TS SDK | @modelcontextprotocol/sdk " .. env("BENCH_SDK") .. " on Node " .. env("BENCH_NODE") .. " |",
   "| operations per row (measured+warm-up) | " .. env("BENCH_COUNTS") .. " |",
   "| floor of a sequential stdio call here (bench/floor.c) | " .. env("BENCH_FLOOR") .. " |",
+  "| floor of a sequential HTTP call here (bench/floor_http.c) | " .. floor_http_text .. " |",
   "",
   table_text,
   "",

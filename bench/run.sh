@@ -123,6 +123,24 @@ run_one() { # client transport row
   printf '%s\n' "$out" | grep '^BENCH ' | sed 's/^BENCH /  /' >&2
 }
 
+# The floor of a sequential HTTP call (bench/floor_http.c), run (against its own fresh server) just
+# before each lua-mcp client's sequential HTTP row, so that every lua-mcp run has a floor run made
+# under the same load a moment before: report.lua divides each pair (pair=<client>).
+run_floor_http() { # client
+  local n out rc=0
+  read -r n _ <<<"${COUNT[seq]}"
+  start_http
+  out=$(timeout 600 "$BENCH_DIR/floor_http" "$HTTP_URL" "$n") || rc=$?
+  stop_http
+  if ((rc != 0)) || [[ $out != *BENCH* ]]; then
+    log "FAILED: floor_http (exit $rc)"
+    printf '%s\n' "$out" >&2
+    exit 1
+  fi
+  printf '%s\n' "$out" | grep '^BENCH ' | sed "s/\$/ repeat=$rep pair=$1/" >>"$RAW"
+  printf '%s\n' "$out" | grep -v '^BENCH ' | sed 's/^/  /' >&2
+}
+
 : >"$RAW"
 t0=$SECONDS
 log "$([[ -n $QUICK ]] && echo QUICK || echo full) run: clients [$CLIENTS], transports [$TRANSPORTS], rows [$ROWS], $REPEAT repeat(s); load average $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -131,6 +149,9 @@ for ((rep = 1; rep <= REPEAT; rep++)); do
     for transport in $TRANSPORTS; do
       [[ $row == scale && $transport != stdio ]] && continue # the scale row is stdio only
       for client in $CLIENTS; do
+        if [[ $row == seq && $transport == http && $client != ts-sdk && -x $BENCH_DIR/floor_http ]]; then
+          run_floor_http "$client"
+        fi
         run_one "$client" "$transport" "$row"
       done
     done
