@@ -127,7 +127,7 @@ ROCKS_TREE ?= build/rocks
 ROCK_FLAGS ?= --tree=$(ROCKS_TREE)
 
 LUA_FILES = $(shell find lua spec examples bench -name '*.lua' 2>/dev/null | sort) $(ROCKSPEC) bin/mcp-lua
-C_FORMAT_FILES = $(sort $(wildcard src/*.c src/*.h src/transports/*.c src/transports/*.h src/testing/*.c spec/c/*.c fuzz/*.c))
+C_FORMAT_FILES = $(sort $(wildcard src/*.c src/*.h src/transports/*.c src/transports/*.h src/testing/*.c spec/c/*.c fuzz/*.c fuzz/*.h))
 
 .PHONY: all build deps doc check-doc run dist dist-check test check test-c test-all lint-luacheck hostile demo asan asan-build memcheck fuzz fuzz-build fuzz-smoke nvim test-nvim \
         conformance clean distclean lint \
@@ -263,7 +263,8 @@ memcheck: deps
 # only these targets need them): sse (the SSE parser), stdio (the stdio framing and the id scan
 # of dropped messages), origin (the redirect policy's origin check, against libcurl's URL
 # parser), json (the decoder against the encoder's round trip; links liblua5.4), header (the
-# x-mcp-header value encoding of lua/mcp/tools/headers.lua in an embedded Lua 5.4), wwwauth (the
+# x-mcp-header value encoding of lua/mcp/tools/headers.lua in an embedded Lua 5.4, set up by
+# fuzz/lua_embed.c), wwwauth (the
 # WWW-Authenticate parsing of lua/mcp/auth/discovery.lua, the same way). `make fuzz FUZZ_TARGET=stdio` runs one for FUZZ_SECONDS; `make fuzz-smoke` runs each
 # for FUZZ_SMOKE_SECONDS (CI). New inputs are kept in build/fuzz/corpus/<name>; the committed
 # seeds in fuzz/corpus/<name> are only read; crashes are written to build/fuzz/crash-*. Extra
@@ -283,15 +284,15 @@ FUZZ_SRCS_origin := fuzz/origin_fuzz.c src/transports/origin.c
 FUZZ_LIBS_origin = $(CURL_CFLAGS) $(shell $(PKG_CONFIG) --libs libcurl 2>/dev/null || echo -lcurl)
 FUZZ_SRCS_json := fuzz/json_fuzz.c src/json_decode.c src/json_encode.c src/buf.c
 FUZZ_LIBS_json = -I$(LUA_INCDIR) $(shell $(PKG_CONFIG) --libs lua5.4 2>/dev/null || echo -llua5.4) -lm
-FUZZ_SRCS_header := fuzz/header_fuzz.c src/digest.c src/lazylib.c
+FUZZ_SRCS_header := fuzz/header_fuzz.c fuzz/lua_embed.c src/digest.c src/lazylib.c
 FUZZ_LIBS_header = $(FUZZ_LIBS_json) $(CRYPTO_CFLAGS) -ldl -pthread
-FUZZ_SRCS_wwwauth := fuzz/wwwauth_fuzz.c
+FUZZ_SRCS_wwwauth := fuzz/wwwauth_fuzz.c fuzz/lua_embed.c
 FUZZ_LIBS_wwwauth = $(FUZZ_LIBS_json)
 
 fuzz-build: $(FUZZ_TARGETS:%=$(FUZZ_DIR)/%_fuzz)
 
 .SECONDEXPANSION:
-$(FUZZ_DIR)/%_fuzz: $$(FUZZ_SRCS_$$*) $(wildcard src/*.h src/transports/*.h) Makefile
+$(FUZZ_DIR)/%_fuzz: $$(FUZZ_SRCS_$$*) $(wildcard src/*.h src/transports/*.h fuzz/*.h) Makefile
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $(FUZZ_SRCS_$*) $(FUZZ_LIBS_$*) || { echo "fuzz: '$(FUZZ_CC) -fsanitize=fuzzer' failed;" \
 	  "on Debian: apt-get install clang libclang-rt-14-dev" >&2; exit 1; }

@@ -14,27 +14,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <lauxlib.h>
-#include <lualib.h>
+#include "lua_embed.h"
 
 #include "digest.h"
 
-#define CHECK(cond, what)                                                                          \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "header_fuzz: check failed: %s (%s)\n", what, #cond);                  \
-            abort();                                                                               \
-        }                                                                                          \
-    } while (0)
+#define CHECK(cond, what) FUZZ_CHECK("header_fuzz", cond, what)
 
 static lua_State *L;
 static int encode_ref;
-
-static int empty_module(lua_State *S)
-{
-    lua_newtable(S);
-    return 1;
-}
 
 static int core_module(lua_State *S)
 {
@@ -46,26 +33,10 @@ static int core_module(lua_State *S)
 
 static void setup(void)
 {
-    L = luaL_newstate();
-    CHECK(L != NULL, "a Lua state");
-    luaL_openlibs(L);
-    lua_getglobal(L, "package");
-    lua_getfield(L, -1, "preload");
-    lua_pushcfunction(L, core_module);
-    lua_setfield(L, -2, "mcp.core");
-    lua_pushcfunction(L, empty_module);
-    lua_setfield(L, -2, "mcp.errors");
-    lua_pushcfunction(L, empty_module);
-    lua_setfield(L, -2, "mcp.schema");
-    lua_pop(L, 2);
-    if (luaL_dofile(L, "lua/mcp/tools/headers.lua") != 0) {
-        fprintf(stderr, "header_fuzz: %s (run from the repository root)\n", lua_tostring(L, -1));
-        abort();
-    }
-    lua_getfield(L, -1, "encode_header_value");
-    CHECK(lua_isfunction(L, -1), "encode_header_value");
-    encode_ref = luaL_ref(L, LUA_REGISTRYINDEX);
-    lua_pop(L, 1);
+    static const struct fuzz_preload preload[] = {
+        {"mcp.core", core_module}, {"mcp.errors", NULL}, {"mcp.schema", NULL}, {NULL, NULL}};
+    L = fuzz_lua_open("header_fuzz", preload, "lua/mcp/tools/headers.lua", "encode_header_value",
+                      &encode_ref);
 }
 
 static int plain(const char *s, size_t n)

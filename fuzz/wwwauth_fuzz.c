@@ -21,51 +21,20 @@
 #include <string.h>
 
 #include <lauxlib.h>
-#include <lualib.h>
 
-#define CHECK(cond, what)                                                                          \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "wwwauth_fuzz: check failed: %s (%s)\n", what, #cond);                 \
-            abort();                                                                               \
-        }                                                                                          \
-    } while (0)
+#include "lua_embed.h"
+
+#define CHECK(cond, what) FUZZ_CHECK("wwwauth_fuzz", cond, what)
 
 static lua_State *L;
 static int parse_ref;
 
-static int empty_module(lua_State *S)
-{
-    lua_newtable(S);
-    return 1;
-}
-
 static void setup(void)
 {
-    L = luaL_newstate();
-    CHECK(L != NULL, "a Lua state");
-    luaL_openlibs(L);
-    lua_getglobal(L, "package");
-    lua_pushliteral(L, "lua/?.lua");
-    lua_setfield(L, -2, "path");
-    lua_pushliteral(L, "");
-    lua_setfield(L, -2, "cpath");
-    lua_getfield(L, -1, "preload");
-    lua_pushcfunction(L, empty_module);
-    lua_setfield(L, -2, "mcp.fetch");
-    lua_pushcfunction(L, empty_module);
-    lua_setfield(L, -2, "mcp.json");
-    lua_pushcfunction(L, empty_module);
-    lua_setfield(L, -2, "mcp.auth.errors");
-    lua_pop(L, 2);
-    if (luaL_dofile(L, "lua/mcp/auth/discovery.lua") != 0) {
-        fprintf(stderr, "wwwauth_fuzz: %s (run from the repository root)\n", lua_tostring(L, -1));
-        abort();
-    }
-    lua_getfield(L, -1, "parse_www_authenticate");
-    CHECK(lua_isfunction(L, -1), "parse_www_authenticate");
-    parse_ref = luaL_ref(L, LUA_REGISTRYINDEX);
-    lua_pop(L, 1);
+    static const struct fuzz_preload preload[] = {
+        {"mcp.fetch", NULL}, {"mcp.json", NULL}, {"mcp.auth.errors", NULL}, {NULL, NULL}};
+    L = fuzz_lua_open("wwwauth_fuzz", preload, "lua/mcp/auth/discovery.lua",
+                      "parse_www_authenticate", &parse_ref);
 }
 
 /* Lua's %s in the C locale. */
