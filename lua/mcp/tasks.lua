@@ -36,37 +36,80 @@ local function protocol_error(method, msg, data)
   return nil, errors.new(nil, msg, data, { kind = "protocol", method = method })
 end
 
--- The progress token of the call that created the task stays valid for the task's life (the
--- server may report progress with it while the task works): send_attempt kept its on_progress
--- registered; release it when the task has been followed to its end, whatever the end.
-local function with_progress(follow, client, method, res, opts)
-  local task = task_of(res)
-  local token = task and client.task_progress[task.taskId]
-  if token ~= nil then client.task_progress[task.taskId] = nil end
-  local r, e = follow(client, method, res, opts) -- no pcall: it yields (Lua 5.1)
-  if token ~= nil then client.progress[token] = nil end
-  return r, e
+-- What both eras share while a task is followed: its id, the call's deadline and cancel token,
+-- the options of the requests sent about the task, and give_up (best-effort tasks/cancel, then
+-- the error).
+local Follow = {}
+Follow.__index = Follow
+
+function Follow:give_up(kind, why)
+  self.client:request("tasks/cancel", { taskId = self.id }, self.req_opts) -- best effort
+  return nil, errors.new(nil, why, { taskId = self.id }, { kind = kind, method = self.method })
 end
 
---- Follow a task to its end; returns the tool's result, or nil, err.
----@param client mcp.Client
----@param method string the request that created the task (tools/call)
----@param res table the CreateTaskResult
----@param opts table the call's options (timeout_ms, cancel)
----@return table|nil result, mcp.Error|nil err
-local function await(client, method, res, opts)
+-- nil, err once the call is cancelled or past its deadline; else nothing.
+function Follow:check()
+  local cancel = self.cancel
+  if cancel and cancel.cancelled then return self:give_up("cancelled", "request cancelled: " .. tostring(cancel.reason)) end
+  if self.deadline and core.now_ms() >= self.deadline then
+    return self:give_up("timeout", "request timed out after " .. self.timeout .. " ms (task " .. self.id .. ")")
+  end
+end
+
+-- Wait the poll interval the task names (within bounds), watching the cancel token and the
+-- deadline: true, or nil, err.
+function Follow:sleep(interval)
+  local wait = tonumber(interval) or M.DEFAULT_POLL_INTERVAL_MS
+  if wait < M.MIN_POLL_INTERVAL_MS then wait = M.MIN_POLL_INTERVAL_MS end
+  if wait > M.MAX_POLL_INTERVAL_MS then wait = M.MAX_POLL_INTERVAL_MS end
+  local until_ms = core.now_ms() + wait
+  while core.now_ms() < until_ms do
+    local _, err = self:check()
+    if err then return nil, err end
+    local step = until_ms - core.now_ms()
+    sched.sleep(step > 50 and 50 or (step > 0 and step or 0))
+  end
+  return true
+end
+
+-- tasks/get (unless the call is cancelled or past its deadline): the task's new state, or nil, err.
+function Follow:get()
+  local _, err = self:check()
+  if err then return nil, err end
+  local got
+  got, err = self.client:request("tasks/get", { taskId = self.id }, self.req_opts)
+  if got == nil then return nil, err end
+  local t = task_of(got)
+  if t == nil or t.taskId ~= self.id then return protocol_error("tasks/get", "invalid tasks/get result", got) end
+  remember(self.client, t)
+  return t
+end
+
+-- Follow the task a CreateTaskResult names with loop(follow, task) (one per era). The progress
+-- token of the call that created the task stays valid for the task's life (the server may report
+-- progress with it while the task works): send_attempt kept its on_progress registered; it is
+-- released when the task has been followed to its end, whatever the end.
+local function follow(loop, client, method, res, opts, req_opts)
   local task = task_of(res)
   if task == nil then return protocol_error(method, "invalid task result: no taskId", res) end
   local id = task.taskId
   remember(client, task)
   local timeout = opts.timeout_ms or client.config.request_timeout_ms
-  local deadline = timeout > 0 and core.now_ms() + timeout or nil
-  local cancel = opts.cancel
-  local poll_opts = { cache = false }
-  local function give_up(kind, why)
-    client:request("tasks/cancel", { taskId = id }, poll_opts) -- best effort
-    return nil, errors.new(nil, why, { taskId = id }, { kind = kind, method = method })
-  end
+  local f = setmetatable({
+    client = client, method = method, id = id, timeout = timeout, cancel = opts.cancel, req_opts = req_opts,
+    deadline = timeout > 0 and core.now_ms() + timeout or nil,
+  }, Follow)
+  local token = client.task_progress[id]
+  if token ~= nil then client.task_progress[id] = nil end
+  local r, e = loop(f, task) -- no pcall: it yields (Lua 5.1)
+  if token ~= nil then client.progress[token] = nil end
+  return r, e
+end
+
+-- The 2026-07-28 extension: poll tasks/get, answer the input the task asks for with tasks/update,
+-- until the task ends with its result (inline).
+local function await(f, task)
+  local method, id = f.method, f.id
   while true do
     local status = task.status
     if status == "completed" then
@@ -80,90 +123,42 @@ local function await(client, method, res, opts)
     elseif status == "cancelled" then
       return nil, errors.new(nil, "task " .. id .. " was cancelled by the server", task, { kind = "cancelled", method = method })
     elseif status == "input_required" and task.inputRequests ~= nil then
-      local responses, err = modern.fulfil(client, method, task.inputRequests)
+      local responses, err = modern.fulfil(f.client, method, task.inputRequests)
       if responses == nil then
-        give_up("handler", "task input failed")
+        f:give_up("handler", "task input failed")
         return nil, err
       end
       local up
-      up, err = client:request("tasks/update", { taskId = id, inputResponses = responses }, poll_opts)
+      up, err = f.client:request("tasks/update", { taskId = id, inputResponses = responses }, f.req_opts)
       if up == nil then return nil, err end
     elseif status ~= "working" and status ~= "input_required" then
       return protocol_error(method, "task " .. id .. " has an unknown status " .. tostring(status), task)
     else
-      -- wait the poll interval, watching the cancel token and the call's deadline
-      local wait = tonumber(task.pollIntervalMs or task.pollInterval) or M.DEFAULT_POLL_INTERVAL_MS
-      if wait < M.MIN_POLL_INTERVAL_MS then wait = M.MIN_POLL_INTERVAL_MS end
-      if wait > M.MAX_POLL_INTERVAL_MS then wait = M.MAX_POLL_INTERVAL_MS end
-      local until_ms = core.now_ms() + wait
-      while core.now_ms() < until_ms do
-        if cancel and cancel.cancelled then return give_up("cancelled", "request cancelled: " .. tostring(cancel.reason)) end
-        if deadline and core.now_ms() >= deadline then
-          return give_up("timeout", "request timed out after " .. timeout .. " ms (task " .. id .. ")")
-        end
-        local step = until_ms - core.now_ms()
-        sched.sleep(step > 50 and 50 or (step > 0 and step or 0))
-      end
+      local ok, err = f:sleep(task.pollIntervalMs or task.pollInterval)
+      if not ok then return nil, err end
     end
-    if cancel and cancel.cancelled then return give_up("cancelled", "request cancelled: " .. tostring(cancel.reason)) end
-    if deadline and core.now_ms() >= deadline then
-      return give_up("timeout", "request timed out after " .. timeout .. " ms (task " .. id .. ")")
-    end
-    local got, err = client:request("tasks/get", { taskId = id }, poll_opts)
-    if got == nil then return nil, err end
-    local t = task_of(got)
-    if t == nil or t.taskId ~= id then return protocol_error("tasks/get", "invalid tasks/get result", got) end
-    task = t
-    remember(client, task)
+    local err
+    task, err = f:get()
+    if task == nil then return nil, err end
   end
 end
 
---- The 2025-11-25 shape: a tools/call sent with `task` (opts.task) answers CreateTaskResult
---- {task = Task}; poll tasks/get until the task leaves "working", then tasks/result gives the
---- tool's result (or its error). Input goes through the ordinary server requests meanwhile.
----@param client mcp.Client
----@param method string
----@param res table the CreateTaskResult
----@param opts table the call's options
----@return table|nil result, mcp.Error|nil err
-local function await_legacy(client, method, res, opts)
-  local task = task_of(res)
-  if task == nil then return protocol_error(method, "invalid task result: no taskId", res) end
-  local id = task.taskId
-  remember(client, task)
-  local timeout = opts.timeout_ms or client.config.request_timeout_ms
-  local deadline = timeout > 0 and core.now_ms() + timeout or nil
-  local cancel = opts.cancel
-  local function give_up(kind, why)
-    client:request("tasks/cancel", { taskId = id }) -- best effort
-    return nil, errors.new(nil, why, { taskId = id }, { kind = kind, method = method })
-  end
+-- The 2025-11-25 shape: a tools/call sent with `task` (opts.task) answers CreateTaskResult
+-- {task = Task}; poll tasks/get until the task leaves "working", then tasks/result gives the
+-- tool's result (or its error). Input goes through the ordinary server requests meanwhile.
+local function await_legacy(f, task)
   while task.status == "working" do
-    local wait = tonumber(task.pollInterval) or M.DEFAULT_POLL_INTERVAL_MS
-    if wait < M.MIN_POLL_INTERVAL_MS then wait = M.MIN_POLL_INTERVAL_MS end
-    if wait > M.MAX_POLL_INTERVAL_MS then wait = M.MAX_POLL_INTERVAL_MS end
-    local until_ms = core.now_ms() + wait
-    while core.now_ms() < until_ms do
-      if cancel and cancel.cancelled then return give_up("cancelled", "request cancelled: " .. tostring(cancel.reason)) end
-      if deadline and core.now_ms() >= deadline then
-        return give_up("timeout", "request timed out after " .. timeout .. " ms (task " .. id .. ")")
-      end
-      local step = until_ms - core.now_ms()
-      sched.sleep(step > 50 and 50 or (step > 0 and step or 0))
-    end
-    local got, err = client:request("tasks/get", { taskId = id })
-    if got == nil then return nil, err end
-    local t = task_of(got)
-    if t == nil or t.taskId ~= id then return protocol_error("tasks/get", "invalid tasks/get result", got) end
-    task = t
-    remember(client, task)
+    local ok, err = f:sleep(task.pollInterval)
+    if not ok then return nil, err end
+    task, err = f:get()
+    if task == nil then return nil, err end
   end
   if task.status == "cancelled" then
-    return nil, errors.new(nil, "task " .. id .. " was cancelled by the server", task, { kind = "cancelled", method = method })
+    return nil, errors.new(nil, "task " .. f.id .. " was cancelled by the server", task, { kind = "cancelled", method = f.method })
   end
   -- completed, failed or input_required: tasks/result answers when the task ends
-  local left = deadline and math.max(1, deadline - core.now_ms()) or 0
-  return client:request("tasks/result", { taskId = id }, { timeout_ms = left, cancel = cancel })
+  local left = f.deadline and math.max(1, f.deadline - core.now_ms()) or 0
+  return f.client:request("tasks/result", { taskId = f.id }, { timeout_ms = left, cancel = f.cancel })
 end
 
 --- Follow a task to its end (the 2026-07-28 extension): the tool's result, or nil, err. The call's
@@ -174,7 +169,7 @@ end
 ---@param opts table the call's options (timeout_ms, cancel, on_progress)
 ---@return table|nil result, mcp.Error|nil err
 function M.await(client, method, res, opts)
-  return with_progress(await, client, method, res, opts)
+  return follow(await, client, method, res, opts, { cache = false })
 end
 
 --- Follow a 2025-11-25 task to its end, with progress as M.await.
@@ -184,7 +179,7 @@ end
 ---@param opts table the call's options
 ---@return table|nil result, mcp.Error|nil err
 function M.await_legacy(client, method, res, opts)
-  return with_progress(await_legacy, client, method, res, opts)
+  return follow(await_legacy, client, method, res, opts, nil)
 end
 
 return M
