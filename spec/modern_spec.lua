@@ -575,6 +575,45 @@ describe("tasks (the io.modelcontextprotocol/tasks extension, stdio)", function(
     assert.is_nil(next(c.task_progress))
   end)
 
+  -- Each poll waits the interval the task names, then tasks/get reports progress: six polls last
+  -- longer than the timeout in all, while the gap between two reports stays well under it.
+  it("reset_timeout_on_progress: the task's progress restarts the call's timeout while it is polled", function()
+    local c = assert(modern_server())
+    finally(function() c:close() end)
+    local args = { polls = 6, progress = true, interval = helper.ms(150) }
+    local n = 0
+    local res = assert(c:call_tool("task", args, {
+      timeout_ms = helper.ms(500), reset_timeout_on_progress = true, on_progress = function() n = n + 1 end,
+    }))
+    assert.are.equal("task done", res.content[1].text)
+    assert.are.same({ status = "completed", gets = 6, cancelled = false }, state(c)["task-1"])
+    assert.is_true(helper.wait_until(function() return n == 6 end, helper.ms(2000)))
+    -- the same task without the option outlives the call's timeout
+    local err
+    res, err = c:call_tool("task", args, { timeout_ms = helper.ms(500) })
+    assert.is_nil(res)
+    assert.are.equal("timeout", err.kind)
+    assert.is_true(state(c)["task-2"].cancelled)
+    assert.is_nil(next(c.progress))
+    assert.is_nil(next(c.task_progress))
+  end)
+
+  it("max_total_timeout_ms ends a task that keeps reporting progress under reset_timeout_on_progress", function()
+    local c = assert(modern_server())
+    finally(function() c:close() end)
+    local res, err = c:call_tool("task", { polls = 100000, progress = true, interval = helper.ms(50) }, {
+      timeout_ms = helper.ms(500), reset_timeout_on_progress = true, max_total_timeout_ms = helper.ms(1000),
+    })
+    assert.is_nil(res)
+    assert.are.equal("timeout", err.kind)
+    assert.matches("max_total_timeout_ms", err.message, 1, true)
+    local task = state(c)["task-1"]
+    assert.is_true(task.cancelled)
+    assert.is_true(task.gets > 1) -- it was polled, with progress, past the first timeout
+    assert.is_nil(next(c.progress))
+    assert.is_nil(next(c.task_progress))
+  end)
+
   it("get_task and list_tasks show the tasks of this client", function()
     local c = assert(modern_server())
     finally(function() c:close() end)
@@ -620,6 +659,23 @@ describe("tasks, 2025-11-25 shape (task augmentation, legacy era)", function()
       assert.are.equal(3, p.total)
       assert.are.equal("poll " .. i, p.message)
     end
+    assert.is_nil(next(c.progress))
+    assert.is_nil(next(c.task_progress))
+  end)
+
+  it("reset_timeout_on_progress: the task's progress restarts the call's timeout while it is polled", function()
+    local c = assert(helper.test_server({ "--tasks" }))
+    finally(function() c:close() end)
+    local args = { polls = 6, progress = true, interval = helper.ms(150) }
+    local res = assert(c:call_tool("task_tool", args,
+      { task = {}, timeout_ms = helper.ms(500), reset_timeout_on_progress = true }))
+    assert.are.equal("task result legacy-task-1", res.content[1].text)
+    -- the same task without the option outlives the call's timeout
+    local err
+    res, err = c:call_tool("task_tool", args, { task = {}, timeout_ms = helper.ms(500) })
+    assert.is_nil(res)
+    assert.are.equal("timeout", err.kind)
+    assert.are.equal("cancelled", assert(c:get_task("legacy-task-2")).status)
     assert.is_nil(next(c.progress))
     assert.is_nil(next(c.task_progress))
   end)

@@ -38,7 +38,10 @@ end
 
 -- What both eras share while a task is followed: its id, the call's deadline and cancel token,
 -- the options of the requests sent about the task, and give_up (best-effort tasks/cancel, then
--- the error).
+-- the error). With reset_timeout_on_progress, the progress the server reports for the task
+-- (the call's token) restarts the call's timeout, as it does while the call itself is waiting;
+-- max_total_timeout_ms bounds the following whatever progress comes (counted from the task's
+-- creation).
 local Follow = {}
 Follow.__index = Follow
 
@@ -51,7 +54,12 @@ end
 function Follow:check()
   local cancel = self.cancel
   if cancel and cancel.cancelled then return self:give_up("cancelled", "request cancelled: " .. tostring(cancel.reason)) end
-  if self.deadline and core.now_ms() >= self.deadline then
+  local now = core.now_ms()
+  if self.total_at and now >= self.total_at then
+    return self:give_up("timeout", "request timed out after " .. self.max_total_ms .. " ms (max_total_timeout_ms, task "
+      .. self.id .. ")")
+  end
+  if self.deadline and now >= self.deadline then
     return self:give_up("timeout", "request timed out after " .. self.timeout .. " ms (task " .. self.id .. ")")
   end
 end
@@ -85,6 +93,11 @@ function Follow:get()
   return t
 end
 
+-- The server reported progress for the task: with reset_timeout_on_progress, the timeout restarts.
+function Follow:progressed()
+  self.deadline = core.now_ms() + self.timeout
+end
+
 -- Follow the task a CreateTaskResult names with loop(follow, task) (one per era). The progress
 -- token of the call that created the task stays valid for the task's life (the server may report
 -- progress with it while the task works): send_attempt kept its on_progress registered; it is
@@ -97,10 +110,21 @@ local function follow(loop, client, method, res, opts, req_opts)
   local timeout = opts.timeout_ms or client.config.request_timeout_ms
   local f = setmetatable({
     client = client, method = method, id = id, timeout = timeout, cancel = opts.cancel, req_opts = req_opts,
-    deadline = timeout > 0 and core.now_ms() + timeout or nil,
+    deadline = timeout > 0 and core.now_ms() + timeout or nil, reset = opts.reset_timeout_on_progress == true,
+    max_total_ms = opts.max_total_timeout_ms,
   }, Follow)
+  if f.max_total_ms then f.total_at = core.now_ms() + f.max_total_ms end
   local token = client.task_progress[id]
-  if token ~= nil then client.task_progress[id] = nil end
+  if token ~= nil then
+    client.task_progress[id] = nil
+    local on_progress = client.progress[token]
+    if f.reset and f.deadline then
+      client.progress[token] = function(params)
+        f:progressed()
+        if on_progress then return on_progress(params) end
+      end
+    end
+  end
   local r, e = loop(f, task) -- no pcall: it yields (Lua 5.1)
   if token ~= nil then client.progress[token] = nil end
   return r, e
@@ -157,7 +181,9 @@ local function await_legacy(f, task)
     return nil, errors.new(nil, "task " .. f.id .. " was cancelled by the server", task, { kind = "cancelled", method = f.method })
   end
   -- completed, failed or input_required: tasks/result answers when the task ends
-  local left = f.deadline and math.max(1, f.deadline - core.now_ms()) or 0
+  local ends = f.deadline
+  if f.total_at and (ends == nil or f.total_at < ends) then ends = f.total_at end
+  local left = ends and math.max(1, ends - core.now_ms()) or 0
   return f.client:request("tasks/result", { taskId = f.id }, { timeout_ms = left, cancel = f.cancel })
 end
 
@@ -166,7 +192,8 @@ end
 ---@param client mcp.Client
 ---@param method string the request that created the task (tools/call)
 ---@param res table the CreateTaskResult
----@param opts table the call's options (timeout_ms, cancel, on_progress)
+---@param opts table the call's options (timeout_ms, reset_timeout_on_progress, max_total_timeout_ms, cancel,
+---  on_progress)
 ---@return table|nil result, mcp.Error|nil err
 function M.await(client, method, res, opts)
   return follow(await, client, method, res, opts, { cache = false })
