@@ -725,11 +725,6 @@ describe("OAuth on legacy SSE: a 401 on the stream's GET #auth", function()
   end)
 
   it("does the same inside a task", function()
-    if _VERSION == "Lua 5.1" and type(jit) ~= "table" then
-      -- PUC 5.1 cannot yield across the pcall around a transport's start: a legacy SSE client
-      -- cannot be created inside a task there at all (with or without OAuth)
-      return pending("legacy SSE start inside a task needs a yieldable pcall (not PUC Lua 5.1)")
-    end
     local p = provider(nil, { server_url = srv.base .. "/sse" })
     local text
     mcp.spawn(function()

@@ -269,6 +269,19 @@ describe("legacy HTTP+SSE #http", function()
     c:close()
   end)
 
+  it("is created inside a task (start waits for the endpoint event; also on PUC Lua 5.1)", function()
+    local text, failure
+    mcp.spawn(function()
+      local c, err = mcp.create_sse_client(srv.base .. "/sse", { request_timeout_ms = helper.ms(20000) })
+      if not c then failure = tostring(err) return end
+      text = assert(c:call_tool("echo", { message = "in a task" })).content[1].text
+      c:close()
+    end)
+    mcp.run()
+    assert.is_nil(failure)
+    assert.equal("in a task", text)
+  end)
+
   it("refuses an endpoint on another origin", function()
     H.control(srv, { legacy_endpoint = "http://localhost:" .. srv.port .. "/messages?sessionId={sessionId}" })
     local c, err = mcp.create_sse_client(srv.base .. "/sse", { request_timeout_ms = helper.ms(5000) })

@@ -85,3 +85,60 @@ describe("mcp.nvim outside Neovim", function()
     assert.is_false((pcall(mcp.setup_nvim)))
   end)
 end)
+
+describe("sched.pcall (a pcall a task can yield through, also on PUC Lua 5.1)", function()
+  it("passes yields of the task through and returns fn's results", function()
+    local got, order = nil, {}
+    mcp.spawn(function()
+      got = { sched.pcall(function(a, b)
+        order[#order + 1] = "before"
+        mcp.sleep(5) -- suspends the task (a yield inside the pcall)
+        order[#order + 1] = "after"
+        return a + b, nil, "x"
+      end, 1, 2) }
+    end)
+    mcp.spawn(function() order[#order + 1] = "other" end)
+    mcp.run()
+    assert.same({ true, 3, nil, "x" }, { got[1], got[2], got[3], got[4] })
+    assert.same({ "before", "other", "after" }, order)
+  end)
+
+  it("catches an error raised after a yield, keeping the error value", function()
+    local ok, err
+    local e = setmetatable({}, { __tostring = function() return "boom" end })
+    mcp.spawn(function()
+      ok, err = sched.pcall(function()
+        mcp.sleep(1)
+        error(e)
+      end)
+    end)
+    mcp.run()
+    assert.is_false(ok)
+    assert.equal(e, err)
+  end)
+
+  it("nests, and sched.current() inside it is the task", function()
+    local task, inner, ok1, ok2, v
+    mcp.spawn(function()
+      task = sched.current()
+      ok1, ok2, v = sched.pcall(function()
+        return sched.pcall(function()
+          inner = sched.current()
+          mcp.sleep(1)
+          return "deep"
+        end)
+      end)
+    end)
+    mcp.run()
+    assert.is_not_nil(task)
+    assert.equal(task, inner)
+    assert.same({ true, true, "deep" }, { ok1, ok2, v })
+  end)
+
+  it("is pcall outside a task", function()
+    assert.same({ true, 7 }, { sched.pcall(function(x) return x end, 7) })
+    local ok, err = sched.pcall(error, "plain", 0)
+    assert.is_false(ok)
+    assert.equal("plain", err)
+  end)
+end)

@@ -6,6 +6,7 @@ local errors = require("mcp.errors")
 local headers = require("mcp.tools.headers")
 local json = require("mcp.json")
 local protocol = require("mcp.protocol")
+local sched = require("mcp.sched")
 
 local M = {}
 
@@ -125,7 +126,7 @@ function M.fulfil(client, method, requests)
         .. "), which this client has no handler for", req, { kind = "protocol", method = method })
     end
     local params = type(req.params) == "table" and req.params or {}
-    local ok, result, err = pcall(h.run, client, params)
+    local ok, result, err = sched.pcall(h.run, client, params) -- the handler may yield
     if not ok then
       return nil, errors.new(nil, "the " .. req.method .. " handler raised: " .. tostring(result), nil,
         { kind = "handler", method = method })

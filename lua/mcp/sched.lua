@@ -57,11 +57,38 @@ local function has_ready()
 end
 M.has_ready = has_ready
 
---- The running coroutine when it is one of ours (a task), else nil.
+-- Coroutines M.pcall runs a function in (PUC 5.1 only) -> the task they run for.
+local owners = setmetatable({}, { __mode = "k" })
+
+--- The running coroutine when it is one of ours (a task), else nil. Inside M.pcall on PUC 5.1
+--- (a coroutine of its own) this is the task the pcall runs in: the task is what gets resumed.
 function M.current()
   local co = coroutine.running()
-  if co ~= nil and tasks[co] then return co end
-  return nil
+  if co == nil then return nil end
+  if tasks[co] then return co end
+  return owners[co]
+end
+
+-- PUC Lua 5.1 cannot yield across pcall; LuaJIT and 5.2+ can.
+local pcall_yields = _VERSION ~= "Lua 5.1" or type(jit) == "table"
+
+--- pcall(fn, ...) that the running task may yield through on every Lua version. On PUC 5.1 in a
+--- task, fn runs in a coroutine of its own whose yields are passed on to the scheduler (and
+--- resumes passed back); elsewhere it is pcall.
+---@param fn function
+---@return boolean ok, any ...
+function M.pcall(fn, ...)
+  if pcall_yields then return pcall(fn, ...) end
+  local task = M.current()
+  if task == nil then return pcall(fn, ...) end
+  local co = coroutine.create(fn)
+  owners[co] = task
+  local res = pack(coroutine.resume(co, ...))
+  while res[1] and coroutine.status(co) == "suspended" do
+    res = pack(coroutine.resume(co, coroutine.yield(unpack(res, 2, res.n))))
+  end
+  owners[co] = nil
+  return unpack(res, 1, res.n)
 end
 
 -- A task's function runs as the coroutine's body itself, with no pcall around it inside the

@@ -54,7 +54,7 @@ function A:refresh_static()
   local cfg = self.oauth
   local token, expires_in, err
   if cfg.refresh_token_fn then
-    local ok, t, e, x = pcall(cfg.refresh_token_fn, cfg)
+    local ok, t, e, x = sched.pcall(cfg.refresh_token_fn, cfg)
     if not ok then
       err = oerr.new(oerr.SERVER_ERROR, "refresh_token_fn raised: " .. tostring(t))
     elseif type(t) == "string" and t ~= "" then
@@ -100,21 +100,13 @@ end
 
 -- ---- single flight ----------------------------------------------------------------------------
 
--- PUC Lua 5.1 cannot yield across pcall: there, inside a task, fn runs unprotected.
-local can_pcall_yield = _VERSION ~= "Lua 5.1" or type(jit) == "table"
-
-local function protected(fn)
-  if can_pcall_yield or not sched.current() then return pcall(fn) end
-  return true, fn()
-end
-
 -- Concurrent failures share one authorization: the later ones wait for its outcome.
 local function once(self, fn)
   if self.busy then
     return sched.await(function(cb) self.waiters[#self.waiters + 1] = cb end)
   end
   self.busy = true
-  local ok, a, b = protected(fn)
+  local ok, a, b = sched.pcall(fn) -- a task may yield through it (also on PUC 5.1)
   self.busy = false
   local waiters = self.waiters
   self.waiters = {}

@@ -8,6 +8,7 @@
 --- and dispatches from the loop, so its events may fire at any time, even inside send.
 local core = require("mcp.core")
 local errors = require("mcp.errors")
+local sched = require("mcp.sched")
 
 local M = {}
 
@@ -126,7 +127,8 @@ end
 ---@param start_opts table|nil timeout_ms: how long start may wait (the client's connect_timeout_ms or request_timeout_ms)
 ---@return boolean|nil ok, mcp.Error|nil err
 function M.start(t, events, start_opts)
-  local ok, res, err = pcall(t.start, t, events, start_opts or {})
+  -- start may wait (legacy SSE: for the endpoint event): a task yields through sched.pcall
+  local ok, res, err = sched.pcall(t.start, t, events, start_opts or {})
   local failure
   if not ok then
     failure = errors.new(nil, "failed to connect transport: start() raised: " .. tostring(res), nil,
