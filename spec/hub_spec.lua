@@ -276,6 +276,42 @@ describe("mcp.hub", function()
       hub:close()
     end)
 
+    it("a hook that raises denies the call with a structured error, and the tool is not called", function()
+      local sent = {}
+      local boom = setmetatable({}, { __tostring = function() return "hook exploded" end })
+      local raise = { "no policy for this", boom }
+      local hub = assert(mcp.hub({ mcpServers = { a = server() } }, {
+        approve = function() error(table.remove(raise, 1), 0) end,
+        on_message = function(dir, msg) if dir == "send" and msg.method then sent[#sent + 1] = msg.method end end,
+      }))
+      local res, err = hub:call_tool("a__echo", { message = "x" })
+      assert.is_nil(res)
+      assert.equals("denied", err.kind)
+      assert.equals("a", err.server)
+      assert.equals("tools/call", err.method)
+      assert.equals("call to tool 'echo' of server 'a' was denied: the approve hook raised: no policy for this", err.message)
+      assert.equals("no policy for this", err.cause)
+      res, err = hub:call_tool("a__echo", { message = "x" })
+      assert.is_nil(res)
+      assert.equals(boom, err.cause)
+      assert.truthy(tostring(err):find("the approve hook raised: hook exploded", 1, true))
+      for _, m in ipairs(sent) do assert.are_not.equal("tools/call", m) end
+      assert.is_true(#sent > 0) -- the tracing saw the handshake, so it would have seen a call
+      hub:close()
+    end)
+
+    it("a hook that waits inside a task, then raises, denies too (sched.pcall; also on PUC Lua 5.1)", function()
+      local hub = assert(mcp.hub({ mcpServers = { a = server() } }, {
+        approve = function() mcp.sleep(5); error("later", 0) end,
+      }))
+      local err
+      mcp.spawn(function() err = select(2, hub:call_tool("a__echo", { message = "x" })) end)
+      mcp.run()
+      assert.equals("denied", err.kind)
+      assert.equals("later", err.cause)
+      hub:close()
+    end)
+
     it("an answer other than allow/deny/always raises", function()
       local hub = assert(mcp.hub({ mcpServers = { a = server() } }, { approve = function() return "maybe" end }))
       assert.has_error(function() hub:call_tool("a__echo", {}) end,

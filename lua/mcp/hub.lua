@@ -550,15 +550,18 @@ local function split_opts(opts)
 end
 
 -- Approval: auto_approve (true or the tool listed), an earlier "always", else the hook.
+-- Returns true, or nil, reason (denied), or nil, nil, raised (the hook raised: denied too).
 function Hub:_approve(rec, tool, full, arguments, def)
   if rec.spec.auto_approve == true or rec.auto[tool] or rec.always[tool] then return true end
   local hook = self.opts.approve
   if hook == nil then return true end
   local annotations = def and type(def.annotations) == "table" and def.annotations or json.object()
-  local answer, reason = hook({
+  -- the hook may block or yield (sched.pcall: also in a task on PUC 5.1)
+  local ok, answer, reason = sched.pcall(hook, {
     server = rec.name, tool = tool, name = full, arguments = arguments or json.object(),
     annotations = annotations, definition = def,
   })
+  if not ok then return nil, nil, answer end
   if answer == "always" then
     rec.always[tool] = true
     return true
@@ -571,7 +574,8 @@ function Hub:_approve(rec, tool, full, arguments, def)
 end
 
 --- Call a tool by its namespaced name (or by the server's own name with opts.server). Runs the
---- approval hook first; a denied call returns nil, err with kind "denied".
+--- approval hook first; a denied call (also one whose hook raised: err.cause is what it raised)
+--- returns nil, err with kind "denied" and the tool is not called.
 ---@param name string
 ---@param arguments table|nil
 ---@param opts table|nil the client's call_tool opts, plus server
@@ -597,7 +601,12 @@ function Hub:call_tool(name, arguments, opts)
       { server = rec.name, method = "tools/call" })
   end
   local full = rec.prefix .. self.sep .. sanitize(tool)
-  local ok, reason = self:_approve(rec, tool, full, arguments, def)
+  local ok, reason, raised = self:_approve(rec, tool, full, arguments, def)
+  if not ok and raised ~= nil then
+    return nil, hub_error("denied", "call to tool '" .. tool .. "' of server '" .. rec.name
+      .. "' was denied: the approve hook raised: " .. tostring(raised),
+      { server = rec.name, method = "tools/call", cause = raised })
+  end
   if not ok then
     return nil, hub_error("denied", "call to tool '" .. tool .. "' of server '" .. rec.name .. "' was denied"
       .. (reason and (": " .. tostring(reason)) or ""), { server = rec.name, method = "tools/call" })
