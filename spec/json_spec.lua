@@ -427,10 +427,13 @@ describe("json key order of schema properties", function()
     assert.are.equal(7, v.p.properties)
     assert.are.same({ zeta = { type = "string" }, alpha = { properties = { y = 1, x = 2 } }, mid = 3 }, v.properties)
     assert.are.equal("{}", encode(decode('{"properties":{}}').properties))
-    -- duplicate keys: the last value wins, the order lists the key where it first appeared
-    local d = decode('{"properties":{"a":1,"b":2,"a":3}}').properties
+    -- duplicate keys: the last value wins, the order lists each key once, where it first
+    -- appeared (JSON.parse's order), so a form never asks a field twice
+    local d = decode('{"properties":{"a":1,"b":2,"a":3,"c":null,"c":4,"b":null}}').properties
     assert.are.equal(3, d.a)
-    assert.are.same({ "a", "b", "a" }, getmetatable(d).__keyorder)
+    assert.are.equal(4, d.c)
+    assert.are.equal(null, d.b)
+    assert.are.same({ "a", "b", "c" }, getmetatable(d).__keyorder)
     -- a round trip keeps the value
     assert.are.same(v, decode(encode(v)))
   end)

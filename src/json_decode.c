@@ -383,7 +383,8 @@ static const char *decode_array(dec *d, const char *p, int depth)
 
 /* The object that is the value of a "properties" key (a JSON Schema's properties, whose order a
  * form follows) gets its own metatable {__jsontype = "object", __keyorder = {key, ...}}: the keys
- * in the order the peer wrote them. Every other object is a plain table. */
+ * in the order the peer wrote them, each once (a duplicate key: its last value, at the place it
+ * first appeared, as JSON.parse does). Every other object is a plain table. */
 static int is_properties_key(lua_State *L)
 {
     size_t n;
@@ -424,9 +425,14 @@ static const char *decode_object(dec *d, const char *p, int depth)
             return fail(d, p, "expected string key");
         if ((p = decode_string(d, p)) == NULL)
             return NULL;
-        if (order) {
+        if (order) { /* a key listed once, where it first appeared (as JSON.parse orders it) */
             lua_pushvalue(L, -1);
-            lua_rawseti(L, -3, ++n);
+            lua_rawget(L, -4);
+            if (lua_isnil(L, -1)) {
+                lua_pushvalue(L, -2);
+                lua_rawseti(L, -4, ++n);
+            }
+            lua_pop(L, 1);
         }
         p = mcp_json_skip_ws(p, d->end);
         if (p >= d->end)
