@@ -3,6 +3,7 @@
 #   make bench            full run (median of 3), prints the table, writes bench/results.md
 #   make bench QUICK=1    short run (CI: checks that the benchmark still runs; never timed pass/fail),
 #                         writes build/bench/results.md
+#   make bench-floor-ratio  lua-mcp's sequential stdio calls vs bench/floor.c, alternately, ratios
 #   make bench-profile    callgrind / perf / Lua VM profile of sequential stdio calls and of the
 #                         10 MiB result (Lua 5.4), into build/bench/profile/
 #
@@ -18,7 +19,7 @@ LUA54_STATIC ?= $(shell $(CC) -print-file-name=liblua5.4.a)
 LUAJIT_INCDIR ?= $(or $(patsubst -I%,%,$(firstword $(filter -I%,$(shell $(PKG_CONFIG) --cflags-only-I luajit 2>/dev/null)))),/usr/include/luajit-2.1)
 LUA54_INCDIR ?= $(or $(patsubst -I%,%,$(firstword $(filter -I%,$(shell $(PKG_CONFIG) --cflags-only-I lua5.4 2>/dev/null)))),/usr/include/lua5.4)
 
-.PHONY: bench bench-build bench-profile
+.PHONY: bench bench-build bench-profile bench-floor-ratio
 
 $(BENCH_BUILDDIR)/tiny_server: bench/tiny_server.c bench/bench.mk
 	@mkdir -p $(@D)
@@ -57,3 +58,7 @@ bench: deps bench-build
 
 bench-profile: deps bench-build $(BENCH_BUILDDIR)/lua_prof_host
 	bash bench/profile.sh
+
+# Sequential stdio calls against the floor, side by side in one run (bench/floor_ratio.sh).
+bench-floor-ratio: bench-build
+	bash bench/floor_ratio.sh

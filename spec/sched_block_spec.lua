@@ -3,6 +3,7 @@
 local helper = require("helper")
 local mcp = require("mcp")
 local sched = require("mcp.sched")
+local unpack = table.unpack or unpack
 
 describe("sched.block", function()
   after_each(function() sched.block = sched.loop_block end)
@@ -63,6 +64,62 @@ describe("sched.block", function()
     local ok, err = pcall(sched.await, function() end)
     assert.is_false(ok)
     assert.is_truthy(tostring(err):find("deadlock", 1, true))
+  end)
+end)
+
+describe("sched.await_call", function()
+  after_each(function() sched.block = sched.loop_block end)
+
+  -- start(cb, ...) for the specs: answers after ms with the values given (ms nil: at once)
+  local function later(cb, ms, ...)
+    local n, v = select("#", ...), { ... }
+    if ms == nil then return cb(unpack(v, 1, n)) end
+    mcp.core.timer(ms, function() cb(unpack(v, 1, n)) end)
+  end
+
+  it("passes its arguments to start and returns cb's first 8 values, also when cb runs at once", function()
+    local got = { select("#", sched.await_call(later, 5, "a", nil, 3)), sched.await_call(later, 5, "a", nil, 3) }
+    assert.are.same({ 8, "a", nil, 3 }, got)
+    local r = { sched.await_call(later, nil, 1, 2, 3, 4, 5, 6, 7, 8, 9) }
+    assert.are.same({ 1, 2, 3, 4, 5, 6, 7, 8 }, r)
+    assert.is_nil((sched.await_call(later, nil)))
+  end)
+
+  it("takes only cb's first call, and a reused completion starts clean", function()
+    local keep
+    local a, b = sched.await_call(function(cb)
+      keep = cb
+      cb("first", 1)
+      cb("second", 2)
+    end)
+    assert.are.equal("first", a)
+    assert.are.equal(1, b)
+    -- the next wait may get the same completion back: its old values are gone
+    local c, d = sched.await_call(later, 5, "third")
+    assert.are.equal("third", c)
+    assert.is_nil(d)
+    assert.is_function(keep)
+  end)
+
+  it("waits with sched.block (pred, no ms), and a wait nested inside another gets its own completion", function()
+    local calls, inner = {}, nil
+    sched.block = function(pred, ms)
+      calls[#calls + 1] = { ms = ms }
+      if #calls == 1 then inner = { sched.await_call(later, 5, "inner") } end
+      return sched.loop_block(pred, ms)
+    end
+    local outer = { sched.await_call(later, 20, "outer") }
+    assert.are.equal("outer", outer[1])
+    assert.are.equal("inner", inner[1])
+    assert.is_nil(calls[1].ms)
+    assert.is_true(#calls >= 2)
+  end)
+
+  it("suspends a task and resumes it with cb's arguments", function()
+    local got
+    mcp.spawn(function() got = { n = select("#", sched.await_call(later, 5, "x", "y")), sched.await_call(later, 5, "x", "y") } end)
+    mcp.run()
+    assert.are.same({ n = 2, "x", "y" }, got)
   end)
 end)
 

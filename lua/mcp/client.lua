@@ -302,6 +302,18 @@ local function with_transport_headers(self, headers)
   return out
 end
 
+-- Sends a request for send_attempt (sched.await_call's start: its state comes as arguments, so a
+-- call makes no closure here); cb gets the answer, or the send error at once.
+local function start_request(cb, self, session, method, params, timeout, id, headers, dl, cancel)
+  local rid, err = session:request(method, params, timeout, cb, id, headers)
+  if not rid then
+    cb(nil, nil, err, nil, self.closed_reason and "closed" or "transport")
+    return
+  end
+  if dl then dl:start(rid) end
+  if cancel then cancel:_attach(function(reason) session:cancel(rid, reason) end) end
+end
+
 -- One attempt of one round trip: send the request and wait for its answer.
 local function send_attempt(self, session, method, params, opts, headers, timeout)
   headers = with_transport_headers(self, headers)
@@ -322,16 +334,9 @@ local function send_attempt(self, session, method, params, opts, headers, timeou
     params._meta = meta
     self.progress[id] = on_progress
   end
-  local res, code, message, data, kind, status, rheaders, rbody = sched.await(function(cb)
-    local rid, err = session:request(method, params, timeout, cb, id, headers)
-    if not rid then
-      cb(nil, nil, err, nil, self.closed_reason and "closed" or "transport")
-      return
-    end
-    id = rid
-    if dl then dl:start(rid) end
-    if cancel then cancel:_attach(function(reason) session:cancel(rid, reason) end) end
-  end)
+  -- (with on_progress, id is already the request's id; without, it is not needed below)
+  local res, code, message, data, kind, status, rheaders, rbody =
+    sched.await_call(start_request, self, session, method, params, timeout, id, headers, dl, cancel)
   if on_progress then
     -- a tools/call answered with a task that call_tool follows keeps its progress token for the
     -- task's life (tasks.lua releases it); anything else releases it now

@@ -222,6 +222,64 @@ function M.await(start)
   return unpack(res, 1, res.n)
 end
 
+-- Waiters of await_call outside tasks: a completion function whose (at most 8) arguments are kept
+-- in upvalues, a predicate for M.block, and take() to read them back. A waiter goes back to
+-- `spare` once its completion ran and was read, so a blocking call allocates nothing for it.
+local spare, nspare = {}, 0
+
+local function new_waiter()
+  local done, r1, r2, r3, r4, r5, r6, r7, r8 = false, nil, nil, nil, nil, nil, nil, nil, nil
+  local w = {}
+  w.cb = function(a, b, c, d, e, f, g, h)
+    if done then return end
+    done = true
+    r1, r2, r3, r4, r5, r6, r7, r8 = a, b, c, d, e, f, g, h
+  end
+  w.done = function() return done end
+  w.take = function()
+    local a, b, c, d, e, f, g, h = r1, r2, r3, r4, r5, r6, r7, r8
+    done, r1, r2, r3, r4, r5, r6, r7, r8 = false, nil, nil, nil, nil, nil, nil, nil, nil
+    return a, b, c, d, e, f, g, h
+  end
+  return w
+end
+
+--- await for a start function that takes its state as arguments: start(cb, ...) is called with
+--- the extra arguments, so the caller needs no closure per call. Returns the first 8 arguments cb
+--- was called with (always 8 values outside a task; inside a task, cb's arguments as await does).
+---@param start fun(cb: function, ...)
+---@return any, any, any, any, any, any, any, any
+function M.await_call(start, ...)
+  local co = M.current()
+  if co ~= nil then
+    local fired = false
+    start(function(...)
+      if fired then return end
+      fired = true
+      push_ready(co, ...)
+    end, ...)
+    return coroutine.yield()
+  end
+  local w
+  if nspare > 0 then
+    w = spare[nspare]
+    spare[nspare] = nil
+    nspare = nspare - 1
+  else
+    w = new_waiter()
+  end
+  local done = w.done
+  start(w.cb, ...)
+  if not done() then M.block(done) end
+  -- as in await: handlers queued by the same read run before the caller goes on
+  M.run_ready()
+  local a, b, c, d, e, f, g, h = w.take()
+  -- only a waiter whose completion ran is reused (one left by an error above is dropped)
+  nspare = nspare + 1
+  spare[nspare] = w
+  return a, b, c, d, e, f, g, h
+end
+
 --- Sleep ms milliseconds without blocking other tasks (blocks the caller outside a task).
 function M.sleep(ms)
   M.await(function(cb) core.timer(ms, cb) end)
