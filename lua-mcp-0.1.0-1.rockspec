@@ -58,6 +58,7 @@ build = {
             "src/buf.c",
             "src/core.c",
             "src/digest.c",
+            "src/fdlimit.c",
             "src/json_decode.c",
             "src/json_encode.c",
             "src/lazylib.c",

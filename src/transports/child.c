@@ -3,6 +3,8 @@
 #endif
 #include "child.h"
 
+#include "fdlimit.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -74,14 +76,18 @@ static void child_free(mcp_child *c)
     mcp_loop_unref(loop);
 }
 
-static int open_pidfd(pid_t pid)
+/* Without a pidfd (old kernel, or out of descriptors at the hard limit) the exit is polled for. */
+static int open_pidfd(mcp_loop *loop, pid_t pid)
 {
 #ifdef SYS_pidfd_open
     int fd = (int)syscall(SYS_pidfd_open, pid, 0);
+    if (fd < 0 && mcp_fdlimit_retry(loop, errno))
+        fd = (int)syscall(SYS_pidfd_open, pid, 0);
     if (fd >= 0)
         fcntl(fd, F_SETFD, FD_CLOEXEC);
     return fd;
 #else
+    (void)loop;
     (void)pid;
     return -1;
 #endif
@@ -381,7 +387,7 @@ static int move_fd(int from, int to)
 
 /* Between fork and exec: async-signal-safe calls only. Reports errno through report_fd. */
 static void exec_child(const mcp_spawn_opts *o, const char *file, int in[2], int out[2],
-                       int errp[2], int report_fd, int maxfd)
+                       int errp[2], int report_fd, int maxfd, const struct rlimit *nofile)
 {
     int e, sig;
     sigset_t none;
@@ -393,16 +399,18 @@ static void exec_child(const mcp_spawn_opts *o, const char *file, int in[2], int
     sigprocmask(SIG_SETMASK, &none, NULL);
     if (move_fd(in[0], 0) < 0 || move_fd(out[1], 1) < 0)
         goto fail;
-    if (o->stderr_mode == MCP_STDERR_PIPE && move_fd(errp[1], 2) < 0)
+    /* stderr: a pipe, or /dev/null (opened by the parent, where running out of descriptors
+     * can be handled) */
+    if (errp[1] >= 0 && move_fd(errp[1], 2) < 0)
         goto fail;
-    if (o->stderr_mode == MCP_STDERR_DISCARD) {
-        int nul = open("/dev/null", O_WRONLY);
-        if (nul < 0 || move_fd(nul, 2) < 0)
-            goto fail;
-    }
     if (o->cwd != NULL && chdir(o->cwd) != 0)
         goto fail;
     cloexec_from(3, maxfd);
+    /* The soft fd limit the host had before the core raised it (fdlimit.h). setrlimit is not
+     * on POSIX's async-signal-safe list, but it is one system call (prlimit64 on Linux) that
+     * takes no lock; Go's runtime does the same between its fork and exec. */
+    if (nofile != NULL)
+        setrlimit(RLIMIT_NOFILE, nofile);
     execve(file, o->argv, o->envp);
 fail:
     e = errno;
@@ -412,12 +420,38 @@ fail:
     _exit(127);
 }
 
+/* The descriptors of one spawn: stdin, stdout, the exec report and stderr (a pipe, or /dev/null
+ * to discard). 0, or an errno with all of them closed. */
+static int open_spawn_fds(const mcp_spawn_opts *o, int in[2], int out[2], int errp[2], int rep[2])
+{
+    int e;
+    if (make_pipe(in) != 0 || make_pipe(out) != 0 || make_pipe(rep) != 0)
+        goto fail;
+    if (o->stderr_mode == MCP_STDERR_PIPE && make_pipe(errp) != 0)
+        goto fail;
+    if (o->stderr_mode == MCP_STDERR_DISCARD) {
+        errp[1] = open("/dev/null", O_WRONLY | O_CLOEXEC);
+        if (errp[1] < 0)
+            goto fail;
+    }
+    return 0;
+fail:
+    e = errno;
+    close_pair(in);
+    close_pair(out);
+    close_pair(errp);
+    close_pair(rep);
+    return e;
+}
+
 int mcp_child_spawn(mcp_loop *loop, const mcp_spawn_opts *o, mcp_child **outc, int fds[3],
                     char *err, size_t errlen)
 {
     int in[2] = {-1, -1}, out[2] = {-1, -1}, errp[2] = {-1, -1}, rep[2] = {-1, -1};
     char file[4096];
-    int e, child_errno = 0, maxfd = fd_limit();
+    int e, child_errno = 0, maxfd;
+    struct rlimit nofile;
+    const struct rlimit *child_nofile;
     ssize_t n;
     pid_t pid;
     mcp_child *c, **head;
@@ -441,18 +475,24 @@ int mcp_child_spawn(mcp_loop *loop, const mcp_spawn_opts *o, mcp_child **outc, i
         snprintf(err, errlen, "out of memory");
         return -1;
     }
-    if (make_pipe(in) != 0 || make_pipe(out) != 0 || make_pipe(rep) != 0 ||
-        (o->stderr_mode == MCP_STDERR_PIPE && make_pipe(errp) != 0)) {
-        snprintf(err, errlen, "cannot start '%s': pipe: %s", o->command, strerror(errno));
+    /* Out of descriptors (EMFILE): raise the soft limit and try again, up to the hard one. */
+    while ((e = open_spawn_fds(o, in, out, errp, rep)) != 0 && mcp_fdlimit_retry(loop, e))
+        ;
+    if (e != 0) {
+        char why[128];
+        mcp_fdlimit_describe(e, why, sizeof why);
+        snprintf(err, errlen, "cannot start '%s': %s", o->command, why);
         goto fail;
     }
+    maxfd = fd_limit();
+    child_nofile = mcp_fdlimit_for_child(loop, &nofile) ? &nofile : NULL;
     pid = fork();
     if (pid < 0) {
         snprintf(err, errlen, "cannot start '%s': fork: %s", o->command, strerror(errno));
         goto fail;
     }
     if (pid == 0)
-        exec_child(o, file, in, out, errp, rep[1], maxfd);
+        exec_child(o, file, in, out, errp, rep[1], maxfd, child_nofile);
     close(rep[1]);
     rep[1] = -1;
     /* Closes on a successful exec (CLOEXEC); carries errno when exec failed. */
@@ -486,7 +526,7 @@ int mcp_child_spawn(mcp_loop *loop, const mcp_spawn_opts *o, mcp_child **outc, i
     c->pid = pid;
     c->grace_ms = 2000;
     mcp_timer_init(&c->timer, on_stage_timer, c);
-    c->pidfd = open_pidfd(pid);
+    c->pidfd = open_pidfd(loop, pid);
     mcp_watch_init(&c->pidw, c->pidfd, on_pidfd, c);
     if (c->pidfd >= 0)
         mcp_watch_set(loop, &c->pidw, MCP_EV_READ);

@@ -1,5 +1,7 @@
 #include "curl_loop.h"
 
+#include "fdlimit.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -164,24 +166,32 @@ void mcp_curl_unref(mcp_curl *c)
     free(c);
 }
 
-/* CURLOPT_OPENSOCKETFUNCTION: libcurl's sockets are close-on-exec from birth, so a server the
- * host spawns later (or at the same time, from another thread) never inherits a connection of
- * this client; a child could otherwise write requests on a live keep-alive connection. */
-static curl_socket_t open_socket(void *clientp, curlsocktype purpose, struct curl_sockaddr *a)
+static int new_socket(const struct curl_sockaddr *a)
 {
     int fd;
-    (void)clientp;
-    (void)purpose;
 #ifdef SOCK_CLOEXEC
     fd = socket(a->family, a->socktype | SOCK_CLOEXEC, a->protocol);
     if (fd >= 0 || errno != EINVAL)
-        return fd < 0 ? CURL_SOCKET_BAD : fd;
+        return fd;
 #endif
     fd = socket(a->family, a->socktype, a->protocol);
-    if (fd < 0)
-        return CURL_SOCKET_BAD;
-    fcntl(fd, F_SETFD, FD_CLOEXEC);
+    if (fd >= 0)
+        fcntl(fd, F_SETFD, FD_CLOEXEC);
     return fd;
+}
+
+/* CURLOPT_OPENSOCKETFUNCTION: libcurl's sockets are close-on-exec from birth, so a server the
+ * host spawns later (or at the same time, from another thread) never inherits a connection of
+ * this client; a child could otherwise write requests on a live keep-alive connection. Out of
+ * descriptors, the soft limit is raised toward the hard one first (fdlimit.h). */
+static curl_socket_t open_socket(void *clientp, curlsocktype purpose, struct curl_sockaddr *a)
+{
+    mcp_curl *c = clientp;
+    int fd;
+    (void)purpose;
+    while ((fd = new_socket(a)) < 0 && c != NULL && mcp_fdlimit_retry(c->loop, errno))
+        ;
+    return fd < 0 ? CURL_SOCKET_BAD : fd;
 }
 
 int mcp_xfer_init(mcp_xfer *x, mcp_curl *c, const mcp_xfer_ops *ops, void *owner)
@@ -198,6 +208,7 @@ int mcp_xfer_init(mcp_xfer *x, mcp_curl *c, const mcp_xfer_ops *ops, void *owner
     curl_easy_setopt(x->easy, CURLOPT_ERRORBUFFER, x->errbuf);
     curl_easy_setopt(x->easy, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(x->easy, CURLOPT_OPENSOCKETFUNCTION, open_socket);
+    curl_easy_setopt(x->easy, CURLOPT_OPENSOCKETDATA, c);
     return 0;
 }
 

@@ -36,6 +36,12 @@ typedef struct mcp_http {
      * rest wait in a FIFO of at most MCP_HTTP_MAX_QUEUED_REPLIES. */
     int replies_active, replies_queued, reply_drop_reported;
     mcp_hreq *qhead, *qtail;
+    /* POSTs of our own requests run at most cfg.max_connections at a time (each holds a
+     * connection: HTTP/1.1 runs one exchange per connection); the rest wait in this FIFO, in
+     * the order they were sent, however many: a waiting one is its message and headers only
+     * (no libcurl handle), so memory grows with them and connections do not. */
+    int requests_active, requests_queued;
+    struct queued_request *rqhead, *rqtail;
     unsigned long inbound_retry_ms;
     char *inbound_last_id;
     mcp_timer reconnect_timer;
@@ -46,6 +52,10 @@ typedef struct mcp_http {
 
 #define MCP_HTTP_MAX_ACTIVE_REPLIES 8
 #define MCP_HTTP_MAX_QUEUED_REPLIES 1000
+#define MCP_HTTP_DEFAULT_MAX_CONNECTIONS 64
+
+/* mcp_hreq.counted: the slot a running POST holds. */
+enum { MCP_HTTP_SLOT_NONE, MCP_HTTP_SLOT_REPLY, MCP_HTTP_SLOT_REQUEST };
 
 /* ---- shared (http_transport.c) ---- */
 void mcp_http_set_str(char **dst, const char *src, size_t len);

@@ -42,8 +42,8 @@ struct mcp_hreq {
     char *last_event_id; /* the Last-Event-ID it was sent with, owned, may be NULL */
     int redirects;       /* hops followed to get here */
     int cross_origin;    /* a hop left the first origin: no user or session headers */
-    int counted;         /* one of the transport's active replies (see http_send) */
-    mcp_hreq *qnext;     /* waiting in the transport's reply queue */
+    int counted;         /* the slot it holds: MCP_HTTP_SLOT_* (see http_send) */
+    mcp_hreq *qnext;     /* waiting in one of the transport's queues */
     int sent_session;    /* the request carried a session id */
     char *payload;
     size_t payload_len;

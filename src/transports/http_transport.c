@@ -56,38 +56,111 @@ void mcp_http_link_req(mcp_http *h, mcp_hreq *r)
     h->reqs = r;
 }
 
-/* Start queued replies while there is room. */
+/* Take the head of a FIFO. */
+static mcp_hreq *dequeue(mcp_hreq **head, mcp_hreq **tail)
+{
+    mcp_hreq *r = *head;
+    *head = r->qnext;
+    if (*head == NULL)
+        *tail = NULL;
+    r->qnext = NULL;
+    return r;
+}
+
+/* Start a POST in the slot it takes; 0, or -1 (r is not linked, the caller frees it). */
+static int start_in_slot(mcp_http *h, mcp_hreq *r, int slot)
+{
+    if (mcp_hreq_start(r) != 0)
+        return -1;
+    mcp_http_link_req(h, r);
+    r->counted = slot;
+    if (slot == MCP_HTTP_SLOT_REPLY)
+        h->replies_active++;
+    else if (slot == MCP_HTTP_SLOT_REQUEST)
+        h->requests_active++;
+    return 0;
+}
+
+/* A request of ours waiting for a connection: what its POST is made of when its turn comes. */
+typedef struct queued_request {
+    struct queued_request *next;
+    int64_t request_id;
+    int is_initialize;
+    struct curl_slist *extra; /* the message's own headers */
+    size_t len;
+    char payload[]; /* the message */
+} queued_request;
+
+static void free_waiting(queued_request *q)
+{
+    curl_slist_free_all(q->extra);
+    free(q);
+}
+
+static mcp_hreq *new_request(mcp_http *h, int method, const char *url, const char *payload,
+                             size_t len, int is_initialize, struct curl_slist *extra,
+                             const char *last_event_id, int cross_origin);
+
+/* The request at the head of the queue gets its POST (headers as of now: session, token). */
+static void start_waiting_request(mcp_http *h)
+{
+    queued_request *q = h->rqhead;
+    const char *url = h->cfg.legacy_sse ? h->endpoint : h->cfg.url;
+    mcp_hreq *r;
+    h->rqhead = q->next;
+    if (h->rqhead == NULL)
+        h->rqtail = NULL;
+    h->requests_queued--;
+    r = new_request(h, MCP_HREQ_POST, url, q->payload, q->len, q->is_initialize, q->extra, NULL, 0);
+    q->extra = NULL; /* new_request owns it, also when it fails */
+    if (r != NULL) {
+        r->request_id = q->request_id;
+        if (h->cfg.legacy_sse)
+            r->body_max = ERROR_BODY_MAX;
+        if (start_in_slot(h, r, MCP_HTTP_SLOT_REQUEST) == 0) {
+            free_waiting(q);
+            return;
+        }
+        mcp_hreq_free(r);
+    }
+    if (h->base.sink != NULL) {
+        mcp_transport_failure f;
+        memset(&f, 0, sizeof f);
+        f.message = "MCP HTTP Transport Error: cannot start the HTTP request";
+        h->base.sink->on_request_failed(h->base.sink_ctx, q->request_id, &f);
+    }
+    free_waiting(q);
+}
+
+/* Start queued POSTs while there is room: replies, then our requests (in order). */
 static void start_queued(mcp_http *h)
 {
     while (!h->closing && h->qhead != NULL && h->replies_active < MCP_HTTP_MAX_ACTIVE_REPLIES) {
-        mcp_hreq *r = h->qhead;
-        h->qhead = r->qnext;
-        if (h->qhead == NULL)
-            h->qtail = NULL;
-        r->qnext = NULL;
+        mcp_hreq *r = dequeue(&h->qhead, &h->qtail);
         h->replies_queued--;
-        if (mcp_hreq_start(r) != 0) {
+        if (start_in_slot(h, r, MCP_HTTP_SLOT_REPLY) != 0) {
             mcp_hreq_free(r);
             mcp_http_report(h, "MCP HTTP Transport Error: cannot start the HTTP request");
-            continue;
         }
-        r->counted = 1;
-        h->replies_active++;
-        mcp_http_link_req(h, r);
     }
     if (h->qhead == NULL)
         h->reply_drop_reported = 0;
+    while (!h->closing && h->rqhead != NULL && h->requests_active < h->cfg.max_connections)
+        start_waiting_request(h);
 }
 
 static void free_queued(mcp_http *h)
 {
-    while (h->qhead != NULL) {
-        mcp_hreq *r = h->qhead;
-        h->qhead = r->qnext;
-        mcp_hreq_free(r);
-    }
-    h->qtail = NULL;
+    while (h->qhead != NULL)
+        mcp_hreq_free(dequeue(&h->qhead, &h->qtail));
     h->replies_queued = 0;
+    while (h->rqhead != NULL) {
+        queued_request *q = h->rqhead;
+        h->rqhead = q->next;
+        free_waiting(q);
+    }
+    h->rqtail = NULL;
+    h->requests_queued = 0;
 }
 
 void mcp_http_drop_req(mcp_http *h, mcp_hreq *r)
@@ -104,10 +177,12 @@ void mcp_http_drop_req(mcp_http *h, mcp_hreq *r)
     if (h->inbound == r)
         h->inbound = NULL;
     mcp_hreq_free(r);
-    if (counted) {
+    if (counted == MCP_HTTP_SLOT_REPLY)
         h->replies_active--;
+    else if (counted == MCP_HTTP_SLOT_REQUEST)
+        h->requests_active--;
+    if (counted != MCP_HTTP_SLOT_NONE)
         start_queued(h);
-    }
 }
 
 /* ---- request set-up -------------------------------------------------------------------- */
@@ -332,8 +407,8 @@ static int follow_redirect(mcp_http *h, mcp_hreq *r, CURLcode rc)
     n->attempt = r->attempt;
     n->body_max = r->body_max;
     n->redirects = r->redirects + 1;
-    n->counted = r->counted; /* the hop takes over the reply slot */
-    r->counted = 0;
+    n->counted = r->counted; /* the hop takes over the slot */
+    r->counted = MCP_HTTP_SLOT_NONE;
     if (mcp_hreq_start(n) != 0) {
         mcp_hreq_free(n);
         return 0;
@@ -580,6 +655,29 @@ static int http_send(mcp_transport *t, const char *msg, size_t len, const mcp_se
     if (mcp_http_is_modern(h) && info->request_id == 0 && info->method != NULL &&
         strcmp(info->method, "notifications/cancelled") == 0)
         return 0;
+    /* A request of ours: at most max_connections run at once, the rest wait their turn (their
+     * timeouts run meanwhile; the session's abandon takes one out of the queue). */
+    if (info->request_id != 0 &&
+        (h->requests_active >= h->cfg.max_connections || h->rqhead != NULL)) {
+        queued_request *q = malloc(sizeof *q + (len ? len : 1));
+        if (q == NULL) {
+            snprintf(err, errlen, "out of memory");
+            return -1;
+        }
+        q->next = NULL;
+        q->request_id = info->request_id;
+        q->is_initialize = info->is_initialize;
+        q->extra = message_headers(info);
+        q->len = len;
+        memcpy(q->payload, msg, len);
+        if (h->rqtail != NULL)
+            h->rqtail->next = q;
+        else
+            h->rqhead = q;
+        h->rqtail = q;
+        h->requests_queued++;
+        return 0;
+    }
     r = mcp_http_new_request(h, MCP_HREQ_POST, url, msg, len, info, NULL);
     if (r == NULL) {
         snprintf(err, errlen, "out of memory");
@@ -611,15 +709,11 @@ static int http_send(mcp_transport *t, const char *msg, size_t len, const mcp_se
         h->replies_queued++;
         return 0;
     }
-    if (mcp_hreq_start(r) != 0) {
+    if (start_in_slot(h, r, r->request_id == 0 ? MCP_HTTP_SLOT_REPLY : MCP_HTTP_SLOT_REQUEST) !=
+        0) {
         mcp_hreq_free(r);
         snprintf(err, errlen, "cannot start the HTTP request");
         return -1;
-    }
-    mcp_http_link_req(h, r);
-    if (r->request_id == 0) {
-        r->counted = 1;
-        h->replies_active++;
     }
     return 0;
 }
@@ -629,6 +723,20 @@ static void http_abandon(mcp_transport *t, int64_t request_id)
     mcp_http *h = (mcp_http *)t;
     mcp_hreq *r, *next;
     resume *z, *zn;
+    queued_request **pp, *q, *prev = NULL;
+    for (pp = &h->rqhead; *pp != NULL;) { /* still waiting for a connection */
+        q = *pp;
+        if (q->request_id == request_id) {
+            *pp = q->next;
+            if (h->rqtail == q)
+                h->rqtail = prev;
+            h->requests_queued--;
+            free_waiting(q);
+        } else {
+            prev = q;
+            pp = &q->next;
+        }
+    }
     for (r = h->reqs; r != NULL; r = next) {
         next = r->next;
         if (r->request_id == request_id && (r->method == MCP_HREQ_POST || r->for_request))
@@ -724,6 +832,8 @@ mcp_transport *mcp_http_new(mcp_loop *loop, mcp_curl *curl, mcp_http_config *cfg
         h->cfg.max_message = (size_t)64 * 1024 * 1024;
     if (h->cfg.max_reconnects <= 0)
         h->cfg.max_reconnects = 5;
+    if (h->cfg.max_connections <= 0)
+        h->cfg.max_connections = MCP_HTTP_DEFAULT_MAX_CONNECTIONS;
     mcp_timer_init(&h->reconnect_timer, mcp_http_on_reconnect_timer, h);
     return &h->base;
 }

@@ -27,6 +27,7 @@ typedef struct mcp_http_config {
     char *bearer_token;       /* owned, may be NULL: Authorization: Bearer <token> */
     size_t max_message;
     int max_reconnects;      /* for the inbound GET stream and resumed POST streams */
+    int max_connections;     /* request POSTs running at once (more wait); 0: default (64) */
     mcp_curl_opt *curl_opts; /* owned array */
     size_t ncurl_opts;
     int legacy_sse; /* the 2024-11-05 HTTP+SSE transport */

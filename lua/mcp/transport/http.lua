@@ -81,7 +81,7 @@ M.CONFIG_FIELDS = {
   url = true, headers = true, redirect = true, timeout_ms = true, connect_timeout_ms = true, idle_timeout_ms = true,
   oauth = true, bearer_token = true, auth_provider = true, initial_session_id = true, on_session_id_change = true,
   on_session_expired = true, terminate_session_on_close = true, on_error = true, max_message_size = true,
-  max_reconnects = true, curl_options = true,
+  max_reconnects = true, max_connections = true, curl_options = true,
 }
 
 local wait_ready
@@ -146,6 +146,9 @@ local function make(cfg, legacy)
   if cfg.auth_provider ~= nil then
     check(type(cfg.auth_provider) == "table", "auth_provider must be a provider table (mcp.auth)", 2)
   end
+  local maxc = cfg.max_connections
+  check(maxc == nil or (type(maxc) == "number" and maxc >= 1 and maxc <= 65536 and maxc % 1 == 0),
+    "max_connections must be an integer from 1 to 65536", 2)
   local timeout = cfg.timeout_ms
   local box = (legacy and core.sse_transport or core.http_transport)({
     url = cfg.url,
@@ -158,6 +161,7 @@ local function make(cfg, legacy)
     bearer_token = token,
     max_message_size = cfg.max_message_size,
     max_reconnects = cfg.max_reconnects,
+    max_connections = cfg.max_connections,
     curl_options = cfg.curl_options,
     on_event = on_event,
   })
@@ -184,7 +188,8 @@ end
 --- Streamable HTTP transport (NewHTTPTransport). cfg: url, headers, redirect, timeout_ms,
 --- connect_timeout_ms, idle_timeout_ms, oauth (OAuthConfig fields), auth_provider (mcp.auth), bearer_token, initial_session_id,
 --- on_session_id_change(id), on_session_expired(id), terminate_session_on_close (default true),
---- on_error(err), max_message_size, max_reconnects, curl_options {cainfo=, sslcert=, proxy=,
+--- on_error(err), max_message_size, max_reconnects, max_connections (request POSTs at once, default 64;
+--- more wait in order), curl_options {cainfo=, sslcert=, proxy=,
 --- unix_socket_path=, ...}.
 ---@param cfg table
 ---@return userdata
@@ -243,7 +248,7 @@ local TRANSPORT_KEYS = {
   headers = true, redirect = true, timeout_ms = true, connect_timeout_ms = true, idle_timeout_ms = true,
   oauth = true, bearer_token = true, auth_provider = true, initial_session_id = true, on_session_id_change = true,
   on_session_expired = true, terminate_session_on_close = true, max_message_size = true,
-  max_reconnects = true, curl_options = true, transport_on_error = true,
+  max_reconnects = true, max_connections = true, curl_options = true, transport_on_error = true,
 }
 
 function M.split_options(url, opts, what, level)

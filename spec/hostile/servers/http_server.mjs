@@ -18,7 +18,8 @@
 //   endless     tools/call -> an event stream whose one data line never ends (64 KiB every 10 ms)
 //   big-body    tools/call -> 200 application/json announcing 100 MB, sending 8 MiB of it
 // A TLS ClientHello on any connection gets a plain-text 400 (an https:// URL to this server).
-// GET /state -> {"requests":[{method, path, headers}], "connections": N, "open": N}
+// GET /state -> {"requests":[{method, path, headers, rpc}], "connections": N, "open": N} (rpc: the
+// JSON-RPC method a POST carried; connections: accepted so far, open: open now)
 import net from 'node:net';
 import zlib from 'node:zlib';
 
@@ -47,7 +48,8 @@ function handle(sock, req) {
   const [path, query] = req.path.split('?');
   const mode = path.split('/')[1] || 'plain';
   if (mode === 'state') return json(sock, { requests: records, connections, open, pid: process.pid });
-  records.push({ method: req.method, path, headers: req.headers });
+  const rec = { method: req.method, path, headers: req.headers };
+  records.push(rec);
   if (mode === 'redirect') return reply(sock, 307, { Location: `http://localhost:${port}/plain` }, '');
   if (mode === 'redirect-same') return reply(sock, 307, { Location: '/plain' }, '');
   if (req.method === 'DELETE') return reply(sock, 200, {}, '');
@@ -67,6 +69,7 @@ function handle(sock, req) {
   }
   let msg;
   try { msg = JSON.parse(req.body.toString('utf8')); } catch { return reply(sock, 400, {}, 'bad json'); }
+  rec.rpc = msg.method;
   if (msg.method === undefined) { // a response of the client (to a ping)
     if (mode === 'ping-flood') return; // never answered
     return reply(sock, 202, {}, '');

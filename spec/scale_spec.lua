@@ -1,0 +1,208 @@
+-- Scale: many stdio servers in one process (the core raises its soft fd limit when it runs out,
+-- or fails with an error naming the limit) and thousands of calls in flight on one HTTP client
+-- (queued behind its connection bound). Counts, never timings: the timings are bench/'s.
+local mcp = require("mcp")
+local helper = require("helper")
+local bounds = require("hostile.bounds")
+
+local function shq(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" end
+
+local function have_proc_limits()
+  local f = io.open("/proc/self/limits", "r")
+  if f then f:close() end
+  return f ~= nil
+end
+
+--- The hard limit on open files of a shell started from here.
+local function hard_limit()
+  local f = io.popen("sh -c 'ulimit -Hn'")
+  local out = f:read("*a")
+  f:close()
+  if out:match("unlimited") then return math.huge end
+  return tonumber(out:match("%d+"))
+end
+
+-- A child Lua (the interpreter and module path of this run) starts n transports of `cat` under
+-- the given `ulimit` settings, then reports: how many started, its own soft/hard limits after,
+-- the first error, and (when asked) the soft limit a server started last sees.
+local CHILD = [[
+local n, probe = tonumber(arg[1]), arg[2]
+local mcp = require("mcp")
+local T = require("mcp.transport")
+local function limits()
+  local f = assert(io.open("/proc/self/limits", "r"))
+  local s = f:read("*a")
+  f:close()
+  local soft, hard = s:match("Max open files%s+(%S+)%s+(%S+)")
+  return soft, hard
+end
+local ts, errs = {}, {}
+for _ = 1, n do
+  local t = mcp.stdio_transport({ command = "cat", stderr = "discard" })
+  local ok, err = T.start(t)
+  if ok then ts[#ts + 1] = t else errs[#errs + 1] = err end
+end
+local soft, hard = limits()
+print("started=" .. #ts)
+print("soft=" .. soft)
+print("hard=" .. hard)
+if errs[1] then
+  print("kind=" .. tostring(errs[1].kind))
+  print("err=" .. tostring(errs[1]))
+end
+if probe ~= "-" then
+  local t = mcp.stdio_transport({ command = "sh", args = { "-c", "ulimit -Sn > " .. probe .. "; exec cat" },
+    stderr = "discard" })
+  assert(T.start(t))
+  ts[#ts + 1] = t
+  for _ = 1, 200 do
+    local f = io.open(probe, "r")
+    local v = f and f:read("*l")
+    if f then f:close() end
+    if v and v ~= "" then
+      print("child_soft=" .. v)
+      break
+    end
+    os.execute("sleep 0.05")
+  end
+end
+-- it goes on: after closing some, another server starts
+for i = 1, math.min(#ts, 8) do T.close(ts[i], 0) end
+local t = mcp.stdio_transport({ command = "cat", stderr = "discard" })
+print("again=" .. tostring(T.start(t) == true))
+T.close(t, 0)
+for i = 9, #ts do T.close(ts[i], 0) end
+]]
+
+local function run_child(ulimit, n, probe)
+  local script = os.tmpname()
+  helper.write_file(script, CHILD)
+  local cmd = ("%s; LUA_PATH=%s LUA_CPATH=%s exec %s %s %d %s 2>&1"):format(ulimit,
+    shq(package.path .. ";;"), shq(package.cpath .. ";;"), helper.lua_cmd(), shq(script), n, shq(probe or "-"))
+  local f = assert(io.popen("sh -c " .. shq(cmd), "r"))
+  local out = f:read("*a")
+  f:close()
+  os.remove(script)
+  local r = { out = out }
+  for k, v in out:gmatch("([%w_]+)=([^\n]*)") do
+    if r[k] == nil then r[k] = v end
+  end
+  return r
+end
+
+local describe_linux = have_proc_limits() and describe or pending
+
+describe_linux("file descriptor limit", function()
+  -- Each `cat` holds at least 3 descriptors here (its stdin and stdout pipes, a pidfd or the
+  -- exec report), so 40 of them need more than 64.
+  local N, LOW = 40, 64
+
+  it("raises the soft limit toward the hard one when starting a server runs out of descriptors", function()
+    local hard = hard_limit()
+    if hard == nil or hard < 4 * LOW then
+      pending("the hard limit (" .. tostring(hard) .. ") leaves no room to raise")
+      return
+    end
+    local probe = os.tmpname()
+    local r = run_child("ulimit -Sn " .. LOW, N, probe)
+    os.remove(probe)
+    assert.are.equal(tostring(N), r.started, r.out)
+    local soft = tonumber(r.soft)
+    assert.is_true(soft ~= nil and soft > LOW, r.out)
+    assert.is_true(hard == math.huge or soft <= hard, r.out)
+    -- a server started after the raise gets the limit the host had
+    assert.are.equal(tostring(LOW), r.child_soft, r.out)
+    assert.are.equal("true", r.again, r.out)
+    assert.is_nil(r.err, r.out)
+  end)
+
+  it("at the hard limit, fails with a transport error naming both limits, and goes on", function()
+    local r = run_child("ulimit -n " .. LOW, N)
+    local started = tonumber(r.started)
+    assert.is_true(started ~= nil and started > 0 and started < N, r.out)
+    assert.are.equal("transport", r.kind, r.out)
+    assert.truthy(helper.has(r.err, ("cannot start 'cat': out of file descriptors (soft limit %d, hard %d)"):format(LOW,
+      LOW)), r.out)
+    assert.are.equal(tostring(LOW), r.soft, r.out) -- nothing to raise: the limit is unchanged
+    assert.are.equal("true", r.again, r.out)
+  end)
+end)
+
+local describe_node = bounds.have_node() and describe or pending
+
+describe_node("thousands of calls in flight on one HTTP client", function()
+  local srv
+
+  setup(function() srv = bounds.start_http() end)
+  teardown(function()
+    bounds.stop_http(srv)
+    assert.are.equal(0, bounds.reap_all())
+  end)
+
+  --- n calls at once on a new client of a fresh server (libcurl keeps the connections of earlier
+  --- clients for reuse); returns how many succeeded, the most in flight at once, and the
+  --- connections the server accepted (one more is the /state request's own).
+  local function flood(n, opts)
+    local own = bounds.start_http()
+    local c = assert(bounds.http(own, "plain", opts))
+    local before = bounds.http_state(own).connections
+    local ok, inflight, most, errs = 0, 0, 0, {}
+    for _ = 1, n do
+      mcp.spawn(function()
+        inflight = inflight + 1
+        if inflight > most then most = inflight end
+        local res, err = c:call_tool("x", {})
+        inflight = inflight - 1
+        if res and res.content[1].text == "ok" then ok = ok + 1 else errs[#errs + 1] = tostring(err) end
+      end)
+    end
+    mcp.run()
+    local accepted = bounds.http_state(own).connections - before
+    c:close()
+    bounds.stop_http(own)
+    return ok, most, accepted, errs
+  end
+
+  it("3,000 calls at once all complete over at most max_connections connections (default 64)", function()
+    local ok, most, accepted, errs = flood(3000)
+    assert.are.equal(3000, ok, errs[1])
+    assert.are.equal(3000, most) -- they really were in flight together
+    -- 64 for the calls, plus the GET stream's attempt; not one per call
+    assert.is_true(accepted >= 2 and accepted <= 64 + 2, "connections accepted: " .. accepted)
+  end)
+
+  it("max_connections = 4: 2,000 calls at once complete over at most 4 (+ the GET stream) connections", function()
+    local ok, most, accepted, errs = flood(2000, { max_connections = 4 })
+    assert.are.equal(2000, ok, errs[1])
+    assert.are.equal(2000, most)
+    assert.is_true(accepted >= 2 and accepted <= 4 + 2, "connections accepted: " .. accepted)
+  end)
+
+  it("a call waiting for a connection times out in the queue and is never sent", function()
+    local c = assert(bounds.http(srv, "idle", { max_connections = 1 }))
+    local function calls_seen()
+      local n = 0
+      for _, r in ipairs(bounds.http_state(srv).requests) do
+        if r.path == "/idle" and r.rpc == "tools/call" then n = n + 1 end
+      end
+      return n
+    end
+    local before = calls_seen()
+    local results = {}
+    -- the first holds the only connection (the idle server never answers); the second waits
+    mcp.spawn(function() results[1] = { c:call_tool("x", {}, { timeout_ms = helper.ms(1500) }) } end)
+    mcp.spawn(function() results[2] = { c:call_tool("x", {}, { timeout_ms = helper.ms(300) }) } end)
+    mcp.run()
+    assert.are.equal("timeout", results[1][2].kind)
+    assert.are.equal("timeout", results[2][2].kind)
+    assert.are.equal(1, calls_seen() - before) -- the server saw the first call only
+    c:close()
+  end)
+
+  it("max_connections must be an integer from 1 to 65536", function()
+    for _, bad in ipairs({ 0, -1, 1.5, "8", 65537 }) do
+      assert.has_error(function() mcp.http_transport({ url = srv.base .. "/plain", max_connections = bad }) end,
+        "mcp: max_connections must be an integer from 1 to 65536")
+    end
+  end)
+end)
