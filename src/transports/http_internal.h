@@ -48,7 +48,16 @@ typedef struct mcp_http {
     resume *resumes;
     mcp_http_event_cb ev_cb;
     void *ev_ctx;
+    /* Easy handles of POSTs to cfg.url that finished, for the next ones (no new handle, no
+     * options set again per request); at most MCP_HTTP_EASY_POOL, freed on close. */
+    CURL *idle_easy[8];
+    int nidle_easy;
+    /* The headers of a plain POST (no headers of its own, not initialize), built once and shared
+     * until what they are made of changes: mcp_http_headers_changed. */
+    mcp_hdrs *post_headers;
 } mcp_http;
+
+#define MCP_HTTP_EASY_POOL ((int)(sizeof((mcp_http *)0)->idle_easy / sizeof(CURL *)))
 
 #define MCP_HTTP_MAX_ACTIVE_REPLIES 8
 #define MCP_HTTP_MAX_QUEUED_REPLIES 1000
@@ -59,6 +68,9 @@ enum { MCP_HTTP_SLOT_NONE, MCP_HTTP_SLOT_REPLY, MCP_HTTP_SLOT_REQUEST };
 
 /* ---- shared (http_transport.c) ---- */
 void mcp_http_set_str(char **dst, const char *src, size_t len);
+/* The session id, the protocol version or the configured headers changed: the shared POST
+ * headers are built again for the next request. */
+void mcp_http_headers_changed(mcp_http *h);
 /* The stateless 2026-07-28 protocol (or later) is in use: no session, no GET stream, no DELETE,
  * and closing a request's response stream is its cancellation. */
 int mcp_http_is_modern(const mcp_http *h);

@@ -149,6 +149,7 @@ static void really_free(mcp_hreq *r)
         mcp_timer_stop(hreq_loop(r), &r->idle);
     mcp_xfer_cleanup(&r->x);
     curl_slist_free_all(r->headers);
+    mcp_hdrs_unref(r->shared_headers);
     curl_slist_free_all(r->extra_headers);
     if (r->sse_ready)
         mcp_sse_free(&r->sse);
@@ -197,6 +198,7 @@ static void done(mcp_xfer *x, CURLcode rc)
         mcp_timer_stop(hreq_loop(r), &r->idle);
     if (r->mode == MCP_HREQ_UNDECIDED)
         curl_easy_getinfo(r->x.easy, CURLINFO_RESPONSE_CODE, &r->status);
+    r->finished_ok = rc == CURLE_OK;
     r->busy++;
     deliver(r);
     if (!r->doomed)
@@ -210,15 +212,26 @@ static const mcp_xfer_ops hreq_xfer_ops = {flush, done};
 mcp_hreq *mcp_hreq_new(mcp_curl *c, int method, const char *url, const char *payload,
                        size_t payload_len, size_t body_max, const mcp_hreq_ops *ops, void *owner)
 {
+    return mcp_hreq_new_reusing(c, method, url, payload, payload_len, body_max, ops, owner, NULL);
+}
+
+mcp_hreq *mcp_hreq_new_reusing(mcp_curl *c, int method, const char *url, const char *payload,
+                               size_t payload_len, size_t body_max, const mcp_hreq_ops *ops,
+                               void *owner, CURL *easy)
+{
     mcp_hreq *r = calloc(1, sizeof *r);
     CURL *e;
-    if (r == NULL)
+    if (r == NULL) {
+        if (easy != NULL)
+            curl_easy_cleanup(easy);
         return NULL;
-    if (mcp_xfer_init(&r->x, c, &hreq_xfer_ops, r) != 0) {
+    }
+    if (mcp_xfer_init_reusing(&r->x, c, &hreq_xfer_ops, r, easy) != 0) {
         free(r);
         return NULL;
     }
     e = r->x.easy;
+    r->reused = easy != NULL;
     r->ops = ops;
     r->owner = owner;
     r->method = method;
@@ -226,10 +239,13 @@ mcp_hreq *mcp_hreq_new(mcp_curl *c, int method, const char *url, const char *pay
     mcp_buf_init(&r->body);
     mcp_buf_init(&r->inbox);
     mcp_buf_init(&r->resp_headers);
-    curl_easy_setopt(e, CURLOPT_URL, url);
-    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, write_cb);
+    /* A reused handle (a POST to the same URL) has the URL and the callbacks already. */
+    if (easy == NULL) {
+        curl_easy_setopt(e, CURLOPT_URL, url);
+        curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, write_cb);
+        curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, header_cb);
+    }
     curl_easy_setopt(e, CURLOPT_WRITEDATA, r);
-    curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, header_cb);
     curl_easy_setopt(e, CURLOPT_HEADERDATA, r);
     if (method == MCP_HREQ_POST) {
         r->payload = malloc(payload_len ? payload_len : 1);
@@ -239,7 +255,8 @@ mcp_hreq *mcp_hreq_new(mcp_curl *c, int method, const char *url, const char *pay
         }
         memcpy(r->payload, payload, payload_len);
         r->payload_len = payload_len;
-        curl_easy_setopt(e, CURLOPT_POST, 1L);
+        if (easy == NULL)
+            curl_easy_setopt(e, CURLOPT_POST, 1L);
         curl_easy_setopt(e, CURLOPT_POSTFIELDS, r->payload);
         curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)payload_len);
     } else if (method == MCP_HREQ_DELETE) {
@@ -253,8 +270,48 @@ mcp_hreq *mcp_hreq_new(mcp_curl *c, int method, const char *url, const char *pay
 void mcp_hreq_set_headers(mcp_hreq *r, struct curl_slist *headers)
 {
     curl_slist_free_all(r->headers);
+    mcp_hdrs_unref(r->shared_headers);
+    r->shared_headers = NULL;
     r->headers = headers;
     curl_easy_setopt(r->x.easy, CURLOPT_HTTPHEADER, headers);
+}
+
+void mcp_hreq_share_headers(mcp_hreq *r, mcp_hdrs *headers)
+{
+    curl_slist_free_all(r->headers);
+    r->headers = NULL;
+    headers->refs++;
+    mcp_hdrs_unref(r->shared_headers);
+    r->shared_headers = headers;
+    curl_easy_setopt(r->x.easy, CURLOPT_HTTPHEADER, headers->list);
+}
+
+mcp_hdrs *mcp_hdrs_new(struct curl_slist *list)
+{
+    mcp_hdrs *h = malloc(sizeof *h);
+    if (h == NULL)
+        return NULL;
+    h->refs = 1;
+    h->list = list;
+    return h;
+}
+
+void mcp_hdrs_unref(mcp_hdrs *h)
+{
+    if (h == NULL || --h->refs > 0)
+        return;
+    curl_slist_free_all(h->list);
+    free(h);
+}
+
+CURL *mcp_hreq_release_easy(mcp_hreq *r)
+{
+    /* From its own done callback too: libcurl has let go of the handle by then. */
+    if (r->doomed || !r->finished_ok || r->x.curl == NULL || r->x.attached)
+        return NULL;
+    if (r->idle_ms)
+        mcp_timer_stop(hreq_loop(r), &r->idle);
+    return mcp_xfer_release(&r->x);
 }
 
 /* CURLOPT_XFERINFOFUNCTION (inside libcurl): note when bytes last moved; the timer reads it. */

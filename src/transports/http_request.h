@@ -12,6 +12,16 @@
 
 typedef struct mcp_hreq mcp_hreq;
 
+/* A header list shared by the requests that send it (reference counted): libcurl reads it for
+ * as long as a transfer runs, so each request holds a reference. */
+typedef struct mcp_hdrs {
+    int refs;
+    struct curl_slist *list;
+} mcp_hdrs;
+/* Take ownership of list (refs 1); NULL when out of memory (list is then still the caller's). */
+mcp_hdrs *mcp_hdrs_new(struct curl_slist *list);
+void mcp_hdrs_unref(mcp_hdrs *h);
+
 typedef struct mcp_hreq_ops {
     /* A JSON-RPC message: an SSE "message" event, or a 2xx JSON body at the end. */
     void (*on_message)(mcp_hreq *r, const char *msg, size_t len);
@@ -47,7 +57,8 @@ struct mcp_hreq {
     int sent_session;    /* the request carried a session id */
     char *payload;
     size_t payload_len;
-    struct curl_slist *headers;
+    struct curl_slist *headers;       /* owned; or NULL when shared_headers is sent */
+    mcp_hdrs *shared_headers;         /* a reference, or NULL */
     struct curl_slist *extra_headers; /* the message's own headers (send options), for redirects */
     /* response */
     long status;
@@ -68,6 +79,9 @@ struct mcp_hreq {
     int attempt;       /* resumption attempts without progress so far */
     int keep_message;  /* a failure's own message beats the body's JSON-RPC message */
     int busy, doomed;  /* inside its own callbacks / freed meanwhile */
+    int finished_ok;   /* libcurl finished the transfer with CURLE_OK */
+    int reused;        /* its easy handle served an earlier request (mcp_hreq_release_easy) */
+    int poolable;      /* its handle may serve a later request (the transport's choice) */
     /* idle limit: the transfer fails after idle_ms without a byte moving either way */
     mcp_timer idle;
     uint64_t idle_ms, last_progress_ms;
@@ -78,8 +92,19 @@ struct mcp_hreq {
 /* Create a request (not started). url and payload are copied. NULL when out of memory. */
 mcp_hreq *mcp_hreq_new(mcp_curl *c, int method, const char *url, const char *payload,
                        size_t payload_len, size_t body_max, const mcp_hreq_ops *ops, void *owner);
+/* The same on the easy handle of an earlier request (mcp_hreq_release_easy), taken over (freed
+ * on failure): same method and URL, so only the per-request options are set again. */
+mcp_hreq *mcp_hreq_new_reusing(mcp_curl *c, int method, const char *url, const char *payload,
+                               size_t payload_len, size_t body_max, const mcp_hreq_ops *ops,
+                               void *owner, CURL *easy);
 /* Take ownership of a header list for the request. */
 void mcp_hreq_set_headers(mcp_hreq *r, struct curl_slist *headers);
+/* Send a shared header list (the request takes a reference). */
+void mcp_hreq_share_headers(mcp_hreq *r, mcp_hdrs *headers);
+/* The easy handle of a request whose transfer finished with CURLE_OK, for a later request to the
+ * same URL (mcp_hreq_new_reusing); r keeps no handle and is freed as usual (also from inside its
+ * on_done). NULL otherwise (running, failed, aborted). */
+CURL *mcp_hreq_release_easy(mcp_hreq *r);
 int mcp_hreq_start(mcp_hreq *r);
 /* Fail the transfer (CURLE_OPERATION_TIMEDOUT) after ms without a byte sent or received; set
  * before mcp_hreq_start. A loop timer measures it, to the millisecond. */

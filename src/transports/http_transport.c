@@ -28,6 +28,18 @@ void mcp_http_set_str(char **dst, const char *src, size_t len)
     *dst = c;
 }
 
+void mcp_http_headers_changed(mcp_http *h)
+{
+    mcp_hdrs_unref(h->post_headers);
+    h->post_headers = NULL;
+}
+
+static void free_idle_easy(mcp_http *h)
+{
+    while (h->nidle_easy > 0)
+        curl_easy_cleanup(h->idle_easy[--h->nidle_easy]);
+}
+
 int mcp_http_is_modern(const mcp_http *h)
 {
     /* Versions are dates, so they compare as strings. */
@@ -176,6 +188,11 @@ void mcp_http_drop_req(mcp_http *h, mcp_hreq *r)
     }
     if (h->inbound == r)
         h->inbound = NULL;
+    if (r->poolable && !h->closing && h->nidle_easy < MCP_HTTP_EASY_POOL) {
+        CURL *e = mcp_hreq_release_easy(r);
+        if (e != NULL)
+            h->idle_easy[h->nidle_easy++] = e;
+    }
     mcp_hreq_free(r);
     if (counted == MCP_HTTP_SLOT_REPLY)
         h->replies_active--;
@@ -299,6 +316,7 @@ void mcp_http_set_header(mcp_transport *t, const char *name, const char *value)
     }
     curl_slist_free_all(h->cfg.headers);
     h->cfg.headers = kept;
+    mcp_http_headers_changed(h);
 }
 
 static void common_options(mcp_http *h, mcp_hreq *r, int streaming)
@@ -339,15 +357,39 @@ static mcp_hreq *new_request(mcp_http *h, int method, const char *url, const cha
     const mcp_hreq_ops *ops = method == MCP_HREQ_POST  ? &post_ops
                               : method == MCP_HREQ_GET ? &get_ops
                                                        : &delete_ops;
-    mcp_hreq *r = mcp_hreq_new(h->curl, method, url, payload, len, h->cfg.max_message, ops, h);
+    /* POSTs to the endpoint share easy handles (one per request in flight, kept between). */
+    int poolable = method == MCP_HREQ_POST && !cross_origin && !h->cfg.legacy_sse &&
+                   strcmp(url, h->cfg.url) == 0;
+    CURL *easy = poolable && h->nidle_easy > 0 ? h->idle_easy[--h->nidle_easy] : NULL;
+    mcp_hreq *r =
+        mcp_hreq_new_reusing(h->curl, method, url, payload, len, h->cfg.max_message, ops, h, easy);
     if (r == NULL) {
         curl_slist_free_all(extra);
         return NULL;
     }
-    mcp_hreq_set_headers(
-        r, base_headers(h, method, is_initialize, extra, last_event_id, cross_origin));
+    r->poolable = poolable;
+    if (method == MCP_HREQ_POST && extra == NULL && last_event_id == NULL && !cross_origin &&
+        !is_initialize) {
+        /* A plain POST: the transport's current headers, built once. */
+        if (h->post_headers == NULL) {
+            struct curl_slist *l = base_headers(h, method, 0, NULL, NULL, 0);
+            h->post_headers = mcp_hdrs_new(l);
+            if (h->post_headers == NULL)
+                curl_slist_free_all(l);
+        }
+        if (h->post_headers != NULL)
+            mcp_hreq_share_headers(r, h->post_headers);
+        else
+            mcp_hreq_set_headers(r, base_headers(h, method, 0, NULL, NULL, 0));
+    } else {
+        mcp_hreq_set_headers(
+            r, base_headers(h, method, is_initialize, extra, last_event_id, cross_origin));
+    }
     r->extra_headers = extra;
-    common_options(h, r, method == MCP_HREQ_GET);
+    if (!r->reused)
+        common_options(h, r, method == MCP_HREQ_GET);
+    else if (h->cfg.idle_timeout_ms > 0) /* the rest of common_options is in the handle */
+        mcp_hreq_set_idle_timeout(r, (uint64_t)h->cfg.idle_timeout_ms);
     r->sent_session = h->session_id != NULL && !is_initialize && !h->cfg.legacy_sse &&
                       !mcp_http_is_modern(h) && !cross_origin;
     r->is_initialize = is_initialize;
@@ -468,6 +510,13 @@ static void describe(mcp_hreq *r, CURLcode rc, char *out, size_t outlen)
         snprintf(out, outlen, "%s", what);
 }
 
+/* describe() into out, for a message: only the failures need it. */
+static const char *what_of(mcp_hreq *r, CURLcode rc, char *out, size_t outlen)
+{
+    describe(r, rc, out, outlen);
+    return out;
+}
+
 static void post_done(mcp_hreq *r, CURLcode rc)
 {
     mcp_http *h = r->owner;
@@ -478,7 +527,6 @@ static void post_done(mcp_hreq *r, CURLcode rc)
     mcp_transport_ref(&h->base);
     if (rc == CURLE_OK && status >= 200 && status < 300)
         mcp_http_adopt_session_id(h, r);
-    describe(r, rc, what, sizeof what);
     if (h->closing) {
         /* nothing to report: the client is going away */
     } else if (follow_redirect(h, r, rc)) {
@@ -499,11 +547,12 @@ static void post_done(mcp_hreq *r, CURLcode rc)
         } else {
             snprintf(msg, sizeof msg,
                      "MCP HTTP Transport Error: the event stream ended before the response (%s)",
-                     what);
+                     what_of(r, rc, what, sizeof what));
             mcp_http_post_failed(h, r, (int)status, msg);
         }
     } else if (rc != CURLE_OK) {
-        snprintf(msg, sizeof msg, "MCP HTTP Transport Error: POSTing to endpoint failed: %s", what);
+        snprintf(msg, sizeof msg, "MCP HTTP Transport Error: POSTing to endpoint failed: %s",
+                 what_of(r, rc, what, sizeof what));
         mcp_http_post_failed(h, r, 0, msg);
     } else if (status >= 300 && status < 400) {
         char *loc = NULL;
@@ -524,13 +573,14 @@ static void post_done(mcp_hreq *r, CURLcode rc)
         snprintf(msg, sizeof msg,
                  "MCP HTTP Transport Error: POSTing to endpoint (%s). The MCP session expired. "
                  "Create a new client without initial_session_id to start a fresh session",
-                 what);
+                 what_of(r, rc, what, sizeof what));
         r->keep_message = 1;
         mcp_http_post_failed(h, r, 404, msg);
     } else if (status < 200 || status >= 300) {
         snprintf(
             msg, sizeof msg, "%s POSTing to endpoint (%s)%s",
-            h->cfg.legacy_sse ? "MCP SSE Transport Error:" : "MCP HTTP Transport Error:", what,
+            h->cfg.legacy_sse ? "MCP SSE Transport Error:" : "MCP HTTP Transport Error:",
+            what_of(r, rc, what, sizeof what),
             status == 404 && !h->cfg.legacy_sse
                 ? ". This server does not support HTTP transport. Try using `sse` transport instead"
                 : "");
@@ -627,9 +677,11 @@ static int http_start(mcp_transport *t, char *err, size_t errlen)
         return -1;
     }
     h->started = 1;
-    if (h->cfg.initial_session_id != NULL && !h->cfg.legacy_sse)
+    if (h->cfg.initial_session_id != NULL && !h->cfg.legacy_sse) {
         mcp_http_set_str(&h->session_id, h->cfg.initial_session_id,
                          strlen(h->cfg.initial_session_id));
+        mcp_http_headers_changed(h);
+    }
     if (h->cfg.legacy_sse)
         return mcp_sse_start(h, err, errlen);
     return 0;
@@ -761,6 +813,7 @@ static void http_close(mcp_transport *t)
     free_queued(h);
     while (h->reqs != NULL)
         mcp_http_drop_req(h, h->reqs);
+    free_idle_easy(h);
     if (!h->started || h->cfg.legacy_sse || !h->cfg.terminate_on_close || h->session_id == NULL ||
         mcp_http_is_modern(h))
         return;
@@ -786,6 +839,8 @@ static void http_destroy(mcp_transport *t)
     free_queued(h);
     while (h->reqs != NULL)
         mcp_http_drop_req(h, h->reqs);
+    free_idle_easy(h);
+    mcp_hdrs_unref(h->post_headers);
     free(h->session_id);
     free(h->protocol_version);
     free(h->endpoint);
@@ -849,6 +904,7 @@ void mcp_http_set_protocol_version(mcp_transport *t, const char *version)
 {
     mcp_http *h = (mcp_http *)t;
     mcp_http_set_str(&h->protocol_version, version, version ? strlen(version) : 0);
+    mcp_http_headers_changed(h);
 }
 
 const char *mcp_http_session_id(mcp_transport *t) { return ((mcp_http *)t)->session_id; }

@@ -18,6 +18,7 @@ void mcp_http_adopt_session_id(mcp_http *h, mcp_hreq *r)
     if (h->session_id != NULL && strcmp(h->session_id, r->session_id) == 0)
         return;
     mcp_http_set_str(&h->session_id, r->session_id, strlen(r->session_id));
+    mcp_http_headers_changed(h);
     mcp_http_emit(h, "session_id", h->session_id);
 }
 
@@ -27,6 +28,7 @@ void mcp_http_expire_session(mcp_http *h)
     if (old == NULL)
         return; /* another exchange already found it expired */
     h->session_id = NULL;
+    mcp_http_headers_changed(h);
     mcp_http_emit(h, "session_expired", old);
     mcp_http_emit(h, "session_id", NULL);
     free(old);
