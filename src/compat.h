@@ -2,13 +2,15 @@
 #ifndef MCP_COMPAT_H
 #define MCP_COMPAT_H
 
-#include <lua.h>
-#include <lauxlib.h>
-#include <lualib.h>
+#include "lua_api.h"
 
-/* LuaJIT announces itself through lualib.h. */
+/* LuaJIT announces itself through lualib.h. A module built on lua-mcp's own 5.1 declarations
+ * (MCP_OWN_LUA_ABI) uses only the 5.1 API, so one build loads into LuaJIT and PUC 5.1 alike. */
+#ifndef MCP_OWN_LUA_ABI
+#include <lualib.h>
 #if defined(LUA_JITLIBNAME)
 #define MCP_LUAJIT 1
+#endif
 #endif
 
 #if LUA_VERSION_NUM < 502

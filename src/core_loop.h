@@ -2,7 +2,7 @@
 #ifndef MCP_CORE_LOOP_H
 #define MCP_CORE_LOOP_H
 
-#include <lua.h>
+#include "lua_api.h"
 
 #include "loop.h"
 

@@ -11,8 +11,7 @@
 #include <pthread.h>
 #include <string.h>
 
-#include <openssl/evp.h>
-#include <openssl/rand.h>
+#include "crypto_api.h"
 
 #include "digest.h"
 #include "lazylib.h"

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <lauxlib.h>
+#include "lua_api.h"
 
 #include "buf.h"
 #include "compat.h"

@@ -3,7 +3,7 @@
 #ifndef MCP_SESSION_H
 #define MCP_SESSION_H
 
-#include <lua.h>
+#include "lua_api.h"
 
 #define MCP_SESSION_MT "mcp.session"
 

@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include <lauxlib.h>
+#include "lua_api.h"
 
 #include "compat.h"
 #include "json.h"

@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <lua.h>
+#include "lua_api.h"
 
 #include "buf.h"
 

@@ -6,7 +6,7 @@
  * result number abort_after calls mcp_sse_abort. last_id: mcp_sse_last_event_id at the end. */
 #include <stdint.h>
 
-#include <lauxlib.h>
+#include "lua_api.h"
 
 #include "compat.h"
 #include "core_loop.h"

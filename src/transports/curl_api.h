@@ -5,7 +5,11 @@
 #ifndef MCP_CURL_API_H
 #define MCP_CURL_API_H
 
+#ifdef MCP_OWN_CURL_ABI
+#include "abi/curl.h" /* lua-mcp's own declarations (`make nvim` without libcurl's headers) */
+#else
 #include <curl/curl.h>
+#endif
 
 typedef struct mcp_curl_api {
     __typeof__(&curl_global_init) global_init;

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <lauxlib.h>
+#include "lua_api.h"
 
 #include "compat.h"
 #include "core_loop.h"

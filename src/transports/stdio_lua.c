@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <lauxlib.h>
+#include "lua_api.h"
 
 #include "child.h"
 #include "compat.h"

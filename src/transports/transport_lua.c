@@ -1,6 +1,6 @@
 #include "transport_lua.h"
 
-#include <lauxlib.h>
+#include "lua_api.h"
 
 #include "compat.h"
 

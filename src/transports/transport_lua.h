@@ -3,7 +3,7 @@
 #ifndef MCP_TRANSPORT_LUA_H
 #define MCP_TRANSPORT_LUA_H
 
-#include <lua.h>
+#include "lua_api.h"
 
 #include "transport.h"
 
