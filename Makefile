@@ -52,15 +52,46 @@ CURL_CFLAGS ?= $(shell $(PKG_CONFIG) --cflags libcurl 2>/dev/null)
 CRYPTO_CFLAGS ?= $(shell $(PKG_CONFIG) --cflags libcrypto 2>/dev/null)
 LAZY_LIBS ?= -ldl -pthread
 
+# Own declarations instead of development headers (src/abi/, see its README): OWN_ABI lists the
+# libraries built on lua-mcp's own declarations of their ABI (lua: the Lua 5.1 API, so only for
+# LUA=luajit or 5.1; curl; crypto), with no pkg-config and no header of theirs read. STANDALONE=1
+# means all three; STANDALONE=auto (what `make nvim` uses) each whose headers the compiler does
+# not find; STANDALONE=0 or empty (the default) none. Such a build has its own build directory.
+STANDALONE ?=
+HASH := \#
+# $(call have_headers,CFLAGS,HEADERS): non-empty when $(CC) finds every header.
+have_headers = $(shell printf '$(foreach h,$(2),$(HASH)include <$(h)>\n)' | $(CC) $(1) -E -x c - -o /dev/null 2>/dev/null && echo yes)
+ifeq ($(STANDALONE),1)
+  OWN_ABI := lua curl crypto
+else ifeq ($(STANDALONE),auto)
+  OWN_ABI := $(if $(call have_headers,-I$(LUA_INCDIR),lua.h lauxlib.h lualib.h),,lua) \
+             $(if $(call have_headers,$(CURL_CFLAGS),curl/curl.h),,curl) \
+             $(if $(call have_headers,$(CRYPTO_CFLAGS),openssl/evp.h openssl/pem.h),,crypto)
+else ifneq ($(filter-out 0,$(STANDALONE)),)
+  $(error STANDALONE=$(STANDALONE): use 1 (own declarations for all), auto (for what has no headers) or 0)
+endif
+OWN_ABI := $(sort $(strip $(OWN_ABI)))
+ifneq ($(filter-out lua curl crypto,$(OWN_ABI)),)
+  $(error OWN_ABI=$(OWN_ABI): only lua, curl and crypto have own declarations)
+endif
+# Checked when something is built (a `make nvim STANDALONE=1` is parsed with the default LUA first).
+OWN_ABI_ERROR := $(if $(filter lua,$(OWN_ABI)),$(if $(filter 5.1 luajit,$(ABI)),,the own Lua \
+  declarations (src/abi/lua51.h) are the Lua 5.1 ABI: build with LUA=luajit or LUA=5.1, not LUA=$(LUA)))
+OWN_SUFFIX := $(if $(OWN_ABI),-own-$(subst $(eval) ,-,$(OWN_ABI)))
+# Header flags: the library's own (pkg-config, LUA_INCDIR) or the switch to src/abi/.
+LIB_CFLAGS = $(if $(filter lua,$(OWN_ABI)),-DMCP_OWN_LUA_ABI,-I$(LUA_INCDIR)) \
+             $(if $(filter curl,$(OWN_ABI)),-DMCP_OWN_CURL_ABI,$(CURL_CFLAGS)) \
+             $(if $(filter crypto,$(OWN_ABI)),-DMCP_OWN_CRYPTO_ABI,$(CRYPTO_CFLAGS))
+
 # LOOP=poll builds the poll(2) backend (-DMCP_LOOP_POLL, the non-Linux path) in its own
 # directory; the specs learn it from MCP_TEST_LOOP_BACKEND.
 LOOP ?= epoll
 ifeq ($(LOOP),poll)
   LOOP_CFLAGS := -DMCP_LOOP_POLL
-  BUILDDIR ?= build/$(ABI)-poll
+  BUILDDIR ?= build/$(ABI)$(OWN_SUFFIX)-poll
 else ifeq ($(LOOP),epoll)
   LOOP_CFLAGS :=
-  BUILDDIR ?= build/$(ABI)
+  BUILDDIR ?= build/$(ABI)$(OWN_SUFFIX)
 else
   $(error LOOP=$(LOOP) is not supported; use epoll (the default) or poll)
 endif
@@ -84,7 +115,7 @@ CFLAGS ?=
 LDFLAGS ?=
 
 ALL_CFLAGS = $(CSTD) $(WARNFLAGS) $(OPTFLAGS) $(SANFLAGS) $(LOOP_CFLAGS) $(if $(filter 1,$(TEST_HOOKS)),-DMCP_TEST_HOOKS) -fPIC -fvisibility=hidden \
-             -Isrc -I$(LUA_INCDIR) $(CURL_CFLAGS) $(CRYPTO_CFLAGS) $(CFLAGS)
+             -Isrc $(LIB_CFLAGS) $(CFLAGS)
 ALL_LDFLAGS = -shared $(SANFLAGS) $(LDFLAGS)
 
 # Test runner. Test servers started by the specs use $(MCP_TEST_LUA).
@@ -104,7 +135,7 @@ export MCP_EVERYTHING_VERSION := $(EVERYTHING_VERSION)
 export MCP_EVERYTHING_SERVER := $(EVERYTHING_BIN)
 
 # Sanitizers (gcc's runtimes, preloaded into the unsanitized interpreter).
-ASAN_BUILDDIR := build/asan-$(ABI)
+ASAN_BUILDDIR := build/asan-$(ABI)$(OWN_SUFFIX)
 ASAN_SANFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 ASAN_LIBS = $(shell $(CC) -print-file-name=libasan.so) $(shell $(CC) -print-file-name=libubsan.so)
 # These variables reach every child the specs start (node, lua5.4 test servers, sh)
@@ -127,9 +158,9 @@ ROCKS_TREE ?= build/rocks
 ROCK_FLAGS ?= --tree=$(ROCKS_TREE)
 
 LUA_FILES = $(shell find lua spec examples bench -name '*.lua' 2>/dev/null | sort) $(ROCKSPEC) bin/mcp-lua
-C_FORMAT_FILES = $(sort $(wildcard src/*.c src/*.h src/transports/*.c src/transports/*.h src/testing/*.c spec/c/*.c fuzz/*.c fuzz/*.h))
+C_FORMAT_FILES = $(sort $(wildcard src/*.c src/*.h src/abi/*.h src/transports/*.c src/transports/*.h src/testing/*.c spec/c/*.c fuzz/*.c fuzz/*.h))
 
-.PHONY: all build deps doc check-doc run dist dist-check test check test-c test-all lint-luacheck hostile demo asan asan-build memcheck fuzz fuzz-build fuzz-smoke nvim test-nvim \
+.PHONY: all build deps doc check-doc run dist dist-check test check test-c test-all lint-luacheck hostile demo asan asan-build memcheck fuzz fuzz-build fuzz-smoke nvim nvim-install own-abi-ok check-abi test-nvim \
         conformance clean distclean lint \
         format-check check-rockspec rockspec rock clean-rock-artifacts help lint-lua lint-c
 
@@ -142,9 +173,12 @@ $(MODULE): $(OBJS)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_LDFLAGS) -o $@ $(OBJS) $(LAZY_LIBS)
 
-$(OBJDIR)/%.o: %.c
+$(OBJDIR)/%.o: %.c | own-abi-ok
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
+
+own-abi-ok:
+	@$(if $(OWN_ABI_ERROR),echo "error: $(OWN_ABI_ERROR)" >&2; exit 1,:)
 
 # Flag changes in this file rebuild everything (cheap: the core is small).
 $(OBJS): Makefile
@@ -212,11 +246,29 @@ NVIM_ABI ?= luajit
 NVIM_SPECS ?= spec/nvim/adapter.lua spec/nvim/plugin.lua spec/nvim/health.lua
 NVIM_TIMEOUT ?= 300
 
+# `make nvim` needs only a C compiler, make and libc's headers: the Lua, libcurl and OpenSSL
+# headers are used when the compiler finds them, lua-mcp's own declarations of those ABIs
+# (src/abi/) otherwise (STANDALONE=auto; STANDALONE=1 always uses ours, STANDALONE=0 never).
+# libcurl and libcrypto are opened at run time either way; a module built on our Lua
+# declarations uses only the Lua 5.1 API, so it loads into LuaJIT and PUC 5.1 alike.
 nvim:
 	@case "$(NVIM_ABI)" in luajit|5.1) ;; *) echo "nvim: NVIM_ABI must be luajit or 5.1 (Neovim's Lua ABIs), not '$(NVIM_ABI)'" >&2; exit 1;; esac
-	@$(MAKE) --no-print-directory build LUA=$(NVIM_ABI) BUILDDIR=build/nvim-$(NVIM_ABI) TEST_HOOKS=0
+	@$(MAKE) --no-print-directory nvim-install LUA=$(NVIM_ABI) STANDALONE=$(or $(STANDALONE),auto) \
+	  BUILDDIR='build/nvim-$$(ABI)$$(OWN_SUFFIX)' TEST_HOOKS=0
+
+nvim-install: build
+	@echo "nvim: $(MODULE): $(if $(OWN_ABI),lua-mcp's own declarations (src/abi/) for: $(OWN_ABI),the installed headers only)"
 	@# a new file renamed over the old one: a running Neovim keeps its mapping of the old module
-	install -m 755 build/nvim-$(NVIM_ABI)/mcp/core.so lua/mcp/core.so.new && mv -f lua/mcp/core.so.new lua/mcp/core.so
+	install -m 755 $(MODULE) lua/mcp/core.so.new && mv -f lua/mcp/core.so.new lua/mcp/core.so
+
+# lua-mcp's own ABI declarations (src/abi/) against the installed Lua 5.1/LuaJIT, libcurl and
+# OpenSSL headers, and a STANDALONE build reading none of those (scripts/check-abi.sh; CI).
+LUA_ABI_INCDIRS ?= $(sort $(foreach p,luajit lua5.1,$(patsubst -I%,%,$(filter -I%,$(shell \
+  $(PKG_CONFIG) --cflags-only-I $(p) 2>/dev/null)))) /usr/include/luajit-2.1 /usr/include/lua5.1)
+check-abi:
+	@CC='$(CC)' CSTD='$(CSTD)' LUA_ABI_INCDIRS='$(LUA_ABI_INCDIRS)' CURL_CFLAGS='$(CURL_CFLAGS)' \
+	  CRYPTO_CFLAGS='$(CRYPTO_CFLAGS)' MAKE='$(MAKE)' \
+	  SRCS='$(sort $(wildcard src/*.c src/transports/*.c src/testing/*.c))' bash scripts/check-abi.sh
 
 # Headless Neovim specs (spec/nvim/*.lua, their own small harness; busted does not run in Neovim).
 # The example servers they start run under $(MCP_TEST_LUA).
@@ -495,7 +547,9 @@ help:
 	@echo "  dist             build/dist: source tarball of HEAD, rockspec naming it, .src.rock (luarocks pack)"
 	@echo "  dist-check       dist, then install the rock offline into fresh 5.4 and LuaJIT trees and run the quickstart"
 	@echo "  doc              regenerate doc/lua-mcp.txt (:help lua-mcp) from docs/API.md; check-doc: is it current"
-	@echo "  nvim             build the LuaJIT module (NVIM_ABI=5.1 for a PUC-5.1 Neovim) as lua/mcp/core.so for Neovim"
+	@echo "  nvim             build the LuaJIT module (NVIM_ABI=5.1 for a PUC-5.1 Neovim) as lua/mcp/core.so for Neovim;"
+	@echo "                   only a C compiler needed: src/abi/ stands in for missing headers (STANDALONE=1: always)"
+	@echo "  check-abi        src/abi/ (own Lua 5.1, libcurl, libcrypto declarations) against the installed headers"
 	@echo "  test-nvim        deps, nvim, headless Neovim specs ($(NVIM_SPECS))"
 	@echo "  hostile          the hostile-server matrix (spec/hostile/) on $(LUAI), then under ASan+UBSan"
 	@echo "  asan             ASan+UBSan build in $(ASAN_BUILDDIR), busted with gcc's runtimes preloaded"
@@ -512,6 +566,7 @@ help:
 	@echo "  rock             luarocks make $(ROCKSPEC) $(ROCK_FLAGS) with libcurl dirs from pkg-config"
 	@echo "  clean            remove build/;  distclean: also .deps/"
 	@echo "variables: LUA=5.4|5.3|5.2|5.1|luajit  LOOP=epoll|poll  SPEC=spec  BUSTED_FLAGS=  CC=  CFLAGS=  LDFLAGS="
+	@echo "           STANDALONE=0|auto|1 (src/abi/ instead of the Lua 5.1, libcurl, OpenSSL headers; Lua part: luajit/5.1 only)"
 	@echo "           LUA_INCDIR=  ROCK_FLAGS=--tree=build/rocks (or --local)  MCP_TEST_LUA=$(MCP_TEST_LUA)"
 	@echo "exported to specs: MCP_TEST_LUA (interpreter for Lua test servers), MCP_EVERYTHING_SERVER"
 	@echo "  (executable; run it with the argument 'stdio'), MCP_EVERYTHING_VERSION, MCP_TEST_SANITIZER=asan|valgrind"

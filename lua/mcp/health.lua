@@ -37,8 +37,8 @@ function M.check()
   local ok, core = pcall(require, "mcp.core")
   if not ok then
     r.error("mcp.core does not load: " .. tostring(core), {
-      "Build it for this Neovim with `make nvim` in the lua-mcp checkout (it writes lua/mcp/core.so for "
-        .. "LuaJIT; `make nvim LUA=5.1` for a Neovim built with PUC Lua 5.1)",
+      "Build it for this Neovim with `make nvim` in the lua-mcp checkout (it needs only a C compiler and "
+        .. "writes lua/mcp/core.so for LuaJIT; `make nvim NVIM_ABI=5.1` for a Neovim built with PUC Lua 5.1)",
       "A module built for Lua 5.2 to 5.4 never loads into Neovim: its Lua is LuaJIT or 5.1",
     })
     return
