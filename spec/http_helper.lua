@@ -80,9 +80,10 @@ function H.control(srv, t)
   return res
 end
 
+--- What the fault server recorded (GET /control/state): one value (not assert's message too).
 function H.state(srv)
   local out = sh(("curl -s %s/control/state"):format(srv.base))
-  return assert(mcp.json.decode(out), "bad state: " .. out)
+  return (assert(mcp.json.decode(out), "bad state: " .. out))
 end
 
 --- Start server-everything in "streamableHttp" or "sse" mode on a free port; nil if unavailable.
