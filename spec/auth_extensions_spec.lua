@@ -4,36 +4,12 @@
 -- requests; the signatures are checked here with the keys the spec holds), and offline for the
 -- key and token checks.
 local mcp = require("mcp")
-local helper = require("helper")
-local H = require("http_helper")
+local A = require("auth_helper")
 local jose = require("mcp.jose")
 
 local auth = mcp.auth
-local available = H.have_node()
-
-local function start(flags)
-  local prefix = helper.sanitizer() and "env -u LD_PRELOAD " or ""
-  local cmd = ("%snode %s/spec/fixtures/oauth_ext_server.mjs --exit-with-parent %s 2>/dev/null")
-    :format(prefix, helper.root, flags or "")
-  local f = assert(io.popen(cmd, "r"))
-  local line = f:read("*l") or ""
-  local port = tonumber(line:match('"port"%s*:%s*(%d+)'))
-  assert(port, "oauth_ext_server.mjs did not start: " .. line)
-  local srv = { f = f, port = port, base = "http://127.0.0.1:" .. port }
-  srv.url = srv.base .. "/mcp"
-  return srv
-end
-
-local function records(srv)
-  local res = assert(mcp.http_request({ url = srv.base .. "/control/state" }))
-  return assert(mcp.json.decode(res.body))
-end
-
-local function stop(srv)
-  local st = records(srv)
-  if st and st.pid then helper.kill(st.pid, "TERM") end
-  srv.f:close()
-end
+local available = A.available
+local start, records, stop = A.start_ext, A.state, A.stop
 
 local function authorize(srv, p)
   return auth.auth(p, { server_url = srv.url })

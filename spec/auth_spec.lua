@@ -4,45 +4,10 @@
 local mcp = require("mcp")
 local helper = require("helper")
 local H = require("http_helper")
+local A = require("auth_helper")
 
 local auth = mcp.auth
-local available = H.have_node()
-
-local function start(flags)
-  local prefix = helper.sanitizer() and "env -u LD_PRELOAD " or ""
-  local cmd = ("%snode %s/spec/fixtures/oauth_server.mjs --stdin=ignore --exit-with-parent --quiet %s 2>/dev/null")
-    :format(prefix, helper.root, flags or "")
-  local f = assert(io.popen(cmd, "r"))
-  local line = f:read("*l") or ""
-  local port = tonumber(line:match('"port"%s*:%s*(%d+)'))
-  assert(port, "oauth_server.mjs did not start: " .. line)
-  local srv = { f = f, port = port, base = "http://127.0.0.1:" .. port }
-  srv.url = srv.base .. "/mcp"
-  return srv
-end
-
-local function stop(srv)
-  local res = mcp.http_request({ url = srv.base .. "/control/state" })
-  local st = res and mcp.json.decode(res.body)
-  if st and st.pid then helper.kill(st.pid, "TERM") end
-  srv.f:close()
-end
-
-local function control(srv, t)
-  local res = assert(mcp.http_request({ url = srv.base .. "/control", json = t }))
-  assert.equal(200, res.status, res.body)
-end
-
-local function state(srv)
-  local res = assert(mcp.http_request({ url = srv.base .. "/control/state" }))
-  return assert(mcp.json.decode(res.body))
-end
-
-local function provider(srv, extra)
-  local o = { redirect_url = "http://127.0.0.1:9/callback", client_name = "auth-spec", server_url = srv and srv.url }
-  for k, v in pairs(extra or {}) do o[k] = v end
-  return auth.headless_provider(o)
-end
+local control, state, provider = A.control, A.state, A.provider
 
 describe("mcp.auth helpers #auth", function()
   it("parses Bearer challenges (quoted, escaped, unquoted, other schemes)", function()
@@ -167,13 +132,8 @@ describe("mcp.auth.file_store #auth", function()
 end)
 
 describe("mcp.http_request #auth", function()
-  if not available then
-    pending("node is needed to run the OAuth fixture")
-    return
-  end
-  local srv
-  setup(function() srv = start() end)
-  teardown(function() stop(srv) end)
+  local srv = A.serve({ reset = false })
+  if not srv then return end
 
   it("returns status, lower-cased headers and body, and never follows a redirect", function()
     local res = assert(mcp.http_request({
@@ -213,14 +173,8 @@ describe("mcp.http_request #auth", function()
 end)
 
 describe("the OAuth flow against the fixture #auth", function()
-  if not available then
-    pending("node is needed to run the OAuth fixture")
-    return
-  end
-  local srv
-  setup(function() srv = start() end)
-  teardown(function() stop(srv) end)
-  before_each(function() control(srv, { reset = true }) end)
+  local srv = A.serve()
+  if not srv then return end
 
   it("authorizes: metadata, dynamic registration, PKCE, iss, resource, tokens", function()
     local p = provider(srv)
@@ -384,20 +338,10 @@ describe("the OAuth flow against the fixture #auth", function()
 end)
 
 describe("OAuth on the HTTP transport #auth", function()
-  if not available then
-    pending("node is needed to run the OAuth fixture")
-    return
-  end
-  local srv
-  setup(function() srv = start() end)
-  teardown(function() stop(srv) end)
-  before_each(function() control(srv, { reset = true }) end)
+  local srv = A.serve()
+  if not srv then return end
 
-  local function client(opts)
-    local o = { request_timeout_ms = helper.ms(20000), client_name = "auth-spec" }
-    for k, v in pairs(opts or {}) do o[k] = v end
-    return mcp.create_http_client(srv.url, o)
-  end
+  local function client(opts) return A.http_client(srv, opts) end
 
   it("authorizes on the first 401 and retries: create_http_client(url, { auth_provider = p })", function()
     local p = provider(srv)
@@ -482,14 +426,8 @@ describe("OAuth on the HTTP transport #auth", function()
 end)
 
 describe("the static oauth config on the HTTP transport #auth", function()
-  if not available then
-    pending("node is needed to run the OAuth fixture")
-    return
-  end
-  local srv
-  setup(function() srv = start() end)
-  teardown(function() stop(srv) end)
-  before_each(function() control(srv, { reset = true }) end)
+  local srv = A.serve()
+  if not srv then return end
 
   -- A client registered at the fixture and a refresh token for it, got through the flow.
   local function credentials()
@@ -499,11 +437,7 @@ describe("the static oauth config on the HTTP transport #auth", function()
     return p:tokens()
   end
 
-  local function client(oauth, extra)
-    local o = { request_timeout_ms = helper.ms(20000), oauth = oauth }
-    for k, v in pairs(extra or {}) do o[k] = v end
-    return mcp.create_http_client(srv.url, o)
-  end
+  local function client(oauth, extra) return A.http_client(srv, { oauth = oauth }, extra) end
 
   it("refreshes a rejected token once at token_url with the client credentials, and retries", function()
     local t = credentials()
@@ -556,14 +490,8 @@ describe("the static oauth config on the HTTP transport #auth", function()
 end)
 
 describe("mcp.auth.interactive_provider #auth", function()
-  if not available then
-    pending("node is needed to run the OAuth fixture")
-    return
-  end
-  local srv
-  setup(function() srv = start() end)
-  teardown(function() stop(srv) end)
-  before_each(function() control(srv, { reset = true }) end)
+  local srv = A.serve()
+  if not srv then return end
 
   -- A "browser": follows the authorization URL to the redirect, then visits the redirect URL,
   -- which is the provider's loopback listener.
@@ -630,13 +558,8 @@ describe("mcp.auth.interactive_provider #auth", function()
 end)
 
 describe("examples/oauth.lua #auth", function()
-  if not available then
-    pending("node is needed to run the OAuth fixture")
-    return
-  end
-  local srv
-  setup(function() srv = start() end)
-  teardown(function() stop(srv) end)
+  local srv = A.serve({ reset = false })
+  if not srv then return end
 
   it("logs in headlessly, keeps the tokens in a 0600 file, and starts authorized the next time", function()
     local dir = os.tmpname()
@@ -665,13 +588,8 @@ describe("examples/oauth.lua #auth", function()
 end)
 
 describe("the static oauth config on legacy SSE #auth", function()
-  if not (available and H.have_curl()) then
-    pending("node and curl are needed to run the HTTP test server")
-    return
-  end
-  local srv
-  setup(function() srv = H.start("") end)
-  teardown(function() H.stop(srv) end)
+  local srv = H.serve("", { reset = false })
+  if not srv then return end
 
   it("refreshes on a 401 to a POSTed message and sends it again with the new token", function()
     local calls = 0
@@ -693,20 +611,10 @@ describe("the static oauth config on legacy SSE #auth", function()
 end)
 
 describe("OAuth on legacy SSE: a 401 on the stream's GET #auth", function()
-  if not (available and H.have_curl()) then
-    pending("node and curl are needed to run the OAuth fixture")
-    return
-  end
-  local srv
-  setup(function() srv = start() end)
-  teardown(function() stop(srv) end)
-  before_each(function() control(srv, { reset = true }) end)
+  local srv = A.serve({ curl = true })
+  if not srv then return end
 
-  local function client(opts)
-    local o = { request_timeout_ms = helper.ms(20000), client_name = "auth-spec" }
-    for k, v in pairs(opts or {}) do o[k] = v end
-    return mcp.create_sse_client(srv.base .. "/sse", o)
-  end
+  local function client(opts) return A.sse_client(srv, opts) end
 
   it("runs the authorization flow with the GET's challenge and opens the stream again", function()
     local p = provider(nil, { server_url = srv.base .. "/sse" })

@@ -4,46 +4,15 @@
 -- against spec/fixtures/oauth_server.mjs (it records each request's Authorization and DPoP
 -- headers; the proofs are checked here with the key in their header).
 local mcp = require("mcp")
-local helper = require("helper")
-local H = require("http_helper")
+local A = require("auth_helper")
 local jose = require("mcp.jose")
 local dpop = require("mcp.auth.dpop")
 
 local auth = mcp.auth
-local available = H.have_node()
-
-local function start()
-  local prefix = helper.sanitizer() and "env -u LD_PRELOAD " or ""
-  local cmd = ("%snode %s/spec/fixtures/oauth_server.mjs --stdin=ignore --exit-with-parent --quiet 2>/dev/null")
-    :format(prefix, helper.root)
-  local f = assert(io.popen(cmd, "r"))
-  local line = f:read("*l") or ""
-  local port = tonumber(line:match('"port"%s*:%s*(%d+)'))
-  assert(port, "oauth_server.mjs did not start: " .. line)
-  local srv = { f = f, base = "http://127.0.0.1:" .. port }
-  srv.url = srv.base .. "/mcp"
-  return srv
-end
-
-local function state(srv)
-  local res = assert(mcp.http_request({ url = srv.base .. "/control/state" }))
-  return assert(mcp.json.decode(res.body))
-end
-
-local function stop(srv)
-  local st = state(srv)
-  if st and st.pid then helper.kill(st.pid, "TERM") end
-  srv.f:close()
-end
-
-local function control(srv, t)
-  local res = assert(mcp.http_request({ url = srv.base .. "/control", json = t }))
-  assert.equal(200, res.status, res.body)
-end
+local control, state = A.control, A.state
 
 local function dpop_provider(srv)
-  return assert(auth.with_dpop(auth.headless_provider({
-    redirect_url = "http://127.0.0.1:9/callback", client_name = "dpop-spec", server_url = srv.url })))
+  return assert(auth.with_dpop(A.provider(srv, { client_name = "dpop-spec" })))
 end
 
 -- The claims of a proof, after checking it as a resource server does (signature by the key in
@@ -62,19 +31,12 @@ local function check_proof(proof, srv, token)
 end
 
 local function client(srv, p)
-  return assert(mcp.create_http_client(srv.url,
-    { request_timeout_ms = helper.ms(20000), client_name = "dpop-spec", auth_provider = p }))
+  return assert(A.http_client(srv, { client_name = "dpop-spec", auth_provider = p }))
 end
 
 describe("DPoP on MCP requests #auth", function()
-  if not available then
-    pending("node is needed to run the OAuth fixture")
-    return
-  end
-  local srv
-  setup(function() srv = start() end)
-  teardown(function() stop(srv) end)
-  before_each(function() control(srv, { reset = true }) end)
+  local srv = A.serve()
+  if not srv then return end
 
   it("gives every MCP POST (requests and notifications) its own proof bound to the token", function()
     local p = dpop_provider(srv)
@@ -128,8 +90,7 @@ describe("DPoP on MCP requests #auth", function()
     local p = dpop_provider(srv)
     assert(auth.auth(p, { server_url = srv.url }))
     control(srv, { rs_dpop_nonce = "loop" })
-    local c, err = mcp.create_http_client(srv.url,
-      { request_timeout_ms = helper.ms(20000), client_name = "dpop-spec", auth_provider = p })
+    local c, err = A.http_client(srv, { client_name = "dpop-spec", auth_provider = p })
     if c then
       local _
       _, err = c:list_tools()

@@ -1,6 +1,7 @@
 -- Helpers for the HTTP specs: start spec/fixtures/http_server.mjs (the project's fault-injecting
 -- MCP server over HTTP) and server-everything in its HTTP modes, and talk to their control
 -- endpoints with the curl command-line tool. Servers listen on 127.0.0.1 only.
+local busted = require("busted")
 local mcp = require("mcp")
 local helper = require("helper")
 
@@ -30,40 +31,72 @@ function H.have_curl()
   return have("curl")
 end
 
---- Start the fault server with extra flags; returns {url=, port=, pid=}.
-function H.start(flags)
+--- Start a node fixture (spec/fixtures/<script>) with its arguments (a shell string); it prints
+--- a JSON line naming its "port" first. Returns {f=, line=, port=, base=, url=} (url: base/mcp).
+function H.node_server(script, args)
   local prefix = helper.sanitizer() and "env -u LD_PRELOAD " or ""
-  local cmd = ("%snode %s/spec/fixtures/http_server.mjs --stdin=ignore --exit-with-parent --quiet %s 2>/dev/null")
-    :format(prefix, helper.root, flags or "")
+  local cmd = ("%snode %s/spec/fixtures/%s %s 2>/dev/null"):format(prefix, helper.root, script, args or "")
   local f = assert(io.popen(cmd, "r"))
   local line = f:read("*l") or ""
   local port = tonumber(line:match('"port"%s*:%s*(%d+)'))
-  assert(port, "http_server.mjs did not start: " .. line)
-  local srv = { f = f, port = port, base = "http://127.0.0.1:" .. port }
+  assert(port, script .. " did not start: " .. line)
+  local srv = { f = f, line = line, port = port, base = "http://127.0.0.1:" .. port }
   srv.url = srv.base .. "/mcp"
+  return srv
+end
+
+--- Start the fault server with extra flags; returns {url=, port=, pid=}.
+function H.start(flags)
+  local srv = H.node_server("http_server.mjs", "--stdin=ignore --exit-with-parent --quiet " .. (flags or ""))
   srv.pid = H.state(srv).pid
   return srv
+end
+
+--- For a describe block: a server that start() starts before the block's tests and stop(srv)
+--- stops after them; reset(srv), when given, runs before each test. Returns the server's table,
+--- filled in when the block starts.
+function H.block_server(start, stop, reset)
+  local srv = {}
+  busted.setup(function()
+    for k, v in pairs(start()) do srv[k] = v end
+  end)
+  busted.teardown(function() stop(srv) end)
+  if reset then busted.before_each(function() reset(srv) end) end
+  return srv
+end
+
+local function reset(srv)
+  H.control(srv, { reset = true })
+end
+
+--- The fault server (extra flags) for a describe block (H.block_server), reset before each test
+--- unless opts.reset is false; nil, with the block marked pending, when node or curl is missing.
+function H.serve(flags, opts)
+  if not (H.have_node() and H.have_curl()) then
+    busted.pending("node and curl are needed to run the HTTP test server")
+    return nil
+  end
+  return H.block_server(function() return H.start(flags) end, H.stop, not (opts and opts.reset == false) and reset or nil)
 end
 
 --- Start spec/fixtures/modern_http.mjs (the 2026-07-28 test server over HTTP) with extra
 --- modern_server.lua flags; returns {url=, base=, pid=}. Stop it with H.stop.
 function H.start_modern(flags)
-  local prefix = helper.sanitizer() and "env -u LD_PRELOAD " or ""
-  local cmd = ("%snode %s/spec/fixtures/modern_http.mjs --lua=%s --exit-with-parent -- %s </dev/null 2>/dev/null")
-    :format(prefix, helper.root, helper.lua_cmd(), flags or "")
-  local f = assert(io.popen(cmd, "r"))
-  local line = f:read("*l") or ""
-  local port = tonumber(line:match('"port"%s*:%s*(%d+)'))
-  assert(port, "modern_http.mjs did not start: " .. line)
-  local srv = { f = f, port = port, base = "http://127.0.0.1:" .. port, pid = tonumber(line:match('"pid"%s*:%s*(%d+)')) }
-  srv.url = srv.base .. "/mcp"
+  local srv = H.node_server("modern_http.mjs",
+    ("--lua=%s --exit-with-parent -- %s </dev/null"):format(helper.lua_cmd(), flags or ""))
+  srv.pid = tonumber(srv.line:match('"pid"%s*:%s*(%d+)'))
   return srv
+end
+
+-- GET base/path, decoded.
+local function get_json(srv, path)
+  local out = sh(("curl -s %s%s"):format(srv.base, path))
+  return (assert(mcp.json.decode(out), "bad state: " .. out))
 end
 
 --- What modern_http.mjs saw: {requests = [{http_method, path, headers, rpc_method, rpc_id, status}], disconnects}.
 function H.modern_state(srv)
-  local out = sh(("curl -s %s/state"):format(srv.base))
-  return (assert(mcp.json.decode(out), "bad state: " .. out))
+  return get_json(srv, "/state")
 end
 
 function H.stop(srv)
@@ -80,10 +113,9 @@ function H.control(srv, t)
   return res
 end
 
---- What the fault server recorded (GET /control/state): one value (not assert's message too).
+--- What the fault server recorded (GET /control/state).
 function H.state(srv)
-  local out = sh(("curl -s %s/control/state"):format(srv.base))
-  return (assert(mcp.json.decode(out), "bad state: " .. out))
+  return get_json(srv, "/control/state")
 end
 
 --- Start server-everything in "streamableHttp" or "sse" mode on a free port; nil if unavailable.

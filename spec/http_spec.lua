@@ -13,15 +13,8 @@ local function new_client(srv, opts)
 end
 
 describe("streamable HTTP #http", function()
-  if not available then
-    pending("node and curl are needed to run the HTTP test server")
-    return
-  end
-
-  local srv
-  setup(function() srv = H.start("--page-size=3") end)
-  teardown(function() H.stop(srv) end)
-  before_each(function() H.control(srv, { reset = true }) end)
+  local srv = H.serve("--page-size=3")
+  if not srv then return end
 
   it("connects, keeps the session id off initialize and sends it (and the protocol version) after", function()
     H.control(srv, { reject_session_header_on_initialize = true })
@@ -247,15 +240,8 @@ describe("streamable HTTP #http", function()
 end)
 
 describe("legacy HTTP+SSE #http", function()
-  if not available then
-    pending("node and curl are needed to run the HTTP test server")
-    return
-  end
-
-  local srv
-  setup(function() srv = H.start("") end)
-  teardown(function() H.stop(srv) end)
-  before_each(function() H.control(srv, { reset = true }) end)
+  local srv = H.serve("")
+  if not srv then return end
 
   it("connects through the endpoint event and does requests, notifications and server requests", function()
     local c = assert(mcp.create_sse_client(srv.base .. "/sse", {
@@ -360,14 +346,8 @@ describe("server-everything over HTTP #http #everything", function()
 end)
 
 describe("HTTP clients going away at awkward moments #http", function()
-  if not available then
-    pending("node and curl are needed to run the HTTP test server")
-    return
-  end
-
-  local srv
-  setup(function() srv = H.start("") end)
-  teardown(function() H.stop(srv) end)
+  local srv = H.serve("", { reset = false })
+  if not srv then return end
 
   it("fails a call in flight when another task closes the client", function()
     local c = assert(new_client(srv))

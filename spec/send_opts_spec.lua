@@ -6,23 +6,14 @@ local mcp = require("mcp")
 local helper = require("helper")
 local H = require("http_helper")
 
-local available = H.have_node() and H.have_curl()
-
 local function headers_of(c, opts)
   local r = assert(c:call_tool("last_headers", {}, opts))
   return r.structuredContent.headers
 end
 
 describe("send options over HTTP #http", function()
-  if not available then
-    pending("node and curl are needed to run the HTTP test server")
-    return
-  end
-
-  local srv
-  setup(function() srv = H.start("") end)
-  teardown(function() H.stop(srv) end)
-  before_each(function() H.control(srv, { reset = true }) end)
+  local srv = H.serve("")
+  if not srv then return end
 
   local function client(opts)
     local o = { request_timeout_ms = helper.ms(20000) }
@@ -118,15 +109,8 @@ describe("send options over HTTP #http", function()
 end)
 
 describe("send options over legacy SSE #http", function()
-  if not available then
-    pending("node and curl are needed to run the HTTP test server")
-    return
-  end
-
-  local srv
-  setup(function() srv = H.start("") end)
-  teardown(function() H.stop(srv) end)
-  before_each(function() H.control(srv, { reset = true }) end)
+  local srv = H.serve("")
+  if not srv then return end
 
   it("puts per-request headers on the POST to the endpoint", function()
     local c = assert(mcp.create_sse_client(srv.base .. "/sse", { request_timeout_ms = helper.ms(20000) }))
