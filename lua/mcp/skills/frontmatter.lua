@@ -121,6 +121,65 @@ end
 
 -- ---- quoted scalars (possibly over several lines) -----------------------------------------------
 
+--- Read the characters of a quoted scalar from s at pos (just after the opening quote q) up to
+--- its closing quote or the end of s, appending them to out. Returns the position after the
+--- closing quote, or nil at the end of s; a double-quoted scalar's line that ends in an unescaped
+--- backslash then leaves LINEJOIN last in out. In a flow collection (in_flow: s is the joined
+--- collection) a backslash at the end is an unknown escape and surrogate or out-of-range escapes
+--- are refused; elsewhere a surrogate pair is one code point.
+local LINEJOIN = "\0LINEJOIN"
+local function read_quoted(s, pos, q, out, lineno, in_flow)
+  while true do
+    local c = s:sub(pos, pos)
+    if c == "" then return nil end
+    if c == q then
+      if q == "'" and s:sub(pos + 1, pos + 1) == "'" then
+        out[#out + 1] = "'"
+        pos = pos + 2
+      else
+        return pos + 1
+      end
+    elseif c == "\\" and q == '"' then
+      local e = s:sub(pos + 1, pos + 1)
+      if e == "" and not in_flow then
+        out[#out + 1] = LINEJOIN
+        pos = pos + 1
+      elseif SIMPLE_ESCAPES[e] then
+        out[#out + 1] = SIMPLE_ESCAPES[e]
+        pos = pos + 2
+      elseif HEX_ESCAPES[e] then
+        local n = HEX_ESCAPES[e]
+        local hex = s:sub(pos + 2, pos + 1 + n)
+        if #hex ~= n or not hex:match("^%x+$") then fail(lineno, "bad \\" .. e .. " escape") end
+        local cp = tonumber(hex, 16)
+        pos = pos + 2 + n
+        if e == "x" then
+          out[#out + 1] = string.char(cp)
+        else
+          if in_flow and (cp >= 0xD800 and cp <= 0xDFFF or cp > 0x10FFFF) then
+            fail(lineno, "surrogate or out-of-range escapes are not supported in flow collections")
+          end
+          if cp >= 0xD800 and cp <= 0xDBFF then
+            local lo = s:match("^\\u(%x%x%x%x)", pos)
+            lo = lo and tonumber(lo, 16)
+            if not lo or lo < 0xDC00 or lo > 0xDFFF then fail(lineno, "unpaired surrogate escape") end
+            cp = 0x10000 + (cp - 0xD800) * 0x400 + (lo - 0xDC00)
+            pos = pos + 6
+          elseif cp >= 0xDC00 and cp <= 0xDFFF or cp > 0x10FFFF then
+            fail(lineno, "bad code point escape")
+          end
+          out[#out + 1] = utf8_char(cp)
+        end
+      else
+        fail(lineno, "unknown escape \\" .. e)
+      end
+    else
+      out[#out + 1] = c
+      pos = pos + 1
+    end
+  end
+end
+
 --- Read a quoted scalar starting at column `col` of self.lines[i].text. Returns the string, the
 --- index of the line holding the closing quote and the text after it.
 function Parser:quoted(i, col, min_indent)
@@ -130,82 +189,37 @@ function Parser:quoted(i, col, min_indent)
   local out = {}
   local pos = col + 1
   while true do
-    if pos > #text then
-      -- line break inside the scalar: fold
-      local trailing_escape = false
-      if q == '"' then
-        -- a line ending in an unescaped backslash joins without a space
-        local last = out[#out]
-        if last == "\0LINEJOIN" then
-          out[#out] = nil
-          trailing_escape = true
-        end
-      end
-      if not trailing_escape then
-        -- trailing white space of the line is not content
-        while #out > 0 and (out[#out] == " " or out[#out] == "\t") do out[#out] = nil end
-      end
-      local blanks = 0
-      i = i + 1
-      while lines[i] and lines[i].text == "" do
-        blanks = blanks + 1
-        i = i + 1
-      end
-      if not lines[i] then fail(lines[#lines].no, "unterminated quoted scalar") end
-      if lines[i].indent < min_indent then fail(lines[i].no, "bad indentation inside a quoted scalar") end
-      if lines[i].text:match("^%-%-%-") or lines[i].text:match("^%.%.%.") then
-        fail(lines[i].no, "document marker inside a quoted scalar")
-      end
-      if not trailing_escape then
-        out[#out + 1] = blanks > 0 and ("\n"):rep(blanks) or " "
-      end
-      text = lines[i].text
-      pos = 1
-    else
-      local c = text:sub(pos, pos)
-      if c == q then
-        if q == "'" and text:sub(pos + 1, pos + 1) == "'" then
-          out[#out + 1] = "'"
-          pos = pos + 2
-        else
-          return table.concat(out), i, text:sub(pos + 1)
-        end
-      elseif c == "\\" and q == '"' then
-        local e = text:sub(pos + 1, pos + 1)
-        if e == "" then
-          out[#out + 1] = "\0LINEJOIN"
-          pos = pos + 1
-        elseif SIMPLE_ESCAPES[e] then
-          out[#out + 1] = SIMPLE_ESCAPES[e]
-          pos = pos + 2
-        elseif HEX_ESCAPES[e] then
-          local n = HEX_ESCAPES[e]
-          local hex = text:sub(pos + 2, pos + 1 + n)
-          if #hex ~= n or not hex:match("^%x+$") then fail(lines[i].no, "bad \\" .. e .. " escape") end
-          local cp = tonumber(hex, 16)
-          pos = pos + 2 + n
-          if e == "x" then
-            out[#out + 1] = string.char(cp)
-          else
-            if cp >= 0xD800 and cp <= 0xDBFF then
-              local lo = text:match("^\\u(%x%x%x%x)", pos)
-              lo = lo and tonumber(lo, 16)
-              if not lo or lo < 0xDC00 or lo > 0xDFFF then fail(lines[i].no, "unpaired surrogate escape") end
-              cp = 0x10000 + (cp - 0xD800) * 0x400 + (lo - 0xDC00)
-              pos = pos + 6
-            elseif cp >= 0xDC00 and cp <= 0xDFFF or cp > 0x10FFFF then
-              fail(lines[i].no, "bad code point escape")
-            end
-            out[#out + 1] = utf8_char(cp)
-          end
-        else
-          fail(lines[i].no, "unknown escape \\" .. e)
-        end
-      else
-        out[#out + 1] = c
-        pos = pos + 1
+    local after = read_quoted(text, pos, q, out, lines[i].no)
+    if after then return table.concat(out), i, text:sub(after) end
+    -- line break inside the scalar: fold
+    local trailing_escape = false
+    if q == '"' then
+      -- a line ending in an unescaped backslash joins without a space
+      if out[#out] == LINEJOIN then
+        out[#out] = nil
+        trailing_escape = true
       end
     end
+    if not trailing_escape then
+      -- trailing white space of the line is not content
+      while #out > 0 and (out[#out] == " " or out[#out] == "\t") do out[#out] = nil end
+    end
+    local blanks = 0
+    i = i + 1
+    while lines[i] and lines[i].text == "" do
+      blanks = blanks + 1
+      i = i + 1
+    end
+    if not lines[i] then fail(lines[#lines].no, "unterminated quoted scalar") end
+    if lines[i].indent < min_indent then fail(lines[i].no, "bad indentation inside a quoted scalar") end
+    if lines[i].text:match("^%-%-%-") or lines[i].text:match("^%.%.%.") then
+      fail(lines[i].no, "document marker inside a quoted scalar")
+    end
+    if not trailing_escape then
+      out[#out + 1] = blanks > 0 and ("\n"):rep(blanks) or " "
+    end
+    text = lines[i].text
+    pos = 1
   end
 end
 
@@ -217,6 +231,25 @@ end
 
 -- ---- flow collections ----------------------------------------------------------------------------
 
+--- The items of a flow collection (kind "sequence" or "mapping") in s from pos, just after its
+--- opening bracket, to its closing one: item(pos) reads one item and returns the position after
+--- it. Returns the position after the closing bracket.
+local function flow_items(s, pos, lineno, close, kind, item)
+  while true do
+    pos = s:find("[^ ]", pos) or #s + 1
+    local d = s:sub(pos, pos)
+    if d == close then return pos + 1 end
+    if d == "" then fail(lineno, "unterminated flow " .. kind) end
+    pos = s:find("[^ ]", item(pos)) or #s + 1
+    d = s:sub(pos, pos)
+    if d == "," then
+      pos = pos + 1
+    elseif d ~= close then
+      fail(lineno, "expected ',' or '" .. close .. "' in a flow " .. kind)
+    end
+  end
+end
+
 --- Flow parser over one string (the lines of a multi-line collection joined with spaces).
 local function flow_value(s, pos, lineno, depth)
   depth = (depth or 0) + 1
@@ -225,86 +258,31 @@ local function flow_value(s, pos, lineno, depth)
   local c = s:sub(pos, pos)
   if c == "[" then
     local arr = json.array()
-    pos = pos + 1
-    while true do
-      pos = s:find("[^ ]", pos) or #s + 1
-      local d = s:sub(pos, pos)
-      if d == "]" then return arr, pos + 1 end
-      if d == "" then fail(lineno, "unterminated flow sequence") end
+    return arr, flow_items(s, pos + 1, lineno, "]", "sequence", function(p)
       local v
-      v, pos = flow_value(s, pos, lineno, depth)
+      v, p = flow_value(s, p, lineno, depth)
       arr[#arr + 1] = v
-      pos = s:find("[^ ]", pos) or #s + 1
-      d = s:sub(pos, pos)
-      if d == "," then
-        pos = pos + 1
-      elseif d ~= "]" then
-        fail(lineno, "expected ',' or ']' in a flow sequence")
-      end
-    end
+      return p
+    end)
   elseif c == "{" then
     local obj = json.object()
-    pos = pos + 1
-    while true do
-      pos = s:find("[^ ]", pos) or #s + 1
-      local d = s:sub(pos, pos)
-      if d == "}" then return obj, pos + 1 end
-      if d == "" then fail(lineno, "unterminated flow mapping") end
-      local key
-      key, pos = flow_value(s, pos, lineno, depth)
+    return obj, flow_items(s, pos + 1, lineno, "}", "mapping", function(p)
+      local key, v
+      key, p = flow_value(s, p, lineno, depth)
       if type(key) ~= "string" then key = tostring(key == NULL and "null" or key) end
-      pos = s:find("[^ ]", pos) or #s + 1
-      if s:sub(pos, pos) ~= ":" then fail(lineno, "expected ':' in a flow mapping") end
-      local v
-      v, pos = flow_value(s, pos + 1, lineno, depth)
+      p = s:find("[^ ]", p) or #s + 1
+      if s:sub(p, p) ~= ":" then fail(lineno, "expected ':' in a flow mapping") end
+      v, p = flow_value(s, p + 1, lineno, depth)
       if obj[key] ~= nil then fail(lineno, "duplicate key '" .. key .. "'") end
       obj[key] = v
-      pos = s:find("[^ ]", pos) or #s + 1
-      d = s:sub(pos, pos)
-      if d == "," then
-        pos = pos + 1
-      elseif d ~= "}" then
-        fail(lineno, "expected ',' or '}' in a flow mapping")
-      end
-    end
+      return p
+    end)
   elseif c == '"' or c == "'" then
     -- quoted scalar on the joined string (no line breaks left in it)
-    local p = pos + 1
     local out = {}
-    while true do
-      local ch = s:sub(p, p)
-      if ch == "" then fail(lineno, "unterminated quoted scalar") end
-      if ch == c then
-        if c == "'" and s:sub(p + 1, p + 1) == "'" then
-          out[#out + 1] = "'"
-          p = p + 2
-        else
-          break
-        end
-      elseif ch == "\\" and c == '"' then
-        local e = s:sub(p + 1, p + 1)
-        if SIMPLE_ESCAPES[e] then
-          out[#out + 1] = SIMPLE_ESCAPES[e]
-          p = p + 2
-        elseif HEX_ESCAPES[e] then
-          local n = HEX_ESCAPES[e]
-          local hex = s:sub(p + 2, p + 1 + n)
-          if #hex ~= n or not hex:match("^%x+$") then fail(lineno, "bad \\" .. e .. " escape") end
-          local cp = tonumber(hex, 16)
-          if e ~= "x" and (cp >= 0xD800 and cp <= 0xDFFF or cp > 0x10FFFF) then
-            fail(lineno, "surrogate or out-of-range escapes are not supported in flow collections")
-          end
-          out[#out + 1] = e == "x" and string.char(cp) or utf8_char(cp)
-          p = p + 2 + n
-        else
-          fail(lineno, "unknown escape \\" .. e)
-        end
-      else
-        out[#out + 1] = ch
-        p = p + 1
-      end
-    end
-    return table.concat(out), p + 1
+    local after = read_quoted(s, pos + 1, c, out, lineno, true)
+    if not after then fail(lineno, "unterminated quoted scalar") end
+    return table.concat(out), after
   else
     -- plain scalar: up to , [ ] { } or ": "
     local p = pos
