@@ -2,9 +2,10 @@
 ---
 ---   lua5.4|luajit bench/lua_driver.lua ROW TRANSPORT TARGET [N] [WARMUP]
 ---
---- ROW: connect | connect_nodisc | seq | inflight | big1m | big10m | list1000 | scale
+--- ROW: connect | connect_nodisc | seq | inflight | big1m | big10m | list1000 | scale | flood
 --- TRANSPORT: stdio (TARGET = the server's executable) | http (TARGET = the server's URL)
---- N: operations measured (connects, calls, lists; scale: servers); WARMUP: unmeasured ones first.
+--- N: operations measured (connects, calls, lists; scale: servers; flood: calls made at once);
+--- WARMUP: unmeasured ones first.
 ---
 --- Prints one line "BENCH key=value ..." with the wall time and this process's own CPU time
 --- (user+sys of this process only, not of the server), and VmHWM (peak RSS) from
@@ -27,6 +28,28 @@ local SIZES = { big1m = 1048576, big10m = 10485760 }
 
 local now_ms = has_bc and function() return bc.wall() * 1000 end or core.now_ms
 local cpu_s = has_bc and bc.cpu or os.clock
+
+--- Open fds of this process now (the entries of /proc/PID/fd; the pipe to `ls` is one of them).
+local function fd_count()
+  local f = io.open("/proc/self/stat", "r")
+  if not f then return 0 end
+  local pid = f:read("*l"):match("^(%d+)")
+  f:close()
+  local p = io.popen("ls /proc/" .. pid .. "/fd 2>/dev/null")
+  local n = 0
+  for _ in p:lines() do n = n + 1 end
+  p:close()
+  return n
+end
+
+--- The soft limit on open files now ("Max open files" of /proc/self/limits).
+local function nofile_soft()
+  local f = io.open("/proc/self/limits", "r")
+  if not f then return "?" end
+  local text = f:read("*a")
+  f:close()
+  return text:match("Max open files%s+(%S+)") or "?"
+end
 
 local function proc_status(key)
   local f = io.open("/proc/self/status", "r")
@@ -159,9 +182,37 @@ elseif row == "scale" then
   end)
   emit(N, w1, p1, { phase = "connect_all" })
   emit(N, w2, p2, { phase = "round" })
-  local rss_all = proc_status("VmRSS")
+  local rss_all, fds_all, soft = proc_status("VmRSS"), fd_count(), nofile_soft()
   for i = 1, N do clients[i]:close() end
-  for _, parts in ipairs(out) do parts[#parts + 1] = "rss_connected_kb=" .. rss_all end
+  for _, parts in ipairs(out) do
+    parts[#parts + 1] = "rss_connected_kb=" .. rss_all
+    parts[#parts + 1] = "fds_connected=" .. fds_all
+    parts[#parts + 1] = "nofile_soft=" .. soft
+  end
+elseif row == "flood" then
+  -- N calls made at once on one connection (N tasks, one call each), then drained: lua-mcp
+  -- queues HTTP requests behind its connection bound (max_connections, 64). Wall and CPU from
+  -- the first call made to the last answer; fds_after: this process's open fds right after.
+  local c = connect()
+  local failed, first_err = 0, nil
+  local function round(total)
+    for _ = 1, total do
+      mcp.spawn(function()
+        local res, err = c:call_tool("echo", { message = "hello" })
+        if not res then
+          failed = failed + 1
+          first_err = first_err or tostring(err)
+        end
+      end)
+    end
+    mcp.run()
+  end
+  if WARMUP > 0 then round(WARMUP) end
+  failed = 0
+  local w, p = timed(function() round(N) end)
+  if failed > 0 then io.stderr:write("flood: ", failed, " of ", N, " calls failed, first: ", first_err, "\n") end
+  emit(N, w, p, { failed = failed, fds_after = fd_count() })
+  c:close()
 else
   error("unknown row " .. tostring(row), 0)
 end

@@ -12,7 +12,7 @@ local CLIENT_TITLE = { ["lua5.4"] = "lua-mcp, Lua 5.4", luajit = "lua-mcp, LuaJI
 -- samples[key][metric] = { values over repeats }; key = client|transport|row|phase
 local samples = {}
 local seen_rows = {}
-local scale_n
+local scale_n, flood_n
 -- The HTTP floor (bench/floor_http.c) runs just before each lua-mcp client's sequential HTTP row:
 -- pairs[client][repeat] = { floor = {rate, cpu}, lua = {rate, cpu} }.
 local pairs_http = {}
@@ -46,9 +46,12 @@ for line in io.lines(raw_path) do
     add("wall_ms", r.wall_ms)
     add("cpu_s", r.cpu_s)
     add("hwm_kb", r.hwm_kb)
-    if r.rss_connected_kb then add("rss_connected_kb", r.rss_connected_kb) end
+    for _, m in ipairs({ "rss_connected_kb", "fds_connected", "nofile_soft", "fds_after", "failed", "unfinished" }) do
+      if type(r[m]) == "number" then add(m, r[m]) end
+    end
     seen_rows[r.row .. "|" .. r.transport] = true
     if r.row == "scale" then scale_n = r.ops end
+    if r.row == "flood" then flood_n = r.ops end
   end
 end
 
@@ -78,6 +81,15 @@ local function fmt(v)
   elseif a >= 1 then s = ("%.2f"):format(v)
   else s = ("%.3f"):format(v) end
   return s
+end
+
+-- Counts (fds, limits, failures) print as integers with thousands separators.
+local COUNTS = { fds_connected = true, nofile_soft = true, fds_after = true, failed = true, unfinished = true }
+local function fmt_metric(metric, v)
+  if v ~= nil and COUNTS[metric] then
+    return (("%d"):format(math.floor(v + 0.5)):reverse():gsub("(%d%d%d)", "%1,"):reverse():gsub("^,", ""))
+  end
+  return fmt(v)
 end
 
 local function ratio(lua, ts, higher_better)
@@ -146,6 +158,9 @@ if seen_rows["scale|stdio"] then
     { "one call to each, ms", "round", "wall_ms", 1 },
     { "one call to each, CPU ms", "round", "cpu_s", 1e3 },
     { "RSS while connected, MiB", "round", "rss_connected_kb", 1 / 1024 },
+    { "open fds while connected", "round", "fds_connected", 1 },
+    { "soft fd limit at the end (started at " .. (os.getenv("BENCH_SCALE_NOFILE") or "?") .. ")", "round",
+      "nofile_soft", 1, "none" },
   }
   for i, m in ipairs(scale_metrics) do
     local vals = {}
@@ -153,9 +168,42 @@ if seen_rows["scale|stdio"] then
       local v = get(c, "stdio", "scale", m[2], m[3])
       vals[j] = v and v * m[4]
     end
-    out(("| %s | %s | %s | %s | %s | %s | %s / %s |"):format(i == 1 and ("scale: " .. tostring(n) .. " stdio servers, one process") or "",
-      i == 1 and "stdio" or "", m[1], fmt(vals[1]), fmt(vals[2]), fmt(vals[3]), ratio(vals[1], vals[3], false),
-      ratio(vals[2], vals[3], false)))
+    out(("| %s | %s | %s | %s | %s | %s | %s / %s |"):format(i == 1 and ("scale: " .. fmt_metric("failed", n) .. " stdio servers, one process") or "",
+      i == 1 and "stdio" or "", m[1], fmt_metric(m[3], vals[1]), fmt_metric(m[3], vals[2]), fmt_metric(m[3], vals[3]),
+      m[5] == "none" and "-" or ratio(vals[1], vals[3], false), m[5] == "none" and "-" or ratio(vals[2], vals[3], false)))
+  end
+end
+if seen_rows["flood|http"] then
+  -- A client that did not drain by its deadline (the TS driver stops after 120 s) gets bounds:
+  -- "> elapsed" for the drain, "< N/elapsed" for calls/s, no CPU per call, no ratio.
+  local flood_metrics = {
+    { "drain all, ms", "wall_ms", 1, false, ">" },
+    { "calls/s", "ops_per_s", 1, true, "<" },
+    { "CPU µs/call", "cpu_per_op_s", 1e6, false, "-" },
+    { "peak RSS MiB", "hwm_kb", 1 / 1024, false },
+    { "open fds after the drain", "fds_after", 1, false },
+    { "calls failed", "failed", 1, "none" },
+    { "calls unanswered at the deadline", "unfinished", 1, "none" },
+  }
+  local cut = {}
+  for j, c in ipairs(CLIENTS) do cut[j] = (get(c, "http", "flood", nil, "unfinished") or 0) > 0 end
+  for i, m in ipairs(flood_metrics) do
+    local vals, cells = {}, {}
+    for j, c in ipairs(CLIENTS) do
+      local v = get(c, "http", "flood", nil, m[2])
+      if v == nil and m[2] == "unfinished" and get(c, "http", "flood", nil, "wall_ms") then v = 0 end
+      vals[j] = v and v * m[3]
+      cells[j] = fmt_metric(m[2], vals[j])
+      if cut[j] and m[5] then
+        cells[j] = m[5] == "-" and "-" or (m[5] .. " " .. cells[j])
+        vals[j] = nil
+      end
+    end
+    local r1 = m[4] == "none" and "-" or ratio(vals[1], vals[3], m[4])
+    local r2 = m[4] == "none" and "-" or ratio(vals[2], vals[3], m[4])
+    out(("| %s | %s | %s | %s | %s | %s | %s / %s |"):format(
+      i == 1 and (fmt_metric("failed", flood_n) .. " tools/call in flight on one client, drained") or "", i == 1 and "http" or "",
+      m[1], cells[1], cells[2], cells[3], r1, r2))
   end
 end
 

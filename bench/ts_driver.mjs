@@ -7,7 +7,7 @@
 // checkout, where `make bench` installs the pinned version). CPU time is process.cpuUsage()
 // (getrusage(RUSAGE_SELF): user+sys of this process and all its threads, not the server's);
 // peak RSS is VmHWM from /proc/self/status at the end.
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
@@ -43,6 +43,14 @@ if (!row || (transport !== "stdio" && transport !== "http") || !target) {
 }
 const INFLIGHT = 64;
 const SIZES = { big1m: 1048576, big10m: 10485760 };
+
+// Open fds of this process now, and the soft limit on open files (Node raises it to the hard
+// limit at start-up).
+const fdCount = () => readdirSync("/proc/self/fd").length;
+function nofileSoft() {
+  const m = readFileSync("/proc/self/limits", "utf8").match(/Max open files\s+(\S+)/);
+  return m ? m[1] : "?";
+}
 
 function procStatus(key) {
   const m = readFileSync("/proc/self/status", "utf8").match(new RegExp(key + ":\\s*(\\d+)"));
@@ -157,9 +165,38 @@ if (row === "connect" || row === "connect_nodisc") { // the TS SDK sends no disc
   });
   emit(N, w1, p1, { phase: "connect_all" });
   emit(N, w2, p2, { phase: "round" });
-  const rssAll = procStatus("VmRSS");
+  const rssAll = procStatus("VmRSS"), fdsAll = fdCount(), soft = nofileSoft();
   await Promise.all(clients.map((c) => c.close()));
-  for (const parts of out) parts.push(`rss_connected_kb=${rssAll}`);
+  for (const parts of out) parts.push(`rss_connected_kb=${rssAll}`, `fds_connected=${fdsAll}`, `nofile_soft=${soft}`);
+} else if (row === "flood") {
+  // N calls made at once on one client (one promise each), then drained; the SDK's HTTP
+  // transport makes one fetch per call (undici's pool: no connection bound by default).
+  // A deadline (MCP_BENCH_FLOOD_DEADLINE_S, default 120 s) stops the measured round: the calls
+  // not answered by then are reported as unfinished and the process exits.
+  const deadlineMs = (Number(process.env.MCP_BENCH_FLOOD_DEADLINE_S) || 120) * 1000;
+  const c = await connect();
+  let failed = 0, done = 0, firstErr;
+  const round = (total, limitMs) => new Promise((resolve) => {
+    let left = total;
+    const timer = limitMs ? setTimeout(resolve, limitMs) : null;
+    for (let i = 0; i < total; i++) {
+      call(c, "echo").then(() => { done++; }, (e) => { failed++; firstErr ??= String(e); }).finally(() => {
+        if (--left === 0) {
+          if (timer) clearTimeout(timer);
+          resolve();
+        }
+      });
+    }
+  });
+  if (WARMUP > 0) await round(WARMUP);
+  failed = 0;
+  done = 0;
+  const [w, p] = await timed(() => round(N, deadlineMs));
+  const unfinished = N - done - failed;
+  if (failed > 0) console.error(`flood: ${failed} of ${N} calls failed, first: ${firstErr}`);
+  if (unfinished > 0) console.error(`flood: ${unfinished} of ${N} calls unanswered after ${deadlineMs / 1000} s`);
+  emit(N, w, p, { failed, unfinished, fds_after: fdCount() });
+  if (unfinished === 0) await c.close();
 } else {
   console.error(`unknown row ${row}`);
   process.exit(2);
