@@ -177,6 +177,13 @@ describe("json strings", function()
     decode_error('"\\u12G4"')
     decode_error('"\\U0041"')
     decode_error("'single'")
+    -- one pass over an escaped string reports what two did: an unterminated string or a control
+    -- character anywhere after the first backslash before a bad escape
+    assert.matches("at byte 8: unterminated string", decode_error('"ab\\x cd'))
+    assert.matches("at byte 7: control character", decode_error('"ab\\x c\1"'))
+    assert.matches("at byte 3: invalid escape", decode_error('"ab\\x c"'))
+    assert.matches("at byte 5: invalid \\u escape", decode_error('"ab\\n\\u12x"'))
+    assert.matches("at byte 10: unterminated string", decode_error('"ab\\n\\u12x'))
     assert.matches("control character", decode_error('"a\nb"'))
     assert.matches("control character", decode_error('"\\n escaped, then raw:\t"'))
     assert.matches("at byte 3: control character", decode_error('"ab\1"'))
@@ -243,6 +250,56 @@ describe("json tables", function()
 
   it("lets the last duplicate key win", function()
     assert.are.equal(2, decode('{"a":1,"a":2}').a)
+  end)
+
+  -- The decoder keeps the first 16 members of a container on the stack and creates its table at
+  -- the end (or at the 16th member, then adds the rest): every size around that edge, in order.
+  it("decodes containers of every size around the pre-sizing edge, members in order", function()
+    for n = 0, 40 do
+      local items, members = {}, {}
+      for i = 1, n do
+        items[i] = tostring(i * 7)
+        members[i] = ('"k%d":%d'):format(i, i * 7)
+      end
+      local arr = decode("[" .. table.concat(items, ",") .. "]")
+      assert.are.equal(array_mt, getmetatable(arr))
+      assert.are.equal(n, #arr)
+      local obj = decode("{" .. table.concat(members, ",") .. "}")
+      assert.is_nil(getmetatable(obj))
+      local count = 0
+      for _ in pairs(obj) do count = count + 1 end
+      assert.are.equal(n, count)
+      for i = 1, n do
+        assert.are.equal(i * 7, arr[i])
+        assert.are.equal(i * 7, obj["k" .. i])
+      end
+    end
+  end)
+
+  it("lets the last duplicate key win on both sides of the pre-sizing edge", function()
+    local members = {}
+    for i = 1, 40 do members[i] = ('"k%d":%d'):format(i % 5, i) end
+    local obj = decode("{" .. table.concat(members, ",") .. "}")
+    assert.are.same({ k0 = 40, k1 = 36, k2 = 37, k3 = 38, k4 = 39 }, obj)
+    assert.are.same({ a = 3 }, decode('{"a":1,"a":2,"a":3}'))
+  end)
+
+  it("decodes wide containers nested deeper than the pre-sized levels", function()
+    -- 40 levels, each an object of 20 members whose last one holds the next level
+    local text = "1"
+    for d = 1, 40 do
+      local members = {}
+      for i = 1, 19 do members[i] = ('"m%d":[%d,"s"]'):format(i, d) end
+      members[20] = '"next":' .. text
+      text = "{" .. table.concat(members, ",") .. "}"
+    end
+    local v = decode(text)
+    for d = 40, 1, -1 do
+      assert.are.equal(d, v.m19[1])
+      assert.are.equal(array_mt, getmetatable(v.m1))
+      v = v.next
+    end
+    assert.are.equal(1, v)
   end)
 
   it("accepts integral float keys as array indices", function()

@@ -14,7 +14,8 @@ typedef struct dec {
     const char *base, *end;
     char *err;
     size_t errlen;
-    int array_mt;     /* stack index of the array metatable */
+    int array_mt;     /* stack index of the array metatable (nil until the first array) */
+    int have_mt;      /* array_mt holds it */
     int scratch_slot; /* stack index owning the scratch buffer for escaped strings (nil until needed) */
     mcp_buf *scratch;
     /* the C locale's decimal point, as strtod expects it (NULL: not looked up yet) */
@@ -55,6 +56,14 @@ const char *mcp_json_skip_ws(const char *p, const char *end)
     return p;
 }
 
+/* The common case inline: no whitespace at all. */
+static inline const char *skip_ws(const char *p, const char *end)
+{
+    if (p < end && (unsigned char)*p > ' ')
+        return p;
+    return mcp_json_skip_ws(p, end);
+}
+
 /* ---- strings ---- */
 
 #define ONES ((uint64_t)0x0101010101010101ULL)
@@ -70,10 +79,18 @@ static const char *scan_plain(const char *p, const char *end)
 {
     /* Eight bytes at a time; the byte loop below pins down the exact position. */
     while (end - p >= 8) {
-        uint64_t v;
+        uint64_t v, hit;
         memcpy(&v, p, 8);
-        if (HAS_ZERO(v ^ (ONES * '"')) | HAS_ZERO(v ^ (ONES * '\\')) | HAS_LESS(v, 0x20))
+        hit = HAS_ZERO(v ^ (ONES * '"')) | HAS_ZERO(v ^ (ONES * '\\')) | HAS_LESS(v, 0x20);
+        if (hit) {
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+            /* The lowest flagged byte of each test is exact (a borrow only flags bytes above a
+             * real hit), so the lowest set bit is the first byte that ends the run. */
+            return p + (__builtin_ctzll(hit) >> 3);
+#else
             break;
+#endif
+        }
         p += 8;
     }
     while (p < end) {
@@ -178,27 +195,34 @@ static char *scratch(dec *d, size_t n)
     return mcp_buf_reserve(b, n) == 0 ? mcp_buf_head(b) : NULL;
 }
 
-/* [start, p) is plain, p is at the first backslash. Pushes the decoded string. */
+/* A string with escapes failed at some point: what the two-pass decoder reported first wins,
+ * i.e. an unterminated string or a control character anywhere from the first backslash on
+ * (string_end) before a bad escape. Returns NULL with d's message set. */
+static const char *escaped_failure(dec *d, const char *first, const char *at, const char *msg)
+{
+    if (string_end(d, first) == NULL)
+        return NULL;
+    return msg != NULL ? fail(d, at, msg) : NULL;
+}
+
+/* [start, p) is plain, p is at the first backslash. Decodes the rest in one pass into the
+ * scratch, sized for the rest of the input (the decoded text is never longer than its source,
+ * and untouched pages of a large scratch cost nothing), and pushes the string. */
 static const char *decode_escaped(dec *d, const char *start, const char *p)
 {
-    const char *close = string_end(d, p);
+    const char *first = p;
     char *out, *o;
-    if (close == NULL)
-        return NULL;
-    out = o = scratch(d, (size_t)(close - start));
+    out = o = scratch(d, (size_t)(d->end - start));
     if (out == NULL)
         return fail(d, start - 1, "out of memory");
     memcpy(o, start, (size_t)(p - start));
     o += p - start;
-    while (p < close) {
-        const char *run = p;
+    for (;;) {
+        const char *run;
         char c;
-        p = scan_plain(p, close);
-        memcpy(o, run, (size_t)(p - run));
-        o += p - run;
-        if (p >= close)
-            break;
-        /* string_end vouched for the rest: *p is a backslash with a byte after it. */
+        /* p is at a backslash */
+        if (d->end - p < 2)
+            return escaped_failure(d, first, p + 1, "unterminated string");
         switch (p[1]) {
         case '"': c = '"'; break;
         case '\\': c = '\\'; break;
@@ -208,17 +232,27 @@ static const char *decode_escaped(dec *d, const char *start, const char *p)
         case 'n': c = '\n'; break;
         case 'r': c = '\r'; break;
         case 't': c = '\t'; break;
-        case 'u':
-            if ((p = unicode_escape(d, p + 2, &o)) == NULL)
-                return NULL;
-            continue;
-        default: return fail(d, p, "invalid escape");
+        case 'u': c = 0; break;
+        default: return escaped_failure(d, first, p, "invalid escape");
         }
-        *o++ = c;
-        p += 2;
+        if (c != 0) {
+            *o++ = c;
+            p += 2;
+        } else if ((p = unicode_escape(d, p + 2, &o)) == NULL) {
+            return escaped_failure(d, first, NULL, NULL); /* unicode_escape's message */
+        }
+        run = p;
+        p = scan_plain(p, d->end);
+        memcpy(o, run, (size_t)(p - run));
+        o += p - run;
+        if (p < d->end && *p == '"')
+            break;
+        if (p >= d->end || *p != '\\')
+            return escaped_failure(
+                d, first, p, p >= d->end ? "unterminated string" : "control character in string");
     }
     lua_pushlstring(d->L, out, (size_t)(o - out));
-    return close + 1;
+    return p + 1;
 }
 
 /* p is at the opening quote. */
@@ -351,33 +385,107 @@ static const char *decode_number(dec *d, const char *p)
 
 /* ---- containers ---- */
 
+/* Members of a container in the first BATCH_DEPTH levels wait on the Lua stack (up to BATCH of
+ * them) until the container ends, so that its table is created at its final size instead of
+ * growing member by member; a longer container gets its table at the BATCH-th member, sized for
+ * twice that, and takes the rest directly. Deeper levels (and levels where the stack has no room
+ * to spare) create the table first, as a bound on the stack: at most BATCH_DEPTH levels hold
+ * 2 * BATCH slots each. */
+#define BATCH 16
+#define BATCH_DEPTH 32
+
+/* The array metatable, looked up at the first array of a decode. */
+static void push_array_mt(dec *d)
+{
+    lua_State *L = d->L;
+    if (!d->have_mt) {
+        lua_getfield(L, LUA_REGISTRYINDEX, MCP_JSON_ARRAY_MT);
+        if (lua_isnil(L, -1)) {
+            lua_pop(L, 1);
+            mcp_json_init(L);
+            lua_getfield(L, LUA_REGISTRYINDEX, MCP_JSON_ARRAY_MT);
+        }
+        lua_replace(L, d->array_mt);
+        d->have_mt = 1;
+    }
+    lua_pushvalue(L, d->array_mt);
+}
+
+/* The array table for the n elements at base+1..base+n, sized for hint (>= n), in their place. */
+static void make_array(dec *d, int base, int n, int hint)
+{
+    lua_State *L = d->L;
+    int i;
+    lua_createtable(L, hint, 0);
+    push_array_mt(d);
+    lua_setmetatable(L, -2);
+    for (i = 1; i <= n; i++) {
+        lua_pushvalue(L, base + i);
+        lua_rawseti(L, -2, i);
+    }
+    if (n > 0) {
+        lua_replace(L, base + 1);
+        lua_settop(L, base + 1);
+    }
+}
+
 static const char *decode_array(dec *d, const char *p, int depth)
 {
     lua_State *L = d->L;
-    int n = 0;
+    int n = 0, base, made;
     if (depth > MCP_JSON_MAX_DEPTH)
         return fail(d, p, "nesting too deep");
     luaL_checkstack(L, 4, "JSON nesting");
-    lua_createtable(L, 0, 0);
-    lua_pushvalue(L, d->array_mt);
-    lua_setmetatable(L, -2);
-    p = mcp_json_skip_ws(p + 1, d->end);
-    if (p < d->end && *p == ']')
+    base = lua_gettop(L);
+    made = !(depth <= BATCH_DEPTH && lua_checkstack(L, BATCH + 4));
+    if (made)
+        make_array(d, base, 0, 0);
+    p = skip_ws(p + 1, d->end);
+    if (p < d->end && *p == ']') {
+        if (!made)
+            make_array(d, base, 0, 0);
         return p + 1;
+    }
     for (;;) {
+        if (!made && n == BATCH) {
+            make_array(d, base, n, 2 * BATCH);
+            made = 1;
+        }
         if ((p = decode_value(d, p, depth)) == NULL)
             return NULL;
         if (n == INT_MAX)
             return fail(d, p, "array too long");
-        lua_rawseti(L, -2, ++n);
-        p = mcp_json_skip_ws(p, d->end);
+        ++n;
+        if (made)
+            lua_rawseti(L, -2, n);
+        p = skip_ws(p, d->end);
         if (p < d->end && *p == ',') {
             p++;
             continue;
         }
-        if (p < d->end && *p == ']')
+        if (p < d->end && *p == ']') {
+            if (!made)
+                make_array(d, base, n, n);
             return p + 1;
+        }
         return p < d->end ? fail(d, p, "expected ',' or ']'") : unexpected(d, p);
+    }
+}
+
+/* The object table for the n key/value pairs at base+1..base+2n, sized for hint (>= n), in their
+ * place; pairs go in in order, so of duplicate keys the last one wins. */
+static void make_object(lua_State *L, int base, int n, int hint)
+{
+    int i;
+    lua_createtable(L, 0, hint);
+    for (i = 0; i < n; i++) {
+        lua_pushvalue(L, base + 2 * i + 1);
+        lua_pushvalue(L, base + 2 * i + 2);
+        lua_rawset(L, -3);
+    }
+    if (n > 0) {
+        lua_replace(L, base + 1);
+        lua_settop(L, base + 1);
     }
 }
 
@@ -407,18 +515,29 @@ static void set_key_order(lua_State *L)
 static const char *decode_object(dec *d, const char *p, int depth)
 {
     lua_State *L = d->L;
-    int order = d->keep_order, n = 0;
+    int order = d->keep_order, n = 0, base, made;
     d->keep_order = 0;
     if (depth > MCP_JSON_MAX_DEPTH)
         return fail(d, p, "nesting too deep");
     luaL_checkstack(L, 6, "JSON nesting");
-    lua_createtable(L, 0, 0);
-    p = mcp_json_skip_ws(p + 1, d->end);
-    if (p < d->end && *p == '}')
+    base = lua_gettop(L);
+    /* a "properties" object keeps its key order above the table: no batching for it */
+    made = order || !(depth <= BATCH_DEPTH && lua_checkstack(L, 2 * BATCH + 6));
+    if (made)
+        lua_createtable(L, 0, 0);
+    p = skip_ws(p + 1, d->end);
+    if (p < d->end && *p == '}') {
+        if (!made)
+            lua_createtable(L, 0, 0);
         return p + 1;
+    }
     if (order)
         lua_createtable(L, 4, 0); /* the keys, above the object until the end */
     for (;;) {
+        if (!made && n == BATCH) {
+            make_object(L, base, n, 2 * BATCH);
+            made = 1;
+        }
         if (p >= d->end)
             return unexpected(d, p);
         if (*p != '"')
@@ -434,7 +553,7 @@ static const char *decode_object(dec *d, const char *p, int depth)
             }
             lua_pop(L, 1);
         }
-        p = mcp_json_skip_ws(p, d->end);
+        p = skip_ws(p, d->end);
         if (p >= d->end)
             return unexpected(d, p);
         if (*p != ':')
@@ -444,15 +563,20 @@ static const char *decode_object(dec *d, const char *p, int depth)
         d->keep_order = 0;
         if (p == NULL)
             return NULL;
-        lua_rawset(L, order ? -4 : -3); /* duplicate keys: the last one wins */
-        p = mcp_json_skip_ws(p, d->end);
+        if (made)
+            lua_rawset(L, order ? -4 : -3); /* duplicate keys: the last one wins */
+        else
+            n++;
+        p = skip_ws(p, d->end);
         if (p < d->end && *p == ',') {
-            p = mcp_json_skip_ws(p + 1, d->end);
+            p = skip_ws(p + 1, d->end);
             continue;
         }
         if (p < d->end && *p == '}') {
             if (order)
                 set_key_order(L);
+            else if (!made)
+                make_object(L, base, n, n);
             return p + 1;
         }
         return p < d->end ? fail(d, p, "expected ',' or '}'") : unexpected(d, p);
@@ -472,7 +596,7 @@ static const char *literal(dec *d, const char *p, const char *word, size_t n)
 static const char *decode_value(dec *d, const char *p, int depth)
 {
     lua_State *L = d->L;
-    p = mcp_json_skip_ws(p, d->end);
+    p = skip_ws(p, d->end);
     if (p >= d->end)
         return unexpected(d, p);
     switch (*p) {
@@ -513,12 +637,8 @@ const char *mcp_json_decode_value(lua_State *L, const char *base, const char *p,
     int top = lua_gettop(L);
     const char *q;
     luaL_checkstack(L, 4, "JSON decode");
-    lua_getfield(L, LUA_REGISTRYINDEX, MCP_JSON_ARRAY_MT);
-    if (lua_isnil(L, -1)) {
-        lua_pop(L, 1);
-        mcp_json_init(L);
-        lua_getfield(L, LUA_REGISTRYINDEX, MCP_JSON_ARRAY_MT);
-    }
+    lua_pushnil(L); /* the array metatable's slot */
+    d.have_mt = 0;
     d.L = L;
     d.base = base;
     d.end = end;
