@@ -46,7 +46,7 @@ int mcp_buf_reserve(mcp_buf *b, size_t n)
     return 0;
 }
 
-int mcp_buf_append(mcp_buf *b, const void *p, size_t n)
+int mcp_buf_append_grow(mcp_buf *b, const void *p, size_t n)
 {
     if (n == 0)
         return 0;

@@ -16,7 +16,8 @@ void mcp_buf_init(mcp_buf *b);
 void mcp_buf_free(mcp_buf *b);
 /* Ensure room for n more bytes after the used region. Returns 0, or -1 when out of memory. */
 int mcp_buf_reserve(mcp_buf *b, size_t n);
-int mcp_buf_append(mcp_buf *b, const void *p, size_t n);
+/* mcp_buf_append when the buffer has to grow (buf.c). */
+int mcp_buf_append_grow(mcp_buf *b, const void *p, size_t n);
 /* Drop n bytes from the front (read side). */
 void mcp_buf_consume(mcp_buf *b, size_t n);
 /* Start of unconsumed bytes. */
@@ -27,6 +28,17 @@ static inline void mcp_buf_reset(mcp_buf *b)
 {
     b->len = 0;
     b->off = 0;
+}
+/* Append n bytes. Returns 0, or -1 when out of memory. Inline: the encoders append piece by piece. */
+static inline int mcp_buf_append(mcp_buf *b, const void *p, size_t n)
+{
+    if (b->cap - b->off - b->len < n)
+        return mcp_buf_append_grow(b, p, n);
+    if (n > 0) {
+        memcpy(mcp_buf_tail(b), p, n);
+        b->len += n;
+    }
+    return 0;
 }
 /* Fast append of one byte / small literal; the caller reserved room (unchecked). */
 static inline void mcp_buf_put_unchecked(mcp_buf *b, char c) { b->data[b->off + b->len++] = c; }

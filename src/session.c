@@ -371,13 +371,12 @@ static int process_message(lua_State *L)
         dispatch_envelope(L, in);
         if (in->s->closed)
             return 0;
-        for (i = 1; i <= MCP_WIRE_NSLOTS; i++) {
-            lua_pushnil(L);
-            lua_replace(L, in->e.base + i);
-        }
-        lua_settop(L, in->e.base + MCP_WIRE_NSLOTS);
         p = mcp_json_skip_ws(p, end);
         if (batch && p < end && *p == ',') {
+            /* the next member starts from empty slots */
+            lua_settop(L, in->e.base);
+            for (i = 0; i < MCP_WIRE_NSLOTS; i++)
+                lua_pushnil(L);
             p = mcp_json_skip_ws(p + 1, end);
             continue;
         }

@@ -184,10 +184,12 @@ function M.loop_block(pred, ms)
     return
   end
   while not pred() do
-    M.run_ready()
-    if pred() then break end
-    local n, alive = core.step(has_ready() and 0 or -1)
-    if n == 0 and not alive and not has_ready() and not pred() then
+    if qhead <= qtail then -- (run_ready with nothing queued does nothing)
+      M.run_ready()
+      if pred() then break end
+    end
+    local n, alive = core.step(qhead <= qtail and 0 or -1)
+    if n == 0 and not alive and qhead > qtail and not pred() then
       error("mcp: waiting for a result but nothing is in flight (deadlock)", 3)
     end
   end
@@ -272,7 +274,7 @@ function M.await_call(start, ...)
   start(w.cb, ...)
   if not done() then M.block(done) end
   -- as in await: handlers queued by the same read run before the caller goes on
-  M.run_ready()
+  if qhead <= qtail then M.run_ready() end
   local a, b, c, d, e, f, g, h = w.take()
   -- only a waiter whose completion ran is reused (one left by an error above is dropped)
   nspare = nspare + 1
