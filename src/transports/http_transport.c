@@ -261,6 +261,10 @@ static struct curl_slist *base_headers(mcp_http *h, int method, int is_initializ
     }
     for (u = cross_origin ? NULL : h->cfg.headers; u != NULL; u = u->next)
         l = add_line(l, u->data);
+    /* A line of the list, not CURLOPT_USERAGENT: libcurl formats that option into a string of
+     * its own and then into the request, byte by byte, on every exchange. A User-Agent of the
+     * user's (above) wins, as it did over the option. */
+    l = mcp_headers_add(l, "User-Agent", USER_AGENT);
     if (method == MCP_HREQ_POST) {
         l = mcp_headers_add(l, "Content-Type", "application/json");
         l = mcp_headers_add(l, "Accept",
@@ -323,7 +327,6 @@ static void common_options(mcp_http *h, mcp_hreq *r, int streaming)
 {
     CURL *e = r->x.easy;
     size_t i;
-    curl_easy_setopt(e, CURLOPT_USERAGENT, USER_AGENT);
     curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
 #if LIBCURL_VERSION_NUM >= 0x075500
     curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
