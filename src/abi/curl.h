@@ -121,6 +121,7 @@ struct curl_sockaddr {
 #define CURLOPT_ABSTRACT_UNIX_SOCKET 10264
 #define CURLOPT_PROTOCOLS_STR 10318
 #define CURLOPT_REDIR_PROTOCOLS_STR 10319
+#define CURLOPT_CURLU 10282
 
 #define CURL_ERROR_SIZE 256 /* the size CURLOPT_ERRORBUFFER's buffer must have */
 
@@ -160,6 +161,8 @@ struct curl_sockaddr {
 #define CURLUPART_PORT 6
 
 #define CURLU_DEFAULT_PORT (1 << 0)
+#define CURLU_NON_SUPPORT_SCHEME (1 << 3)
+#define CURLU_GUESS_SCHEME (1 << 9)
 
 #endif /* MCP_ABI_PROTOTYPES_ONLY */
 

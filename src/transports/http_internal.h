@@ -55,6 +55,11 @@ typedef struct mcp_http {
     /* The headers of a plain POST (no headers of its own, not initialize), built once and shared
      * until what they are made of changes: mcp_http_headers_changed. */
     mcp_hdrs *post_headers;
+    /* cfg.url parsed once, for the pooled POST handles (CURLOPT_CURLU); NULL until the first
+     * POST, or when it cannot be parsed (url_handle_failed: CURLOPT_URL then, as libcurl's own
+     * parse reports the problem). Freed at destroy, after every handle that reads it. */
+    CURLU *url_handle;
+    int url_handle_failed;
 } mcp_http;
 
 #define MCP_HTTP_EASY_POOL ((int)(sizeof((mcp_http *)0)->idle_easy / sizeof(CURL *)))

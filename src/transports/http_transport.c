@@ -351,6 +351,38 @@ static void common_options(mcp_http *h, mcp_hreq *r, int streaming)
 
 static const mcp_hreq_ops post_ops, get_ops, delete_ops;
 
+/* The endpoint's URL parsed once, with the flags libcurl parses CURLOPT_URL with (7.88 url.c,
+ * parseurlandfillconn; the options that add others are not offered). */
+static CURLU *endpoint_url(mcp_http *h)
+{
+    if (h->url_handle != NULL || h->url_handle_failed)
+        return h->url_handle;
+    h->url_handle = curl_url();
+    if (h->url_handle != NULL &&
+        curl_url_set(h->url_handle, CURLUPART_URL, h->cfg.url,
+                     CURLU_GUESS_SCHEME | CURLU_NON_SUPPORT_SCHEME) != CURLUE_OK) {
+        curl_url_cleanup(h->url_handle);
+        h->url_handle = NULL;
+    }
+    h->url_handle_failed = h->url_handle == NULL;
+    return h->url_handle;
+}
+
+/* A new handle for the endpoint takes the parsed URL (CURLOPT_CURLU) instead of the string:
+ * libcurl parses CURLOPT_URL and formats it back, byte by byte, at every transfer (~10 k
+ * instructions of a sequential call); from the handle it copies the parts. The URL string is
+ * cleared first, so that libcurl's effective URL is the normalised one, as after its own parse.
+ * A libcurl without the option (before 7.63) keeps the string. */
+static void use_endpoint_url(mcp_http *h, CURL *e)
+{
+    CURLU *u = endpoint_url(h);
+    if (u == NULL)
+        return;
+    curl_easy_setopt(e, CURLOPT_URL, (char *)NULL);
+    if (curl_easy_setopt(e, CURLOPT_CURLU, u) != CURLE_OK)
+        curl_easy_setopt(e, CURLOPT_URL, h->cfg.url);
+}
+
 /* extra: the message's own header lines, owned by the request from here on (kept for the hops
  * of a redirect). */
 static mcp_hreq *new_request(mcp_http *h, int method, const char *url, const char *payload,
@@ -371,6 +403,8 @@ static mcp_hreq *new_request(mcp_http *h, int method, const char *url, const cha
         return NULL;
     }
     r->poolable = poolable;
+    if (poolable && easy == NULL)
+        use_endpoint_url(h, r->x.easy);
     if (method == MCP_HREQ_POST && extra == NULL && last_event_id == NULL && !cross_origin &&
         !is_initialize) {
         /* A plain POST: the transport's current headers, built once. */
@@ -844,6 +878,8 @@ static void http_destroy(mcp_transport *t)
         mcp_http_drop_req(h, h->reqs);
     free_idle_easy(h);
     mcp_hdrs_unref(h->post_headers);
+    if (h->url_handle != NULL) /* no handle reads it any more: all freed above */
+        curl_url_cleanup(h->url_handle);
     free(h->session_id);
     free(h->protocol_version);
     free(h->endpoint);
