@@ -196,14 +196,8 @@ static curl_socket_t open_socket(void *clientp, curlsocktype purpose, struct cur
 
 int mcp_xfer_init(mcp_xfer *x, mcp_curl *c, const mcp_xfer_ops *ops, void *owner)
 {
-    return mcp_xfer_init_reusing(x, c, ops, owner, NULL);
-}
-
-int mcp_xfer_init_reusing(mcp_xfer *x, mcp_curl *c, const mcp_xfer_ops *ops, void *owner,
-                          CURL *easy)
-{
     memset(x, 0, sizeof *x);
-    x->easy = easy != NULL ? easy : curl_easy_init();
+    x->easy = curl_easy_init();
     if (x->easy == NULL)
         return -1;
     x->ops = ops;
@@ -212,11 +206,9 @@ int mcp_xfer_init_reusing(mcp_xfer *x, mcp_curl *c, const mcp_xfer_ops *ops, voi
     mcp_curl_ref(c);
     curl_easy_setopt(x->easy, CURLOPT_PRIVATE, (char *)x);
     curl_easy_setopt(x->easy, CURLOPT_ERRORBUFFER, x->errbuf);
-    if (easy == NULL) { /* a reused handle has these, and the same c (one transport's) */
-        curl_easy_setopt(x->easy, CURLOPT_NOSIGNAL, 1L);
-        curl_easy_setopt(x->easy, CURLOPT_OPENSOCKETFUNCTION, open_socket);
-        curl_easy_setopt(x->easy, CURLOPT_OPENSOCKETDATA, c);
-    }
+    curl_easy_setopt(x->easy, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(x->easy, CURLOPT_OPENSOCKETFUNCTION, open_socket);
+    curl_easy_setopt(x->easy, CURLOPT_OPENSOCKETDATA, c);
     return 0;
 }
 
@@ -264,21 +256,6 @@ void mcp_xfer_mark_dirty(mcp_xfer *x)
     x->dirty = 1;
     x->next_dirty = x->curl->dirty;
     x->curl->dirty = x;
-}
-
-CURL *mcp_xfer_release(mcp_xfer *x)
-{
-    CURL *e = x->easy;
-    if (x->curl == NULL || x->attached)
-        return NULL;
-    unlink_dirty(x->curl, x);
-    /* Nothing of x stays behind in the handle (the next owner sets its own). */
-    curl_easy_setopt(e, CURLOPT_PRIVATE, (char *)NULL);
-    curl_easy_setopt(e, CURLOPT_ERRORBUFFER, (char *)NULL);
-    x->easy = NULL;
-    mcp_curl_unref(x->curl);
-    x->curl = NULL;
-    return e;
 }
 
 void mcp_xfer_cleanup(mcp_xfer *x)

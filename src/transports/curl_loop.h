@@ -41,14 +41,6 @@ void mcp_curl_unref(mcp_curl *c);
 
 /* Prepare x around a new easy handle (CURLOPT_PRIVATE and ERRORBUFFER set). -1: out of memory. */
 int mcp_xfer_init(mcp_xfer *x, mcp_curl *c, const mcp_xfer_ops *ops, void *owner);
-/* The same around an easy handle a finished transfer gave back (mcp_xfer_release): its options
- * stay as they were, the owner sets what differs. easy NULL: a new one. */
-int mcp_xfer_init_reusing(mcp_xfer *x, mcp_curl *c, const mcp_xfer_ops *ops, void *owner,
-                          CURL *easy);
-/* Detach the easy handle of a transfer that is not running (finished, or never started) and
- * hand it to the caller, who reuses it (mcp_xfer_init_reusing) or curl_easy_cleanup()s it; x is
- * then as after mcp_xfer_cleanup. NULL (nothing done) while the transfer runs. */
-CURL *mcp_xfer_release(mcp_xfer *x);
 /* Start it. Returns 0 or -1. */
 int mcp_xfer_start(mcp_xfer *x);
 /* The loop the transfers run on. */

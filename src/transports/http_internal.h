@@ -48,10 +48,11 @@ typedef struct mcp_http {
     resume *resumes;
     mcp_http_event_cb ev_cb;
     void *ev_ctx;
-    /* Easy handles of POSTs to cfg.url that finished, for the next ones (no new handle, no
-     * options set again per request); at most MCP_HTTP_EASY_POOL, freed on close. */
-    CURL *idle_easy[8];
-    int nidle_easy;
+    /* POSTs to cfg.url that finished, kept for the next ones with their easy handles
+     * (mcp_hreq_recycle: no new handle, no options set again, no allocation per request); at
+     * most MCP_HTTP_REQ_POOL, freed on close. */
+    mcp_hreq *idle_req[8];
+    int nidle_req;
     /* The headers of a plain POST (no headers of its own, not initialize), built once and shared
      * until what they are made of changes: mcp_http_headers_changed. */
     mcp_hdrs *post_headers;
@@ -62,7 +63,7 @@ typedef struct mcp_http {
     int url_handle_failed;
 } mcp_http;
 
-#define MCP_HTTP_EASY_POOL ((int)(sizeof((mcp_http *)0)->idle_easy / sizeof(CURL *)))
+#define MCP_HTTP_REQ_POOL ((int)(sizeof((mcp_http *)0)->idle_req / sizeof(mcp_hreq *)))
 
 #define MCP_HTTP_MAX_ACTIVE_REPLIES 8
 #define MCP_HTTP_MAX_QUEUED_REPLIES 1000

@@ -209,29 +209,36 @@ static void done(mcp_xfer *x, CURLcode rc)
 
 static const mcp_xfer_ops hreq_xfer_ops = {flush, done};
 
+/* The POST's body, copied into the request's buffer (kept by a recycled request when it fits). */
+static int set_payload(mcp_hreq *r, const char *payload, size_t len)
+{
+    if (r->payload == NULL || len > r->payload_cap) {
+        char *p = malloc(len ? len : 1);
+        if (p == NULL)
+            return -1;
+        free(r->payload);
+        r->payload = p;
+        r->payload_cap = len ? len : 1;
+    }
+    memcpy(r->payload, payload, len);
+    r->payload_len = len;
+    curl_easy_setopt(r->x.easy, CURLOPT_POSTFIELDS, r->payload);
+    curl_easy_setopt(r->x.easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+    return 0;
+}
+
 mcp_hreq *mcp_hreq_new(mcp_curl *c, int method, const char *url, const char *payload,
                        size_t payload_len, size_t body_max, const mcp_hreq_ops *ops, void *owner)
 {
-    return mcp_hreq_new_reusing(c, method, url, payload, payload_len, body_max, ops, owner, NULL);
-}
-
-mcp_hreq *mcp_hreq_new_reusing(mcp_curl *c, int method, const char *url, const char *payload,
-                               size_t payload_len, size_t body_max, const mcp_hreq_ops *ops,
-                               void *owner, CURL *easy)
-{
     mcp_hreq *r = calloc(1, sizeof *r);
     CURL *e;
-    if (r == NULL) {
-        if (easy != NULL)
-            curl_easy_cleanup(easy);
+    if (r == NULL)
         return NULL;
-    }
-    if (mcp_xfer_init_reusing(&r->x, c, &hreq_xfer_ops, r, easy) != 0) {
+    if (mcp_xfer_init(&r->x, c, &hreq_xfer_ops, r) != 0) {
         free(r);
         return NULL;
     }
     e = r->x.easy;
-    r->reused = easy != NULL;
     r->ops = ops;
     r->owner = owner;
     r->method = method;
@@ -239,30 +246,77 @@ mcp_hreq *mcp_hreq_new_reusing(mcp_curl *c, int method, const char *url, const c
     mcp_buf_init(&r->body);
     mcp_buf_init(&r->inbox);
     mcp_buf_init(&r->resp_headers);
-    /* A reused handle (a POST to the same URL) has the URL and the callbacks already. */
-    if (easy == NULL) {
-        curl_easy_setopt(e, CURLOPT_URL, url);
-        curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, write_cb);
-        curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, header_cb);
-    }
+    curl_easy_setopt(e, CURLOPT_URL, url);
+    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, write_cb);
+    curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, header_cb);
     curl_easy_setopt(e, CURLOPT_WRITEDATA, r);
     curl_easy_setopt(e, CURLOPT_HEADERDATA, r);
     if (method == MCP_HREQ_POST) {
-        r->payload = malloc(payload_len ? payload_len : 1);
-        if (r->payload == NULL) {
+        if (set_payload(r, payload, payload_len) != 0) {
             mcp_hreq_free(r);
             return NULL;
         }
-        memcpy(r->payload, payload, payload_len);
-        r->payload_len = payload_len;
-        if (easy == NULL)
-            curl_easy_setopt(e, CURLOPT_POST, 1L);
-        curl_easy_setopt(e, CURLOPT_POSTFIELDS, r->payload);
-        curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)payload_len);
+        curl_easy_setopt(e, CURLOPT_POST, 1L);
     } else if (method == MCP_HREQ_DELETE) {
         curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, "DELETE");
     } else {
         curl_easy_setopt(e, CURLOPT_HTTPGET, 1L);
+    }
+    return r;
+}
+
+/* A payload buffer at most this large stays with a recycled request for the next one. */
+#define PAYLOAD_KEEP_MAX 4096
+
+int mcp_hreq_recycle(mcp_hreq *r)
+{
+    char *payload = r->payload;
+    size_t cap = r->payload_cap;
+    int busy = r->busy;
+    /* From its own done callback too: libcurl has let go of the handle by then. */
+    if (r->doomed || !r->finished_ok || r->x.curl == NULL || r->x.attached ||
+        r->method != MCP_HREQ_POST)
+        return -1;
+    if (r->idle_ms)
+        mcp_timer_stop(hreq_loop(r), &r->idle);
+    curl_slist_free_all(r->headers);
+    mcp_hdrs_unref(r->shared_headers);
+    curl_slist_free_all(r->extra_headers);
+    if (r->sse_ready)
+        mcp_sse_free(&r->sse);
+    mcp_buf_free(&r->body);
+    mcp_buf_free(&r->resp_headers);
+    mcp_buf_free(&r->inbox);
+    free(r->session_id);
+    free(r->last_event_id);
+    if (cap > PAYLOAD_KEEP_MAX) {
+        free(payload);
+        payload = NULL;
+        cap = 0;
+    }
+    /* Everything after the transfer as calloc left it (r->x comes first: flush and done cast
+     * it to r). The handle keeps pointing at r (PRIVATE, ERRORBUFFER, WRITEDATA, HEADERDATA), so
+     * none of that is set again. busy stays: this may run inside r's done callback, which still
+     * holds it. */
+    memset((char *)r + sizeof r->x, 0, sizeof *r - sizeof r->x);
+    r->x.errbuf[0] = '\0';
+    r->payload = payload;
+    r->payload_cap = cap;
+    r->busy = busy;
+    r->method = MCP_HREQ_POST;
+    r->reused = 1;
+    return 0;
+}
+
+mcp_hreq *mcp_hreq_renew(mcp_hreq *r, const char *payload, size_t payload_len, size_t body_max,
+                         const mcp_hreq_ops *ops, void *owner)
+{
+    r->ops = ops;
+    r->owner = owner;
+    r->body_max = body_max;
+    if (set_payload(r, payload, payload_len) != 0) {
+        mcp_hreq_free(r);
+        return NULL;
     }
     return r;
 }
@@ -302,16 +356,6 @@ void mcp_hdrs_unref(mcp_hdrs *h)
         return;
     curl_slist_free_all(h->list);
     free(h);
-}
-
-CURL *mcp_hreq_release_easy(mcp_hreq *r)
-{
-    /* From its own done callback too: libcurl has let go of the handle by then. */
-    if (r->doomed || !r->finished_ok || r->x.curl == NULL || r->x.attached)
-        return NULL;
-    if (r->idle_ms)
-        mcp_timer_stop(hreq_loop(r), &r->idle);
-    return mcp_xfer_release(&r->x);
 }
 
 /* CURLOPT_XFERINFOFUNCTION (inside libcurl): note when bytes last moved; the timer reads it. */

@@ -56,7 +56,7 @@ struct mcp_hreq {
     mcp_hreq *qnext;     /* waiting in one of the transport's queues */
     int sent_session;    /* the request carried a session id */
     char *payload;
-    size_t payload_len;
+    size_t payload_len, payload_cap;
     struct curl_slist *headers;       /* owned; or NULL when shared_headers is sent */
     mcp_hdrs *shared_headers;         /* a reference, or NULL */
     struct curl_slist *extra_headers; /* the message's own headers (send options), for redirects */
@@ -80,8 +80,8 @@ struct mcp_hreq {
     int keep_message;  /* a failure's own message beats the body's JSON-RPC message */
     int busy, doomed;  /* inside its own callbacks / freed meanwhile */
     int finished_ok;   /* libcurl finished the transfer with CURLE_OK */
-    int reused;        /* its easy handle served an earlier request (mcp_hreq_release_easy) */
-    int poolable;      /* its handle may serve a later request (the transport's choice) */
+    int reused;        /* recycled: it served an earlier request (mcp_hreq_recycle) */
+    int poolable;      /* it may serve a later request (the transport's choice) */
     /* idle limit: the transfer fails after idle_ms without a byte moving either way */
     mcp_timer idle;
     uint64_t idle_ms, last_progress_ms;
@@ -92,19 +92,19 @@ struct mcp_hreq {
 /* Create a request (not started). url and payload are copied. NULL when out of memory. */
 mcp_hreq *mcp_hreq_new(mcp_curl *c, int method, const char *url, const char *payload,
                        size_t payload_len, size_t body_max, const mcp_hreq_ops *ops, void *owner);
-/* The same on the easy handle of an earlier request (mcp_hreq_release_easy), taken over (freed
- * on failure): same method and URL, so only the per-request options are set again. */
-mcp_hreq *mcp_hreq_new_reusing(mcp_curl *c, int method, const char *url, const char *payload,
-                               size_t payload_len, size_t body_max, const mcp_hreq_ops *ops,
-                               void *owner, CURL *easy);
+/* Keep a POST whose transfer finished with CURLE_OK for a later POST to the same URL
+ * (mcp_hreq_renew), instead of freeing it; also from inside its own on_done. Its per-request
+ * state goes (headers, response, session id, body), its easy handle with the options set on it
+ * and a small payload buffer stay. 0, or -1 (running, failed, aborted: nothing done, free it). */
+int mcp_hreq_recycle(mcp_hreq *r);
+/* A recycled request as mcp_hreq_new would make it (same method and URL): only the per-request
+ * options are set again. NULL when out of memory (r is freed). */
+mcp_hreq *mcp_hreq_renew(mcp_hreq *r, const char *payload, size_t payload_len, size_t body_max,
+                         const mcp_hreq_ops *ops, void *owner);
 /* Take ownership of a header list for the request. */
 void mcp_hreq_set_headers(mcp_hreq *r, struct curl_slist *headers);
 /* Send a shared header list (the request takes a reference). */
 void mcp_hreq_share_headers(mcp_hreq *r, mcp_hdrs *headers);
-/* The easy handle of a request whose transfer finished with CURLE_OK, for a later request to the
- * same URL (mcp_hreq_new_reusing); r keeps no handle and is freed as usual (also from inside its
- * on_done). NULL otherwise (running, failed, aborted). */
-CURL *mcp_hreq_release_easy(mcp_hreq *r);
 int mcp_hreq_start(mcp_hreq *r);
 /* Fail the transfer (CURLE_OPERATION_TIMEDOUT) after ms without a byte sent or received; set
  * before mcp_hreq_start. A loop timer measures it, to the millisecond. */

@@ -34,10 +34,10 @@ void mcp_http_headers_changed(mcp_http *h)
     h->post_headers = NULL;
 }
 
-static void free_idle_easy(mcp_http *h)
+static void free_idle_reqs(mcp_http *h)
 {
-    while (h->nidle_easy > 0)
-        curl_easy_cleanup(h->idle_easy[--h->nidle_easy]);
+    while (h->nidle_req > 0)
+        mcp_hreq_free(h->idle_req[--h->nidle_req]);
 }
 
 int mcp_http_is_modern(const mcp_http *h)
@@ -188,12 +188,10 @@ void mcp_http_drop_req(mcp_http *h, mcp_hreq *r)
     }
     if (h->inbound == r)
         h->inbound = NULL;
-    if (r->poolable && !h->closing && h->nidle_easy < MCP_HTTP_EASY_POOL) {
-        CURL *e = mcp_hreq_release_easy(r);
-        if (e != NULL)
-            h->idle_easy[h->nidle_easy++] = e;
-    }
-    mcp_hreq_free(r);
+    if (r->poolable && !h->closing && h->nidle_req < MCP_HTTP_REQ_POOL && mcp_hreq_recycle(r) == 0)
+        h->idle_req[h->nidle_req++] = r;
+    else
+        mcp_hreq_free(r);
     if (counted == MCP_HTTP_SLOT_REPLY)
         h->replies_active--;
     else if (counted == MCP_HTTP_SLOT_REQUEST)
@@ -392,18 +390,20 @@ static mcp_hreq *new_request(mcp_http *h, int method, const char *url, const cha
     const mcp_hreq_ops *ops = method == MCP_HREQ_POST  ? &post_ops
                               : method == MCP_HREQ_GET ? &get_ops
                                                        : &delete_ops;
-    /* POSTs to the endpoint share easy handles (one per request in flight, kept between). */
+    /* POSTs to the endpoint reuse finished ones (one per request in flight, kept between). */
     int poolable = method == MCP_HREQ_POST && !cross_origin && !h->cfg.legacy_sse &&
                    strcmp(url, h->cfg.url) == 0;
-    CURL *easy = poolable && h->nidle_easy > 0 ? h->idle_easy[--h->nidle_easy] : NULL;
-    mcp_hreq *r =
-        mcp_hreq_new_reusing(h->curl, method, url, payload, len, h->cfg.max_message, ops, h, easy);
+    mcp_hreq *r;
+    if (poolable && h->nidle_req > 0)
+        r = mcp_hreq_renew(h->idle_req[--h->nidle_req], payload, len, h->cfg.max_message, ops, h);
+    else
+        r = mcp_hreq_new(h->curl, method, url, payload, len, h->cfg.max_message, ops, h);
     if (r == NULL) {
         curl_slist_free_all(extra);
         return NULL;
     }
     r->poolable = poolable;
-    if (poolable && easy == NULL)
+    if (poolable && !r->reused)
         use_endpoint_url(h, r->x.easy);
     if (method == MCP_HREQ_POST && extra == NULL && last_event_id == NULL && !cross_origin &&
         !is_initialize) {
@@ -850,7 +850,7 @@ static void http_close(mcp_transport *t)
     free_queued(h);
     while (h->reqs != NULL)
         mcp_http_drop_req(h, h->reqs);
-    free_idle_easy(h);
+    free_idle_reqs(h);
     if (!h->started || h->cfg.legacy_sse || !h->cfg.terminate_on_close || h->session_id == NULL ||
         mcp_http_is_modern(h))
         return;
@@ -876,7 +876,7 @@ static void http_destroy(mcp_transport *t)
     free_queued(h);
     while (h->reqs != NULL)
         mcp_http_drop_req(h, h->reqs);
-    free_idle_easy(h);
+    free_idle_reqs(h);
     mcp_hdrs_unref(h->post_headers);
     if (h->url_handle != NULL) /* no handle reads it any more: all freed above */
         curl_url_cleanup(h->url_handle);
