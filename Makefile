@@ -311,8 +311,8 @@ memcheck: deps
 	  lua5.4 $(BUSTED) --lpath='$(BUSTED_LPATH)' --cpath='./build/5.4/?.so' --exclude-pattern='^hostile_' $(BUSTED_FLAGS) $(SPEC)
 
 # libFuzzer targets (fuzz/<name>_fuzz.c), built with clang and its libFuzzer runtime (Debian 12:
-# clang-14 and libclang-rt-14-dev, which clang-14 only recommends; not in scripts/deps.sh since
-# only these targets need them): sse (the SSE parser), stdio (the stdio framing and the id scan
+# clang-14 and libclang-rt-14-dev, which clang-14 only recommends; scripts/deps.sh installs both,
+# since CI runs the smoke): sse (the SSE parser), stdio (the stdio framing and the id scan
 # of dropped messages), origin (the redirect policy's origin check, against libcurl's URL
 # parser), json (the decoder against the encoder's round trip; links liblua5.4), header (the
 # x-mcp-header value encoding of lua/mcp/tools/headers.lua in an embedded Lua 5.4, set up by
