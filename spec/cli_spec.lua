@@ -253,5 +253,17 @@ describe("bin/mcp-lua", function()
       assert.equals(0, code, err)
       assert.equals("legacy\n", out)
     end)
+
+    it("--url without --sse tries legacy HTTP+SSE when the POST is refused with 405", function()
+      if not srv then pending("node or curl missing"); return end
+      local out, err, code = run("call echo '{\"message\": \"fell back\"}' --url " .. srv.base .. "/sse")
+      assert.equals(0, code, err)
+      assert.equals("fell back\n", out)
+      local posts = 0
+      for _, r in ipairs(H.state(srv).requests) do
+        if r.http_method == "POST" and r.path == "/sse" then posts = posts + 1 end
+      end
+      assert.is_true(posts >= 1, "the streamable HTTP POST was not tried first")
+    end)
   end)
 end)

@@ -448,6 +448,34 @@ describe("mcp.hub", function()
       hub:close()
     end)
 
+    it("a url without a type that refuses the POST as a legacy server does (405, 404) is legacy HTTP+SSE", function()
+      if not srv then pending("node or curl missing"); return end
+      local hub = assert(mcp.hub({ mcpServers = {
+        legacy = { url = srv.base .. "/sse" },
+        typed = { type = "http", url = srv.base .. "/sse" },
+        gone = { url = srv.base .. "/nothing-here" },
+      } }))
+      assert.equals("ready", hub:state("legacy"))
+      assert.equals("legacy", hub:call_tool("legacy__echo", { message = "legacy" }).content[1].text)
+      local types = {}
+      for _, s in ipairs(hub:servers()) do types[s.name] = s.type end
+      assert.same({ legacy = "sse", typed = "http", gone = "sse" }, types)
+      -- an explicit type is kept: the 405 is that server's error
+      local st, err = hub:state("typed")
+      assert.equals("failed", st)
+      assert.equals(405, err.cause.status_code)
+      -- a 404 is tried as legacy too; that fails as well, with the legacy transport's error
+      st, err = hub:state("gone")
+      assert.equals("failed", st)
+      assert.equals("transport", err.kind)
+      local legacy_gets = 0
+      for _, r in ipairs(H.state(srv).requests) do
+        if r.http_method == "GET" and r.path == "/sse" then legacy_gets = legacy_gets + 1 end
+      end
+      assert.equals(1, legacy_gets)
+      hub:close()
+    end)
+
     it("client:reconnect() starts a new HTTP session", function()
       if not srv then pending("node or curl missing"); return end
       local c = assert(mcp.create_http_client(srv.url))
@@ -505,11 +533,51 @@ describe("mcp.hub", function()
     hub:close()
   end)
 
-  it("returns the config error, and raises on misuse", function()
-    local hub, err = mcp.hub({ mcpServers = { a = { command = "x", args = "y" } } })
+  it("a server whose entry cannot be read fails alone: the others start; restart() reads it again", function()
+    local vars, reported = {}, {}
+    local rec = recorder()
+    local hub = assert(mcp.hub({ mcpServers = {
+      a = server("--name=a"),
+      bad = { command = "x", args = "y" },
+      needs = { command = LUA, args = { T, "--name=${LUA_MCP_HUB_SPEC_NAME}" } },
+    } }, { on_state = rec.on_state, on_error = function(e) reported[#reported + 1] = e end,
+      env = vars }))
+    helper.drain()
+    assert.equals("ready", hub:state("a"))
+    local st, err = hub:state("bad")
+    assert.equals("failed", st)
+    assert.equals("config", err.kind)
+    assert.equals("bad", err.server)
+    assert.equals("args", err.field)
+    st, err = hub:state("needs")
+    assert.equals("failed", st)
+    assert.equals("config", err.kind)
+    assert.truthy(helper.has(err.message, "LUA_MCP_HUB_SPEC_NAME is not set"), err.message)
+    assert.truthy(rec.index("needs:failed"))
+    local seen = {}
+    for _, e in ipairs(reported) do seen[e.server] = e.kind end
+    assert.same({ bad = "config", needs = "config" }, seen)
+    assert.truthy(contains(names(hub:list_tools()), "a__echo"))
+    local _, cerr = hub:call_tool("needs__echo", { message = "x" }, {})
+    assert.equals("not_found", cerr.kind)
+    -- the variable is set now: restart interpolates the entry again and the server starts
+    vars.LUA_MCP_HUB_SPEC_NAME = "late"
+    hub:restart("needs")
+    assert.equals("ready", hub:state("needs"))
+    assert.equals("hi", hub:call_tool("needs__echo", { message = "hi" }).content[1].text)
+    -- still wrong: restart leaves it failed, with the error again
+    hub:restart("bad")
+    st, err = hub:state("bad")
+    assert.equals("failed", st)
+    assert.equals("args", err.field)
+    hub:close()
+  end)
+
+  it("returns the config error of the file itself, and raises on misuse", function()
+    local hub, err = mcp.hub({ mcpServers = 5 })
     assert.is_nil(hub)
     assert.equals("config", err.kind)
-    assert.equals("args", err.field)
+    assert.equals("mcpServers", err.field)
     assert.has_error(function() mcp.hub({ mcpServers = {} }, { on_state = 1 }) end,
       "mcp.hub: option 'on_state' must be a function, got number")
     assert.has_error(function() mcp.hub({ mcpServers = {} }, { typo = 1 }) end, "mcp.hub: unknown option 'typo'")
