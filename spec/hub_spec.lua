@@ -356,6 +356,24 @@ describe("mcp.hub", function()
       assert.equals("echo", seen[6].msg.params.name)
     end)
 
+    it("on_message sees the notifications/cancelled the core sends when a request times out", function()
+      local seen = {}
+      local c = assert(helper.test_server(nil, {
+        on_message = function(dir, msg) seen[#seen + 1] = { dir = dir, msg = msg } end,
+      }))
+      local _, err = c:call_tool("sleep", { ms = 3000 }, { timeout_ms = 100 })
+      assert.equals("timeout", err.kind)
+      c:close()
+      local call, cancel
+      for _, s in ipairs(seen) do
+        if s.dir == "send" and s.msg.method == "tools/call" then call = s.msg end
+        if s.dir == "send" and s.msg.method == "notifications/cancelled" then cancel = s.msg end
+      end
+      assert.truthy(call and cancel)
+      assert.equals(call.id, cancel.params.requestId)
+      assert.equals(err.message, cancel.params.reason)
+    end)
+
     it("an error in on_message goes to on_error and loses nothing", function()
       local reported
       local c = assert(helper.test_server(nil, {

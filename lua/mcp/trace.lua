@@ -2,8 +2,9 @@
 --- the Lua layer sends ("send") or receives ("receive"), as a decoded table
 --- ({jsonrpc, id, method, params} / {jsonrpc, id, result} / {jsonrpc, id, error}). It is
 --- installed by wrapping the client's C session in a proxy, so untraced clients pay nothing.
---- Two messages never pass through Lua and are not traced: the C core's own answer to a
---- server's `ping` and the `notifications/cancelled` it sends when a request times out.
+--- The C core's own answer to a server's `ping` never passes through Lua and is not traced; the
+--- `notifications/cancelled` it sends when a request times out is traced as the timeout reaches
+--- Lua (with the same requestId and reason).
 --- The callback runs synchronously (from inside the loop's dispatch for received messages):
 --- it must not yield or wait; an error in it goes to the client's on_error.
 local errors = require("mcp.errors")
@@ -43,6 +44,10 @@ function M.wrap(client, session)
         emit(client, "receive", { jsonrpc = "2.0", id = traced_id, result = res })
       elseif kind == "rpc" then
         emit(client, "receive", { jsonrpc = "2.0", id = traced_id, error = { code = code, message = message, data = data } })
+      elseif kind == "timeout" then
+        -- the core told the server at that moment (session.c on_timeout), with this reason
+        emit(client, "send", { jsonrpc = "2.0", method = "notifications/cancelled",
+          params = { requestId = traced_id, reason = message } })
       end
       return cb(res, code, message, data, kind, status, ...)
     end, id, ...)
