@@ -542,6 +542,23 @@ describe("mcp.hub", function()
       echo = "in task" }, out)
   end)
 
+  it("enable() asks a disabled server's ${input:...} as the file declares it (password, description)", function()
+    local asked = {}
+    local hub = assert(mcp.hub({
+      servers = { late = { command = LUA, args = { T, "--name=${input:name}" }, disabled = true } },
+      inputs = { { id = "name", type = "promptString", description = "The server's name", password = true } },
+    }, { on_input = function(input) asked[#asked + 1] = input; return "from-input" end }))
+    assert.equals(0, #asked) -- a disabled server is not interpolated
+    hub:enable("late")
+    assert.equals("ready", hub:state("late"))
+    assert.equals(1, #asked)
+    assert.equals("name", asked[1].id)
+    assert.is_true(asked[1].password)
+    assert.equals("The server's name", asked[1].description)
+    assert.equals("late", asked[1].server)
+    hub:close()
+  end)
+
   it("enable() interpolates a server disabled in the config", function()
     local hub = assert(mcp.hub({ mcpServers = { late = { command = "${LUA_CMD}", args = { T }, disabled = true } } },
       { env = { LUA_CMD = LUA } }))

@@ -747,7 +747,17 @@ function Hub:_reload(rec)
     for k, v in pairs(rec.spec.raw) do raw[k] = v end
     raw.disabled, raw.enabled = nil, nil
   end
-  local loaded, err = config.load({ mcpServers = { [rec.name] = raw } }, { on_input = self.opts.on_input,
+  -- The file's input declarations come along, so ${input:...} is asked as declared (a password
+  -- hidden, the description shown).
+  local decls = {}
+  for _, d in pairs(self.config.inputs or {}) do
+    decls[#decls + 1] = { id = d.id, type = d.type, description = d.description, password = d.password,
+      default = d.default, options = d.options }
+  end
+  table.sort(decls, function(a, b) return a.id < b.id end)
+  local doc = { mcpServers = { [rec.name] = raw } }
+  if #decls > 0 then doc.inputs = decls end
+  local loaded, err = config.load(doc, { on_input = self.opts.on_input,
     inputs = self.opts.inputs, env = self.opts.env, variables = self.opts.variables, file = self.config.file })
   if not loaded then
     self:_set_state(rec, "failed", { error = err })
