@@ -283,6 +283,8 @@ describe("bin/mcp-lua", function()
       -- the next run starts authorized: no second login, no second registration
       out, err, code = run_env("PATH=/nonexistent:$PATH ", cmd)
       assert.equals(0, code, err)
+      assert.truthy(helper.has(out, "scopes:"), out)
+      assert.is_nil(err:find("/authorize?", 1, true), err)
       st = A.state(osrv)
       assert.equals(1, #st.records.authorize)
       assert.equals(1, #st.records.register)
