@@ -147,7 +147,7 @@ static void start_waiting_request(mcp_http *h)
 /* Start queued POSTs while there is room: replies, then our requests (in order). */
 static void start_queued(mcp_http *h)
 {
-    while (!h->closing && h->qhead != NULL && h->replies_active < MCP_HTTP_MAX_ACTIVE_REPLIES) {
+    while (!h->closing && h->qhead != NULL && h->replies_active < h->cfg.max_reply_connections) {
         mcp_hreq *r = dequeue(&h->qhead, &h->qtail);
         h->replies_queued--;
         if (start_in_slot(h, r, MCP_HTTP_SLOT_REPLY) != 0) {
@@ -739,13 +739,14 @@ static int http_send(mcp_transport *t, const char *msg, size_t len, const mcp_se
     if (r->request_id == 0 || h->cfg.legacy_sse)
         r->body_max = ERROR_BODY_MAX;
     /* A reply or notification: bounded, so a server that floods us with requests and never
-     * answers our POSTs costs at most MCP_HTTP_MAX_ACTIVE_REPLIES connections. */
-    if (r->request_id == 0 && h->replies_active >= MCP_HTTP_MAX_ACTIVE_REPLIES) {
-        if (h->replies_queued >= MCP_HTTP_MAX_QUEUED_REPLIES) {
+     * answers our POSTs costs at most cfg.max_reply_connections connections. */
+    if (r->request_id == 0 && h->replies_active >= h->cfg.max_reply_connections) {
+        if (h->replies_queued >= h->cfg.max_queued_replies) {
             mcp_hreq_free(r);
             snprintf(err, errlen,
                      "MCP HTTP Transport Error: the server is not answering our POSTs (%d "
-                     "running, %d waiting); the message is dropped",
+                     "running, %d waiting: max_reply_connections, max_queued_replies); the "
+                     "message is dropped",
                      h->replies_active, h->replies_queued);
             if (!h->reply_drop_reported) {
                 h->reply_drop_reported = 1;
@@ -889,6 +890,10 @@ mcp_transport *mcp_http_new(mcp_loop *loop, mcp_curl *curl, mcp_http_config *cfg
         h->cfg.max_reconnects = 5;
     if (h->cfg.max_connections <= 0)
         h->cfg.max_connections = MCP_HTTP_DEFAULT_MAX_CONNECTIONS;
+    if (h->cfg.max_reply_connections <= 0)
+        h->cfg.max_reply_connections = MCP_HTTP_DEFAULT_MAX_REPLY_CONNECTIONS;
+    if (h->cfg.max_queued_replies <= 0)
+        h->cfg.max_queued_replies = MCP_HTTP_DEFAULT_MAX_QUEUED_REPLIES;
     mcp_timer_init(&h->reconnect_timer, mcp_http_on_reconnect_timer, h);
     return &h->base;
 }
