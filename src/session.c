@@ -22,6 +22,9 @@ typedef struct mcp_session {
     mcp_pending_map pending;
     int handler_ref;
     int closed;
+    /* An answer to a server ping could not be sent, and that was reported; no more reports
+     * until a send succeeds again (a flood of pings into a full write path: one report). */
+    int ping_drop_reported;
     mcp_buf out; /* scratch for encoding; owned here so a raised error leaks nothing */
 } mcp_session;
 
@@ -187,6 +190,7 @@ static int flush_out(lua_State *L, mcp_session *s, const mcp_send_info *info)
         lua_pushstring(L, err);
         return 2;
     }
+    s->ping_drop_reported = 0; /* the write path takes messages again */
     lua_pushboolean(L, 1);
     return 1;
 }
@@ -232,15 +236,37 @@ typedef struct inbound {
     mcp_session *s;
 } inbound;
 
+/* The answer to a server ping. When the transport cannot take it (the write path is full: a
+ * server that floods pings and reads nothing), the answer is dropped and the first drop of a run
+ * is reported, unless the transport reported it itself (MCP_SEND_REPORTED); the run ends when a
+ * send succeeds again. */
 static void answer_ping(lua_State *L, inbound *in)
 {
     mcp_session *s = in->s;
-    char err[200];
+    char err[256];
+    int rc;
     if (mcp_wire_ping_result(L, in->e.base + MCP_WIRE_ID, &s->out, err, sizeof err) != 0)
         return;
-    if (s->t != NULL && !s->closed)
-        s->t->vt->send(s->t, mcp_buf_head(&s->out), s->out.len, &no_info, err, sizeof err);
+    if (s->t == NULL || s->closed) {
+        mcp_buf_reset(&s->out);
+        return;
+    }
+    err[0] = '\0';
+    rc = s->t->vt->send(s->t, mcp_buf_head(&s->out), s->out.len, &no_info, err, sizeof err);
     mcp_buf_reset(&s->out);
+    if (rc == 0) {
+        s->ping_drop_reported = 0;
+    } else if (!s->ping_drop_reported) {
+        s->ping_drop_reported = 1;
+        if (rc != MCP_SEND_REPORTED) {
+            char text[400];
+            snprintf(text, sizeof text,
+                     "the answer to a server ping was dropped: %s (further ping answers that "
+                     "cannot be sent are dropped without a report until a send succeeds again)",
+                     err[0] ? err : "the transport refused it");
+            report_error(L, s, "transport", text);
+        }
+    }
 }
 
 static void dispatch_response(lua_State *L, inbound *in)

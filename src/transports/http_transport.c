@@ -752,7 +752,7 @@ static int http_send(mcp_transport *t, const char *msg, size_t len, const mcp_se
                 h->reply_drop_reported = 1;
                 mcp_http_report(h, err);
             }
-            return -1;
+            return MCP_SEND_REPORTED; /* once per run of drops, above */
         }
         if (h->qtail != NULL)
             h->qtail->qnext = r;

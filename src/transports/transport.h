@@ -55,10 +55,15 @@ typedef struct mcp_sink {
     int (*is_pending)(void *ctx, int64_t request_id);
 } mcp_sink;
 
+/* send: failed, and already reported to the sink (the caller need not report it again). */
+#define MCP_SEND_REPORTED (-2)
+
 typedef struct mcp_transport_vt {
     const char *name;
     int (*start)(mcp_transport *t, char *err, size_t errlen);
-    /* Queue one message (no trailing newline). Returns 0, or -1 with a message in err. */
+    /* Queue one message (no trailing newline). Returns 0, or -1 with a message in err, or
+     * MCP_SEND_REPORTED: failed as -1, and the transport has reported the failure (or the run of
+     * failures it belongs to) through the sink's on_error already. */
     int (*send)(mcp_transport *t, const char *msg, size_t len, const mcp_send_info *info, char *err,
                 size_t errlen);
     /* The session gave up on a request (timeout, cancel): drop what carries it. May be NULL. */
