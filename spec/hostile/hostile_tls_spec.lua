@@ -38,18 +38,22 @@ describe_tls("hostile TLS server", function()
     bounds.assert_unharmed(bystander)
   end)
 
-  -- fds back to (at most) fds1, the count after the first refusal: a closing connection may
-  -- take a loop step or two to go, so the check waits for it (bounded).
+  local ATTEMPTS = 5
+
+  -- The fds after ATTEMPTS refusals against fds1, the count after the first: a closing
+  -- connection may take a loop step or two to go, so the check waits for it (bounded). One fd of
+  -- slack for the rest of the process (a client an earlier spec file left to the GC, say); a
+  -- descriptor leaked per refusal would be ATTEMPTS - 1 more.
   local function assert_no_fd_growth(fds1)
     local n
     helper.wait_until(function()
       n = bounds.fd_count()
       return n <= fds1
     end, helper.ms(2000))
-    assert.is_true(n <= fds1, "fds after one refusal " .. fds1 .. ", after three " .. n)
+    assert.is_true(n <= fds1 + 1, ("fds after one refusal %d, after %d: %d"):format(fds1, ATTEMPTS, n))
   end
 
-  -- Connect to the port of the certificate name with opts, three times; each failure must be a
+  -- Connect to the port of the certificate name with opts, ATTEMPTS times; each failure must be a
   -- transport error matching pattern, within a bounded time, with nothing getting through to
   -- HTTP, and the repeats must leave no fd behind. in_handshake: the server sees the handshake
   -- fail (the client refused the chain); a host name mismatch is found after it completed.
@@ -57,7 +61,7 @@ describe_tls("hostile TLS server", function()
     local o = { request_timeout_ms = helper.ms(30000) }
     for k, v in pairs(opts or {}) do o[k] = v end
     local fds1
-    for attempt = 1, 3 do
+    for _ = 1, ATTEMPTS do
       local st0 = tls.state(srv)
       local ms, r = bounds.timed(function() return mcp.create_http_client(tls.url(srv, name, "refused"), o) end)
       local c, err = r[1], r[2]
@@ -108,7 +112,7 @@ describe_tls("hostile TLS server", function()
 
   it("mcp.http_request (the OAuth metadata fetch) to a bad certificate returns nil, err", function()
     local fds1
-    for _ = 1, 3 do
+    for _ = 1, ATTEMPTS do
       local ms, r = bounds.timed(function()
         return mcp.http_request({ url = tls.url(srv, "selfsigned", ".well-known/oauth-protected-resource") })
       end)
