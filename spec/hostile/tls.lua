@@ -74,9 +74,9 @@ function M.make_certs()
   return { dir = dir, ca = dir .. "/ca.pem" }
 end
 
---- Remove the temp dir of make_certs.
+--- Remove the temp dir of make_certs (only a directory mktemp -d named: .../tmp.XXXXXXXXXX).
 function M.remove(dir)
-  if dir ~= nil and dir:match("^/tmp/") then run("rm -rf '" .. dir .. "'") end
+  if dir ~= nil and dir:match("^/[%w/._-]*/tmp%.%w+$") then run("rm -rf '" .. dir .. "'") end
 end
 
 M.NAMES = { "selfsigned", "good", "expired", "misnamed" }
