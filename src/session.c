@@ -234,6 +234,7 @@ static void on_timeout(mcp_loop *loop, mcp_timer *timer)
 typedef struct inbound {
     mcp_envelope e;
     mcp_session *s;
+    char head[80]; /* a message decoded in place without undo: its start, for an error */
 } inbound;
 
 /* The answer to a server ping. When the transport cannot take it (the write path is full: a
@@ -418,25 +419,33 @@ static int process_message(lua_State *L)
     if (p == NULL) {
         char text[400];
         size_t show = in->e.len < 80 ? in->e.len : 80;
+        const char *head = in->e.msg;
+        /* decoded in place: the message as it came (its undo log, or the copy of its start) */
+        if (in->e.undo != NULL)
+            mcp_json_undo_apply(in->e.undo, (char *)in->e.msg);
+        else if (in->e.writable)
+            head = in->head;
         snprintf(text, sizeof text, "skipped a line that is not valid JSON-RPC (%s): %.*s%s", err,
-                 (int)show, in->e.msg, in->e.len > show ? "..." : "");
+                 (int)show, head, in->e.len > show ? "..." : "");
         report_error(L, in->s, "invalid_message", text);
     }
     return 0;
 }
 
-static void sink_message(void *ctx, const char *msg, size_t len)
+static void receive(mcp_session *s, const char *msg, size_t len, int writable, mcp_buf *undo)
 {
-    mcp_session *s = ctx;
     lua_State *L = mcp_loop_lua(s->loop);
     inbound in;
     int top;
     if (L == NULL)
         return;
-    memset(&in, 0, sizeof in);
     in.s = s;
     in.e.msg = msg;
     in.e.len = len;
+    in.e.writable = writable;
+    in.e.undo = undo;
+    if (writable && undo == NULL)
+        memcpy(in.head, msg, len < sizeof in.head ? len : sizeof in.head);
     s->refs++;
     top = lua_gettop(L);
     lua_pushcfunction(L, process_message);
@@ -449,6 +458,16 @@ static void sink_message(void *ctx, const char *msg, size_t len)
     }
     lua_settop(L, top);
     session_unref(s);
+}
+
+static void sink_message(void *ctx, const char *msg, size_t len)
+{
+    receive(ctx, msg, len, 0, NULL);
+}
+
+static void sink_message_inplace(void *ctx, char *msg, size_t len, mcp_buf *undo)
+{
+    receive(ctx, msg, len, 1, undo);
 }
 
 static void sink_error(void *ctx, const char *kind, const char *msg)
@@ -524,8 +543,8 @@ static int sink_is_pending(void *ctx, int64_t id)
     return mcp_pending_get(&s->pending, id) != NULL;
 }
 
-static const mcp_sink session_sink = {sink_message, sink_error, sink_closed, sink_request_failed,
-                                      sink_is_pending};
+static const mcp_sink session_sink = {sink_message, sink_message_inplace, sink_error,
+                                      sink_closed,  sink_request_failed,  sink_is_pending};
 
 /* ---- Lua methods ---------------------------------------------------------------------------- */
 

@@ -3,6 +3,7 @@
  * completions' common part. The protocol-specific parts are in streamable_http.c and
  * legacy_sse.c. */
 #include "http_internal.h"
+#include "json.h"
 #include "origin.h"
 
 #include <stdio.h>
@@ -493,6 +494,16 @@ static void on_message(mcp_hreq *r, const char *msg, size_t len)
         h->base.sink->on_message(h->base.sink_ctx, msg, len);
 }
 
+/* The JSON body of a POST's response, decoded in place (no copy of a large escaped string): a
+ * request it does not answer fails with the body, which undo then gives back as it came. */
+static void on_body_message(mcp_hreq *r, mcp_buf *undo)
+{
+    mcp_http *h = r->owner;
+    if (h->base.sink != NULL && !h->closing)
+        h->base.sink->on_message_inplace(h->base.sink_ctx, mcp_buf_head(&r->body), r->body.len,
+                                         undo);
+}
+
 int mcp_http_request_pending(mcp_http *h, int64_t id)
 {
     return id != 0 && h->base.sink != NULL && h->base.sink->is_pending(h->base.sink_ctx, id);
@@ -524,6 +535,8 @@ static void post_done(mcp_hreq *r, CURLcode rc)
     size_t idlen;
     const char *last_id = mcp_hreq_last_event_id(r, &idlen);
     long status = r->status;
+    mcp_buf undo; /* what decoding the body in place changed in it */
+    mcp_buf_init(&undo);
     mcp_transport_ref(&h->base);
     if (rc == CURLE_OK && status >= 200 && status < 300)
         mcp_http_adopt_session_id(h, r);
@@ -589,7 +602,8 @@ static void post_done(mcp_hreq *r, CURLcode rc)
         char *ct = NULL;
         curl_easy_getinfo(r->x.easy, CURLINFO_CONTENT_TYPE, &ct);
         if (ct != NULL && strstr(ct, "json") != NULL) {
-            on_message(r, mcp_buf_head(&r->body), r->body.len);
+            if (!r->bad_session_id) /* (an answer under an invalid session id is not taken) */
+                on_body_message(r, &undo);
         } else {
             snprintf(msg, sizeof msg, "MCP HTTP Transport Error: Unexpected content type: %s",
                      ct ? ct : "(none)");
@@ -609,8 +623,10 @@ static void post_done(mcp_hreq *r, CURLcode rc)
                  "JSON-RPC response to this request (%s)",
                  status, r->body.len ? "the body is not one" : "empty body");
         r->keep_message = 1;
+        mcp_json_undo_apply(&undo, mcp_buf_head(&r->body));
         mcp_http_post_failed(h, r, (int)status, msg);
     }
+    mcp_buf_free(&undo);
     if (!h->closing && h->protocol_version != NULL && !h->cfg.legacy_sse && h->inbound_wanted &&
         h->inbound == NULL && status == 202)
         mcp_http_open_inbound(&h->base);

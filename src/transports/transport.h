@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 
+#include "buf.h"
 #include "loop.h"
 
 #include <stdint.h>
@@ -45,6 +46,11 @@ typedef struct mcp_transport_failure {
 /* Implemented by the session; called from loop callbacks only (never from __gc). */
 typedef struct mcp_sink {
     void (*on_message)(void *ctx, const char *msg, size_t len);
+    /* The same for a message in a buffer the transport lends for writing: it is decoded in place
+     * (mcp_json_decode_value_inplace), so a large escaped string has no second copy. undo NULL:
+     * the bytes are dropped afterwards, whatever they became; an undo buffer: the transport may
+     * read them again, and first restores them with mcp_json_undo_apply. */
+    void (*on_message_inplace)(void *ctx, char *msg, size_t len, mcp_buf *undo);
     /* A non-fatal problem (bad line, oversized message): reported and skipped. */
     void (*on_error)(void *ctx, const char *kind, const char *msg);
     /* The transport is gone for good: fail everything pending. Called once. */
