@@ -356,6 +356,24 @@ describe("mcp.hub", function()
       assert.equals("echo", seen[6].msg.params.name)
     end)
 
+    it("on_message sees a server's ping and the core's answer to it", function()
+      local seen = {}
+      local c = assert(helper.test_server(nil, {
+        on_message = function(dir, msg) seen[#seen + 1] = { dir = dir, msg = msg } end,
+      }))
+      assert(c:call_tool("ping_client", {}))
+      c:close()
+      local ping, answer
+      for _, s in ipairs(seen) do
+        if s.dir == "receive" and s.msg.method == "ping" then ping = s.msg end
+        if s.dir == "send" and ping and s.msg.id == ping.id and s.msg.result then answer = s.msg end
+      end
+      assert.truthy(ping, "the ping was not traced")
+      assert.truthy(answer, "the answer was not traced")
+      assert.equals("2.0", answer.jsonrpc)
+      assert.equals("{}", mcp.json.encode(answer.result))
+    end)
+
     it("on_message sees the notifications/cancelled the core sends when a request times out", function()
       local seen = {}
       local c = assert(helper.test_server(nil, {

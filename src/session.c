@@ -25,6 +25,9 @@ typedef struct mcp_session {
     /* An answer to a server ping could not be sent, and that was reported; no more reports
      * until a send succeeds again (a flood of pings into a full write path: one report). */
     int ping_drop_reported;
+    /* The host traces its traffic (client config on_message): each ping and its answer are also
+     * told to the handler ("ping", id, answered), though the core still answers them itself. */
+    int trace_pings;
     mcp_buf out; /* scratch for encoding; owned here so a raised error leaks nothing */
 } mcp_session;
 
@@ -241,23 +244,25 @@ typedef struct inbound {
  * server that floods pings and reads nothing), the answer is dropped and the first drop of a run
  * is reported, unless the transport reported it itself (MCP_SEND_REPORTED); the run ends when a
  * send succeeds again. */
-static void answer_ping(lua_State *L, inbound *in)
+static int answer_ping(lua_State *L, inbound *in)
 {
     mcp_session *s = in->s;
     char err[256];
     int rc;
     if (mcp_wire_ping_result(L, in->e.base + MCP_WIRE_ID, &s->out, err, sizeof err) != 0)
-        return;
+        return 0;
     if (s->t == NULL || s->closed) {
         mcp_buf_reset(&s->out);
-        return;
+        return 0;
     }
     err[0] = '\0';
     rc = s->t->vt->send(s->t, mcp_buf_head(&s->out), s->out.len, &no_info, err, sizeof err);
     mcp_buf_reset(&s->out);
     if (rc == 0) {
         s->ping_drop_reported = 0;
-    } else if (!s->ping_drop_reported) {
+        return 1;
+    }
+    if (!s->ping_drop_reported) {
         s->ping_drop_reported = 1;
         if (rc != MCP_SEND_REPORTED) {
             char text[400];
@@ -268,6 +273,7 @@ static void answer_ping(lua_State *L, inbound *in)
             report_error(L, s, "transport", text);
         }
     }
+    return 0;
 }
 
 static void dispatch_response(lua_State *L, inbound *in)
@@ -332,7 +338,13 @@ static void dispatch_envelope(lua_State *L, inbound *in)
             size_t mlen;
             const char *m = lua_tolstring(L, b + MCP_WIRE_METHOD, &mlen);
             if (mlen == 4 && memcmp(m, "ping", 4) == 0) {
-                answer_ping(L, in);
+                int answered = answer_ping(L, in);
+                if (s->trace_pings) {
+                    lua_pushstring(L, "ping");
+                    lua_pushvalue(L, b + MCP_WIRE_ID);
+                    lua_pushboolean(L, answered);
+                    call_handler(L, s, 3);
+                }
                 return;
             }
             lua_pushstring(L, "request");
@@ -782,6 +794,14 @@ static int l_is_open(lua_State *L)
     return 1;
 }
 
+/* session:trace_pings(on): tell the handler of each server ping and of its answer. */
+static int l_trace_pings(lua_State *L)
+{
+    mcp_session *s = check_session(L);
+    s->trace_pings = lua_toboolean(L, 2);
+    return 0;
+}
+
 static int l_gc(lua_State *L)
 {
     session_box *box = luaL_checkudata(L, 1, MCP_SESSION_MT);
@@ -848,6 +868,7 @@ void mcp_session_open(lua_State *L)
         {"close", l_close},
         {"pending", l_pending},
         {"is_open", l_is_open},
+        {"trace_pings", l_trace_pings},
         {NULL, NULL},
     };
     if (luaL_newmetatable(L, MCP_SESSION_MT)) {

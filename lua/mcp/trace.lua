@@ -2,12 +2,13 @@
 --- the Lua layer sends ("send") or receives ("receive"), as a decoded table
 --- ({jsonrpc, id, method, params} / {jsonrpc, id, result} / {jsonrpc, id, error}). It is
 --- installed by wrapping the client's C session in a proxy, so untraced clients pay nothing.
---- The C core's own answer to a server's `ping` never passes through Lua and is not traced; the
---- `notifications/cancelled` it sends when a request times out is traced as the timeout reaches
---- Lua (with the same requestId and reason).
+--- Two messages the C core sends itself are traced as it tells the Lua layer of them: its answer
+--- to a server's `ping` (the session reports each ping and whether its answer went out) and the
+--- `notifications/cancelled` it sends when a request times out (same requestId and reason).
 --- The callback runs synchronously (from inside the loop's dispatch for received messages):
 --- it must not yield or wait; an error in it goes to the client's on_error.
 local errors = require("mcp.errors")
+local json = require("mcp.json")
 
 local M = {}
 
@@ -27,6 +28,9 @@ function M.incoming(client, kind, a, b, c)
     emit(client, "receive", { jsonrpc = "2.0", id = a, method = b, params = c })
   elseif kind == "notification" then
     emit(client, "receive", { jsonrpc = "2.0", method = a, params = b })
+  elseif kind == "ping" then -- answered by the core (session.c); b: whether the answer went out
+    emit(client, "receive", { jsonrpc = "2.0", id = a, method = "ping" })
+    if b then emit(client, "send", { jsonrpc = "2.0", id = a, result = json.object() }) end
   end
 end
 
@@ -36,6 +40,7 @@ end
 ---@param session userdata
 ---@return table proxy
 function M.wrap(client, session)
+  session:trace_pings(true)
   local proxy = {}
   function proxy:request(method, params, timeout, cb, id, ...)
     local traced_id
