@@ -140,15 +140,37 @@ static void make_results(void)
     buf_adds(&r_empty, "{}");
 }
 
+/* TINY_SERVER_DISTINCT_BIG=1 (experiments only, bench/README.md): every big text differs from the
+ * one before (a counter over its first 8 characters), so that a client cannot reuse an earlier
+ * copy: LuaJIT interns strings, and finds an equal 10 MiB text still in its heap. */
+static void distinct(buf_t *b)
+{
+    static int on = -1;
+    static unsigned n;
+    unsigned v;
+    int i;
+    if (on < 0) {
+        const char *e = getenv("TINY_SERVER_DISTINCT_BIG");
+        on = e != NULL && *e == '1';
+    }
+    if (!on)
+        return;
+    v = ++n;
+    for (i = 7; i >= 0; i--, v >>= 4) /* after {"content":[{"type":"text","text":" */
+        b->p[35 + i] = "0123456789abcdef"[v & 15];
+}
+
 static const buf_t *big1(void)
 {
     if (r_big1.len == 0) make_text_result(&r_big1, (size_t)1 << 20);
+    distinct(&r_big1);
     return &r_big1;
 }
 
 static const buf_t *big10(void)
 {
     if (r_big10.len == 0) make_text_result(&r_big10, (size_t)10 << 20);
+    distinct(&r_big10);
     return &r_big10;
 }
 

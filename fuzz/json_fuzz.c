@@ -9,7 +9,10 @@
  *   keys), so nothing is lost or changed by a round trip;
  * - encoding that second value succeeds and gives a text of the same length (the same text up to
  *   the order of object members, which follows Lua's hash order).
- * Inputs the decoder refuses must leave the Lua stack as it was. */
+ * Inputs the decoder refuses must leave the Lua stack as it was.
+ * In-place decoding (mcp_json_decode_value_inplace) of a copy of the input, without and with an
+ * undo log, gives the same outcome: the same end and an equal value, or the same error text; with
+ * the log, mcp_json_undo_apply gives back the input byte for byte. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -83,6 +86,39 @@ typedef struct job {
     size_t n;
 } job;
 
+/* The in-place decodes of a copy of j's input against the first decode's outcome: q, err, and
+ * its value on top of the stack when q is not NULL. */
+static void check_inplace(lua_State *S, const job *j, const char *q, const char *err)
+{
+    int mode, top = lua_gettop(S);
+    for (mode = 0; mode < 2; mode++) {
+        char err2[256], *copy = malloc(j->n ? j->n : 1);
+        const char *q2;
+        mcp_buf undo;
+        CHECK(copy != NULL, "memory for a copy");
+        memcpy(copy, j->p, j->n);
+        mcp_buf_init(&undo);
+        q2 = mcp_json_decode_value_inplace(S, copy, copy, copy + j->n, 0, mode ? &undo : NULL, err2,
+                                           sizeof err2);
+        if (q == NULL) {
+            CHECK(q2 == NULL, "in place refuses what the decoder refuses");
+            CHECK(strcmp(err, err2) == 0, "in place refuses it with the same message");
+            CHECK(lua_gettop(S) == top, "a refused input pushes nothing, in place");
+        } else {
+            CHECK(q2 != NULL && q2 - copy == q - j->p, "in place ends where the decoder ends");
+            CHECK(same(S, top, lua_gettop(S), 0), "in place gives the same value");
+            lua_settop(S, top);
+        }
+        if (mode) {
+            mcp_json_undo_apply(&undo, copy);
+            CHECK(undo.len == 0, "the undo log is emptied");
+            CHECK(memcmp(copy, j->p, j->n) == 0, "the undo log gives the input back");
+        }
+        mcp_buf_free(&undo);
+        free(copy);
+    }
+}
+
 static int run(lua_State *S)
 {
     job *j = lua_touserdata(S, 1);
@@ -91,6 +127,7 @@ static int run(lua_State *S)
     mcp_buf t1, t2;
     int top = lua_gettop(S), v1, v2;
     q = mcp_json_decode_value(S, j->p, j->p, end, 0, err, sizeof err);
+    check_inplace(S, j, q, err);
     if (q == NULL) {
         CHECK(lua_gettop(S) == top, "a refused input pushes nothing");
         return 0;

@@ -24,7 +24,7 @@ PACKAGES=(
   lua5.4 liblua5.4-dev lua-cjson libcurl4-openssl-dev lua-busted luarocks
   luajit libluajit-5.1-dev lua5.1 liblua5.1-0-dev lua-compat53-dev
   lua5.3 liblua5.3-dev lua5.2 liblua5.2-dev
-  valgrind pkg-config clang libclang-rt-14-dev libssl-dev
+  valgrind pkg-config clang libclang-rt-14-dev libssl-dev openssl locales
   neovim lua-check clang-format
 )
 # Tools that usually come with the image; installed from Debian only if the command is absent.
@@ -58,6 +58,14 @@ if ((${#missing[@]} > 0)); then
   apt-get install -y -q --no-install-recommends "${missing[@]}"
 else
   log "Debian packages: all present"
+fi
+
+# --- a comma decimal-point locale --------------------------------------------
+# spec/json_spec.lua checks that the JSON codec keeps '.' when the host sets LC_NUMERIC to one
+# (as a game or an editor may); Debian's locales package has the data, localedef builds it.
+if [[ $(id -u) -eq 0 ]] && command -v localedef >/dev/null 2>&1 && ! locale -a 2>/dev/null | grep -qix 'de_DE.utf-\{0,1\}8'; then
+  log "building the de_DE.UTF-8 locale (json_spec's decimal-comma case)"
+  localedef -i de_DE -f UTF-8 de_DE.UTF-8 || log "localedef failed: json_spec's locale case will be pending"
 fi
 
 # --- npm test peer ---------------------------------------------------------

@@ -100,10 +100,10 @@ local function documented_names(doc)
   return names, wild, order
 end
 
---- Type names: LuaCATS classes under lua/ and types/, userdata metatable names in src/.
+--- Type names: LuaCATS classes under lua/ (lua/mcp/types.lua among them), userdata metatable names in src/.
 local function type_names()
   local names = {}
-  local files = io.popen("find lua types src -name '*.lua' -o -name '*.c' -o -name '*.h'")
+  local files = io.popen("find lua src -name '*.lua' -o -name '*.c' -o -name '*.h'")
   for path in files:lines() do
     local text = read(path)
     for n in text:gmatch("%-%-%-@class%s+(mcp%.[%w_%.]+)") do names[n] = true end

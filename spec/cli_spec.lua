@@ -23,12 +23,13 @@ end
 local SETSID = have_setsid() and "setsid " or ""
 local _ -- a throwaway result
 
---- Run the CLI with a shell-quoted argument string; returns stdout, stderr, exit code.
-local function run(args, stdin)
+--- Run the CLI with a shell-quoted argument string, after the shell words in env (assignments);
+--- returns stdout, stderr, exit code.
+local function run_env(env, args, stdin)
   local errf, inf = os.tmpname(), os.tmpname()
   helper.write_file(inf, stdin or "")
-  local cmd = ("LUA_PATH=%s LUA_CPATH=%s %s%s %s %s <%s 2>%s; echo \"__EXIT:$?\""):format(
-    shq(package.path .. ";;"), shq(package.cpath .. ";;"), SETSID, LUA, CLI, args, inf, errf)
+  local cmd = ("%sLUA_PATH=%s LUA_CPATH=%s %s%s %s %s <%s 2>%s; echo \"__EXIT:$?\""):format(
+    env, shq(package.path .. ";;"), shq(package.cpath .. ";;"), SETSID, LUA, CLI, args, inf, errf)
   local f = assert(io.popen(cmd, "r"))
   local out = f:read("*a")
   f:close()
@@ -41,6 +42,8 @@ local function run(args, stdin)
   os.remove(inf)
   return out, err, code
 end
+
+local function run(args, stdin) return run_env("", args, stdin) end
 
 describe("bin/mcp-lua", function()
   it("--help lists the commands, the ways to reach a server and the exit codes", function()
@@ -252,6 +255,58 @@ describe("bin/mcp-lua", function()
       out, err, code = run("call echo '{\"message\": \"legacy\"}' --sse --url " .. srv.base .. "/sse")
       assert.equals(0, code, err)
       assert.equals("legacy\n", out)
+    end)
+
+    it("--oauth logs in through the browser step (a stand-in xdg-open), keeps the tokens, and is refused for stdio", function()
+      if not srv then pending("node or curl missing"); return end
+      local A = require("auth_helper")
+      local osrv = A.start()
+      local dir = os.tmpname()
+      os.remove(dir)
+      finally(function() -- (busted keeps one finally per test)
+        A.stop(osrv)
+        os.execute("rm -rf " .. shq(dir))
+      end)
+      assert(os.execute("mkdir -p " .. shq(dir .. "/bin")))
+      -- the "browser": follows the authorization URL to the CLI's redirect listener, as a person would
+      helper.write_file(dir .. "/bin/xdg-open", "#!/bin/sh\nexec curl -s -L -o /dev/null \"$1\"\n")
+      assert(os.execute("chmod +x " .. shq(dir .. "/bin/xdg-open")))
+      local env = ("PATH=%s:$PATH "):format(shq(dir .. "/bin"))
+      local cmd = "call whoami --oauth --oauth-dir " .. shq(dir .. "/tokens") .. " --url " .. osrv.url
+      local out, err, code = run_env(env, cmd)
+      assert.equals(0, code, err)
+      assert.truthy(helper.has(out, "scopes:"), out)
+      assert.truthy(helper.has(err, "/authorize?"), err) -- the URL is printed too
+      local st = A.state(osrv)
+      assert.equals(1, #st.records.authorize)
+      assert.equals(1, #st.records.register)
+      -- the next run starts authorized: no second login, no second registration
+      out, err, code = run_env("PATH=/nonexistent:$PATH ", cmd)
+      assert.equals(0, code, err)
+      assert.truthy(helper.has(out, "scopes:"), out)
+      assert.is_nil(err:find("/authorize?", 1, true), err)
+      st = A.state(osrv)
+      assert.equals(1, #st.records.authorize)
+      assert.equals(1, #st.records.register)
+      -- a stdio server has no OAuth; the other --oauth options need --oauth
+      _, err, code = run("tools --oauth " .. EX)
+      assert.equals(2, code)
+      assert.truthy(helper.has(err, "--oauth is for HTTP servers"), err)
+      _, err, code = run("tools --oauth-dir /tmp --url " .. osrv.url)
+      assert.equals(2, code)
+      assert.truthy(helper.has(err, "go with --oauth"), err)
+    end)
+
+    it("--url without --sse tries legacy HTTP+SSE when the POST is refused with 405", function()
+      if not srv then pending("node or curl missing"); return end
+      local out, err, code = run("call echo '{\"message\": \"fell back\"}' --url " .. srv.base .. "/sse")
+      assert.equals(0, code, err)
+      assert.equals("fell back\n", out)
+      local posts = 0
+      for _, r in ipairs(H.state(srv).requests) do
+        if r.http_method == "POST" and r.path == "/sse" then posts = posts + 1 end
+      end
+      assert.is_true(posts >= 1, "the streamable HTTP POST was not tried first")
     end)
   end)
 end)

@@ -990,6 +990,14 @@ describe("load", function()
     -- and the session goes on
     assert.are.equal("after big", text(call(c, "echo", { message = "after big" })))
   end)
+
+  -- Escaped strings of a stdio message are decoded in place, over the line they come from.
+  it("receives a 1.5 MB result full of escapes, byte for byte", function()
+    local c = server()
+    local msg = ('a "quoted" path/to\\file\n\tcaf\195\169 \1 '):rep(50000)
+    assert.are.equal(msg, text(call(c, "echo", { message = msg })))
+    assert.are.equal("after", text(call(c, "echo", { message = "after" })))
+  end)
 end)
 
 ---------------------------------------------------------------------------------------------
@@ -1001,14 +1009,16 @@ describe("a misbehaving server", function()
       assert.are.equal("g" .. i, text(call(c, "echo", { message = "g" .. i })))
     end
     assert.are.equal(18, #assert(c:list_tools()))
-    assert.is_true(helper.wait_until(function() return #errs >= 9 end, ms(5000)))
-    local not_json, broken, no_jsonrpc = 0, 0, 0
+    assert.is_true(helper.wait_until(function() return #errs >= 12 end, ms(5000)))
+    local not_json, broken, no_jsonrpc, escaped = 0, 0, 0, 0
     for _, e in ipairs(errs) do
       assert.is_true(mcp.is_error(e))
       assert.are.equal("protocol", e.kind)
       assert.is_nil(e.code)
       if has(e.message, "this line is not JSON") then not_json = not_json + 1 end
       if has(e.message, "{ broken json") then broken = broken + 1 end
+      -- decoded in place up to the error: the report still quotes the line as it came
+      if has(e.message, '{"escaped":"a\\"b\\nc" oops}') then escaped = escaped + 1 end
       if has(e.message, "jsonrpc") and not has(e.message, "broken") and not has(e.message, "not JSON") then
         no_jsonrpc = no_jsonrpc + 1
       end
@@ -1016,6 +1026,7 @@ describe("a misbehaving server", function()
     assert.is_true(not_json >= 3, "reports of 'this line is not JSON': " .. not_json)
     assert.is_true(broken >= 3, "reports of '{ broken json': " .. broken)
     assert.is_true(no_jsonrpc >= 3, "reports of the message without jsonrpc: " .. no_jsonrpc)
+    assert.is_true(escaped >= 3, "reports of the escaped line, as it came: " .. escaped)
   end)
 
   it("--stderr-spam: stderr lines reach a stderr function, and calls go on", function()

@@ -258,6 +258,36 @@ describe("mcp.config.load", function()
       assert.equals("c", err2.server) -- still checked
     end)
 
+    it("opts.keep_going keeps one server's problem to that server; the file's own problems still fail", function()
+      local doc = { mcpServers = { a = { command = "${A}" }, b = { command = "${UNSET_B}" }, c = { url = "ftp://x" },
+        d = 5 } }
+      local cfg = assert(mcp.config.load(doc, { env = { A = "x" }, keep_going = true }))
+      assert.same({ "a", "b", "c", "d" }, cfg.order)
+      assert.equals("x", cfg.servers.a.command)
+      assert.is_nil(cfg.servers.a.error)
+      assert.equals("config", cfg.servers.b.error.kind)
+      assert.equals("command", cfg.servers.b.error.field)
+      assert.truthy(cfg.servers.b.error.message:find("UNSET_B is not set", 1, true), cfg.servers.b.error.message)
+      assert.equals("${UNSET_B}", cfg.servers.b.raw.command)
+      assert.equals("url", cfg.servers.c.error.field)
+      assert.equals("d", cfg.servers.d.error.server)
+      assert.equals(5, cfg.servers.d.raw)
+      assert.same({ "b", "c", "d" }, (function()
+        local n = {}
+        for k in pairs(cfg.errors) do n[#n + 1] = k end
+        table.sort(n)
+        return n
+      end)())
+      assert.equals(cfg.servers.b.error, cfg.errors.b)
+      -- without it, the first problem fails the load
+      local none, err = mcp.config.load(doc, { env = { A = "x" } })
+      assert.is_nil(none)
+      assert.equals("b", err.server)
+      -- a problem of the file itself is not a server's
+      local _, ferr = mcp.config.load({ servers = 5 }, { keep_going = true })
+      assert.equals("servers", ferr.field)
+    end)
+
     it("reads VS Code's envFile (relative to the config file), env entries winning", function()
       local envfile = tmp .. ".env"
       helper.write_file(envfile, "# comment\nexport A=1\nB = \"two words\"\nC='3'\n\n")

@@ -88,11 +88,12 @@ function H.start_modern(flags)
   return srv
 end
 
--- GET base/path, decoded.
+--- GET base/path, decoded.
 local function get_json(srv, path)
-  local out = sh(("curl -s %s%s"):format(srv.base, path))
+  local out = sh(("curl -s '%s%s'"):format(srv.base, path))
   return (assert(mcp.json.decode(out), "bad state: " .. out))
 end
+H.get_json = get_json
 
 --- What modern_http.mjs saw: {requests = [{http_method, path, headers, rpc_method, rpc_id, status}], disconnects}.
 function H.modern_state(srv)

@@ -356,6 +356,42 @@ describe("mcp.hub", function()
       assert.equals("echo", seen[6].msg.params.name)
     end)
 
+    it("on_message sees a server's ping and the core's answer to it", function()
+      local seen = {}
+      local c = assert(helper.test_server(nil, {
+        on_message = function(dir, msg) seen[#seen + 1] = { dir = dir, msg = msg } end,
+      }))
+      assert(c:call_tool("ping_client", {}))
+      c:close()
+      local ping, answer
+      for _, s in ipairs(seen) do
+        if s.dir == "receive" and s.msg.method == "ping" then ping = s.msg end
+        if s.dir == "send" and ping and s.msg.id == ping.id and s.msg.result then answer = s.msg end
+      end
+      assert.truthy(ping, "the ping was not traced")
+      assert.truthy(answer, "the answer was not traced")
+      assert.equals("2.0", answer.jsonrpc)
+      assert.equals("{}", mcp.json.encode(answer.result))
+    end)
+
+    it("on_message sees the notifications/cancelled the core sends when a request times out", function()
+      local seen = {}
+      local c = assert(helper.test_server(nil, {
+        on_message = function(dir, msg) seen[#seen + 1] = { dir = dir, msg = msg } end,
+      }))
+      local _, err = c:call_tool("sleep", { ms = 3000 }, { timeout_ms = 100 })
+      assert.equals("timeout", err.kind)
+      c:close()
+      local call, cancel
+      for _, s in ipairs(seen) do
+        if s.dir == "send" and s.msg.method == "tools/call" then call = s.msg end
+        if s.dir == "send" and s.msg.method == "notifications/cancelled" then cancel = s.msg end
+      end
+      assert.truthy(call and cancel)
+      assert.equals(call.id, cancel.params.requestId)
+      assert.equals(err.message, cancel.params.reason)
+    end)
+
     it("an error in on_message goes to on_error and loses nothing", function()
       local reported
       local c = assert(helper.test_server(nil, {
@@ -448,6 +484,34 @@ describe("mcp.hub", function()
       hub:close()
     end)
 
+    it("a url without a type that refuses the POST as a legacy server does (405, 404) is legacy HTTP+SSE", function()
+      if not srv then pending("node or curl missing"); return end
+      local hub = assert(mcp.hub({ mcpServers = {
+        legacy = { url = srv.base .. "/sse" },
+        typed = { type = "http", url = srv.base .. "/sse" },
+        gone = { url = srv.base .. "/nothing-here" },
+      } }))
+      assert.equals("ready", hub:state("legacy"))
+      assert.equals("legacy", hub:call_tool("legacy__echo", { message = "legacy" }).content[1].text)
+      local types = {}
+      for _, s in ipairs(hub:servers()) do types[s.name] = s.type end
+      assert.same({ legacy = "sse", typed = "http", gone = "sse" }, types)
+      -- an explicit type is kept: the 405 is that server's error
+      local st, err = hub:state("typed")
+      assert.equals("failed", st)
+      assert.equals(405, err.cause.status_code)
+      -- a 404 is tried as legacy too; that fails as well, with the legacy transport's error
+      st, err = hub:state("gone")
+      assert.equals("failed", st)
+      assert.equals("transport", err.kind)
+      local legacy_gets = 0
+      for _, r in ipairs(H.state(srv).requests) do
+        if r.http_method == "GET" and r.path == "/sse" then legacy_gets = legacy_gets + 1 end
+      end
+      assert.equals(1, legacy_gets)
+      hub:close()
+    end)
+
     it("client:reconnect() starts a new HTTP session", function()
       if not srv then pending("node or curl missing"); return end
       local c = assert(mcp.create_http_client(srv.url))
@@ -496,6 +560,23 @@ describe("mcp.hub", function()
       echo = "in task" }, out)
   end)
 
+  it("enable() asks a disabled server's ${input:...} as the file declares it (password, description)", function()
+    local asked = {}
+    local hub = assert(mcp.hub({
+      servers = { late = { command = LUA, args = { T, "--name=${input:name}" }, disabled = true } },
+      inputs = { { id = "name", type = "promptString", description = "The server's name", password = true } },
+    }, { on_input = function(input) asked[#asked + 1] = input; return "from-input" end }))
+    assert.equals(0, #asked) -- a disabled server is not interpolated
+    hub:enable("late")
+    assert.equals("ready", hub:state("late"))
+    assert.equals(1, #asked)
+    assert.equals("name", asked[1].id)
+    assert.is_true(asked[1].password)
+    assert.equals("The server's name", asked[1].description)
+    assert.equals("late", asked[1].server)
+    hub:close()
+  end)
+
   it("enable() interpolates a server disabled in the config", function()
     local hub = assert(mcp.hub({ mcpServers = { late = { command = "${LUA_CMD}", args = { T }, disabled = true } } },
       { env = { LUA_CMD = LUA } }))
@@ -505,11 +586,51 @@ describe("mcp.hub", function()
     hub:close()
   end)
 
-  it("returns the config error, and raises on misuse", function()
-    local hub, err = mcp.hub({ mcpServers = { a = { command = "x", args = "y" } } })
+  it("a server whose entry cannot be read fails alone: the others start; restart() reads it again", function()
+    local vars, reported = {}, {}
+    local rec = recorder()
+    local hub = assert(mcp.hub({ mcpServers = {
+      a = server("--name=a"),
+      bad = { command = "x", args = "y" },
+      needs = { command = LUA, args = { T, "--name=${LUA_MCP_HUB_SPEC_NAME}" } },
+    } }, { on_state = rec.on_state, on_error = function(e) reported[#reported + 1] = e end,
+      env = vars }))
+    helper.drain()
+    assert.equals("ready", hub:state("a"))
+    local st, err = hub:state("bad")
+    assert.equals("failed", st)
+    assert.equals("config", err.kind)
+    assert.equals("bad", err.server)
+    assert.equals("args", err.field)
+    st, err = hub:state("needs")
+    assert.equals("failed", st)
+    assert.equals("config", err.kind)
+    assert.truthy(helper.has(err.message, "LUA_MCP_HUB_SPEC_NAME is not set"), err.message)
+    assert.truthy(rec.index("needs:failed"))
+    local seen = {}
+    for _, e in ipairs(reported) do seen[e.server] = e.kind end
+    assert.same({ bad = "config", needs = "config" }, seen)
+    assert.truthy(contains(names(hub:list_tools()), "a__echo"))
+    local _, cerr = hub:call_tool("needs__echo", { message = "x" }, {})
+    assert.equals("not_found", cerr.kind)
+    -- the variable is set now: restart interpolates the entry again and the server starts
+    vars.LUA_MCP_HUB_SPEC_NAME = "late"
+    hub:restart("needs")
+    assert.equals("ready", hub:state("needs"))
+    assert.equals("hi", hub:call_tool("needs__echo", { message = "hi" }).content[1].text)
+    -- still wrong: restart leaves it failed, with the error again
+    hub:restart("bad")
+    st, err = hub:state("bad")
+    assert.equals("failed", st)
+    assert.equals("args", err.field)
+    hub:close()
+  end)
+
+  it("returns the config error of the file itself, and raises on misuse", function()
+    local hub, err = mcp.hub({ mcpServers = 5 })
     assert.is_nil(hub)
     assert.equals("config", err.kind)
-    assert.equals("args", err.field)
+    assert.equals("mcpServers", err.field)
     assert.has_error(function() mcp.hub({ mcpServers = {} }, { on_state = 1 }) end,
       "mcp.hub: option 'on_state' must be a function, got number")
     assert.has_error(function() mcp.hub({ mcpServers = {} }, { typo = 1 }) end, "mcp.hub: unknown option 'typo'")

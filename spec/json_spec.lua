@@ -184,9 +184,33 @@ describe("json strings", function()
     assert.matches("at byte 3: invalid escape", decode_error('"ab\\x c"'))
     assert.matches("at byte 5: invalid \\u escape", decode_error('"ab\\n\\u12x"'))
     assert.matches("at byte 10: unterminated string", decode_error('"ab\\n\\u12x'))
+    -- the same after valid escapes of every kind (the check starts at the bad escape)
+    assert.matches("at byte 29: unterminated string", decode_error('"a\\n\\"b\\u0041\\ud83d\\ude00\\x c'))
+    assert.matches("at byte 28: control character", decode_error('"a\\n\\"b\\u0041\\ud83d\\ude00\\x \1"'))
+    assert.matches("at byte 25: invalid escape", decode_error('"a\\n\\"b\\u0041\\ud83d\\ude00\\x c"'))
     assert.matches("control character", decode_error('"a\nb"'))
     assert.matches("control character", decode_error('"\\n escaped, then raw:\t"'))
     assert.matches("at byte 3: control character", decode_error('"ab\1"'))
+  end)
+end)
+
+describe("json large strings", function()
+  -- A string of 4 MiB or more may have the collector run a full cycle first (json_decode.c
+  -- push_string), so that an earlier large result nobody holds is freed before the new one is
+  -- made; never when the host stopped the collector.
+  it("decodes a 5 MiB escaped string, and leaves a stopped collector stopped", function()
+    local text = ('line "%d"\n'):rep(1):rep(500000):sub(1, 5 * 1024 * 1024)
+    local json = encode(text)
+    assert.are.equal(text, decode(json))
+    if pcall(collectgarbage, "isrunning") then -- not on Lua 5.1
+      collectgarbage("stop")
+      local ok, v = pcall(decode, json)
+      local running = collectgarbage("isrunning")
+      collectgarbage("restart")
+      assert.is_true(ok)
+      assert.are.equal(text, v)
+      assert.is_false(running)
+    end
   end)
 end)
 

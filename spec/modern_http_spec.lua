@@ -181,6 +181,60 @@ describe("2026-07-28 over streamable HTTP", function()
     assert.are.equal("subscriptions/listen", state.disconnects[1].rpc_method)
   end)
 
+  it("opens a listen again after its stream ends abruptly, and gives up after REOPEN.max_tries ends in a row", function()
+    local REOPEN = require("mcp.listen").REOPEN
+    local saved = { base_ms = REOPEN.base_ms, max_tries = REOPEN.max_tries }
+    finally(function() REOPEN.base_ms, REOPEN.max_tries = saved.base_ms, saved.max_tries end)
+    REOPEN.base_ms, REOPEN.max_tries = 20, 3
+    local reported = {}
+    local c = assert(mcp.create_http_client(srv.url, { on_error = function(e) reported[#reported + 1] = e end }))
+    finally(function() c:close() end)
+    local got = 0
+    c:on_tools_list_changed(function() got = got + 1 end)
+    local function listens()
+      return assert(c:call_tool("listens", {})).structuredContent.listens
+    end
+    local l
+    assert.is_true(helper.wait_until(function() l = listens(); return #l == 1 end, helper.ms(3000)))
+    local first = l[1].id
+    assert.is_true(helper.wait_until(function() return c.listening and c.listening.acknowledged ~= nil end,
+      helper.ms(3000)))
+    assert.are.equal(1, H.get_json(srv, "/cut-listens").cut)
+    -- a new listen (another request id) takes its place, and its notifications arrive
+    assert.is_true(helper.wait_until(function() l = listens(); return #l == 1 and l[1].id ~= first end,
+      helper.ms(5000)))
+    assert(c:call_tool("notify", {}))
+    assert.is_true(helper.wait_until(function() return got == 1 end, helper.ms(2000)))
+    assert.are.equal(1, #reported)
+    assert.are.equal("transport", reported[1].kind)
+    assert.truthy(reported[1].message:find("opening it again in 20 ms", 1, true), reported[1].message)
+    -- every listen from now on is dropped before its acknowledgment: 20, 40, 80 ms, then it gives up
+    local posts_before = #methods(H.modern_state(srv), "POST")
+    H.get_json(srv, "/cut-listens?always=1")
+    assert.is_true(helper.wait_until(function()
+      local last = reported[#reported]
+      return last ~= nil and last.message:find("gave up", 1, true) ~= nil
+    end, helper.ms(5000)))
+    assert.truthy(reported[#reported].message:find("gave up after 3 abrupt ends in a row", 1, true))
+    -- listen requests sent since (a POST the transport sends once more on a dropped kept-alive
+    -- connection carries the same id: counted once)
+    local ids, n = {}, 0
+    local st = H.modern_state(srv)
+    local seen_posts = 0
+    for _, r in ipairs(st.requests) do
+      if r.http_method == "POST" then
+        seen_posts = seen_posts + 1
+        if seen_posts > posts_before and r.rpc_method == "subscriptions/listen" and not ids[r.rpc_id] then
+          ids[r.rpc_id] = true
+          n = n + 1
+        end
+      end
+    end
+    assert.are.equal(3, n) -- the ones re-opened after the cut, and no more
+    assert.is_nil(c.listen_timer)
+    assert(c:list_tools()) -- the client itself is fine
+  end)
+
   it("fails on a -32022 the version retry cannot fix, without falling back to initialize", function()
     H.stop(srv)
     srv = H.start_modern("--reject-first=2")

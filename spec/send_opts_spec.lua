@@ -121,6 +121,26 @@ describe("send options over HTTP #http", function()
     assert.equal("b", assert(c:call_tool("echo", { message = "b" })).content[1].text)
   end)
 
+  -- A 2xx JSON body is decoded in place (no copy of a large escaped string); when it does not
+  -- answer the request, the request fails with the body as it came, byte for byte.
+  it("a 200 JSON body that answers nothing fails the request with the body unchanged", function()
+    local c = client()
+    local long = ('say \\"hi\\"\\n\\t\\\\ '):rep(600) -- over 4 KiB of source, two-byte escapes only
+    local body = '{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse \\"error\\" '
+      .. long .. '","data":{"short":"a\\"b","u":"caf\\u00e9 \\/ ' .. long .. '"}}}'
+    assert.truthy(mcp.json.decode(body))
+    H.control(srv, { fail_next = { { status = 200, content_type = "application/json", body = body } } })
+    local res, err = c:call_tool("echo", { message = "x" })
+    assert.is_nil(res)
+    assert.equal(200, err.status_code)
+    assert.equal("rpc", err.kind)
+    assert.equal(-32700, err.code)
+    assert.equal("caf\195\169 / " .. mcp.json.decode('"' .. long .. '"'), err.data.u)
+    assert.equal(body, err.response_body)
+    local text = ('a "quoted" line\n\t\\ '):rep(30000) -- 0.7 MB answered with escapes, decoded in place
+    assert.equal(text, assert(c:call_tool("echo", { message = text })).content[1].text)
+  end)
+
   it("transport:resumption_token() is the standalone stream's last event id", function()
     local c = client()
     assert.is_true(helper.wait_until(function()

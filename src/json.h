@@ -46,6 +46,19 @@ int mcp_json_encode_string(mcp_buf *b, const char *s, size_t n);
 const char *mcp_json_decode_value(lua_State *L, const char *base, const char *p, const char *end,
                                   int depth, char *err, size_t errlen);
 
+/* mcp_json_decode_value on a message its caller lends for writing: escaped strings are decoded
+ * over their own source bytes (a decoded string is never longer than its source), so no scratch
+ * holds a second copy of a large string. The bytes of [p, end) are then clobbered where escaped
+ * strings were, whatever the outcome. With undo NULL they may become anything. With an undo
+ * buffer, only strings whose escapes are all two-byte ones other than \/ are decoded in place
+ * (their source is the decoded text escaped again) and the long ones are logged in undo:
+ * mcp_json_undo_apply then restores [p, end) byte for byte. The same values and the same errors
+ * as mcp_json_decode_value. */
+const char *mcp_json_decode_value_inplace(lua_State *L, const char *base, char *p, const char *end,
+                                          int depth, mcp_buf *undo, char *err, size_t errlen);
+/* Restore the bytes that decodes logged in undo clobbered (base: their base), and empty undo. */
+void mcp_json_undo_apply(mcp_buf *undo, char *base);
+
 /* First byte at or after p that is not JSON whitespace (space, \t, \n, \r), or end. */
 const char *mcp_json_skip_ws(const char *p, const char *end);
 

@@ -22,6 +22,9 @@ typedef struct dec {
     const char *dp;
     /* set while decoding the value of a "properties" key: that object records its key order */
     int keep_order;
+    /* the input is writable: escaped strings are decoded over their source (decode_inplace) */
+    int inplace;
+    mcp_buf *undo; /* with inplace: restorable strings only, the long ones logged here */
 } dec;
 
 static const char *decode_value(dec *d, const char *p, int depth);
@@ -195,14 +198,96 @@ static char *scratch(dec *d, size_t n)
     return mcp_buf_reserve(b, n) == 0 ? mcp_buf_head(b) : NULL;
 }
 
-/* A string with escapes failed at some point: what the two-pass decoder reported first wins,
- * i.e. an unterminated string or a control character anywhere from the first backslash on
- * (string_end) before a bad escape. Returns NULL with d's message set. */
-static const char *escaped_failure(dec *d, const char *first, const char *at, const char *msg)
+/* A bad escape at esc (a backslash, whose bytes from there on are still the source): what the
+ * two-pass decoder reported first wins, i.e. an unterminated string or a control character from
+ * the first backslash on (string_end) before the bad escape. Everything between the first
+ * backslash and esc was read as valid escapes and plain runs, which string_end walks in the same
+ * steps without stopping, so scanning from esc gives what scanning from the first one gave.
+ * Returns NULL with d's message set (msg NULL: the message already set stands). */
+static const char *escaped_failure(dec *d, const char *esc, const char *at, const char *msg)
 {
-    if (string_end(d, first) == NULL)
+    if (string_end(d, esc) == NULL)
         return NULL;
     return msg != NULL ? fail(d, at, msg) : NULL;
+}
+
+/* A plain run ended at p inside an escaped string without its closing quote. */
+static const char *run_failure(dec *d, const char *p)
+{
+    return fail(d, p, p >= d->end ? "unterminated string" : "control character in string");
+}
+
+/* Strings at least this long may have the collector run first (push_string). */
+#define GC_AHEAD_MIN ((size_t)4 * 1024 * 1024)
+#define MCP_GCISRUNNING 9 /* LUA_GCISRUNNING of 5.2-5.4 and LuaJIT 2.1; PUC 5.1 answers -1 */
+
+/* Push s[0..n). Before a large string (n >= GC_AHEAD_MIN) in a Lua heap of at most twice its
+ * size, a full collection runs first: the garbage of earlier large values (the previous result,
+ * which nobody holds any more) is freed before this string takes its memory, not after it, so
+ * the peak holds one such string, not two or three (the collector's pause lets the heap double
+ * before it looks). Its cost follows the heap, which is then small next to the string being
+ * made. Not when the host stopped the collector, nor on PUC 5.1, which cannot tell. */
+static void push_string(dec *d, const char *s, size_t n)
+{
+    lua_State *L = d->L;
+    if (n >= GC_AHEAD_MIN && lua_gc(L, MCP_GCISRUNNING, 0) == 1 &&
+        (size_t)lua_gc(L, LUA_GCCOUNT, 0) <= (n >> 10) * 2)
+        lua_gc(L, LUA_GCCOLLECT, 0);
+    lua_pushlstring(L, s, n);
+}
+
+/* The two-byte escape letter of a decoded byte that always comes from one (0: none). */
+static char escape_letter(char c)
+{
+    switch (c) {
+    case '"': return '"';
+    case '\\': return '\\';
+    case '\b': return 'b';
+    case '\f': return 'f';
+    case '\n': return 'n';
+    case '\r': return 'r';
+    case '\t': return 't';
+    default: return 0;
+    }
+}
+
+/* s[0..dlen) is the decoded text of a string whose source s[0..slen) had only two-byte escapes
+ * other than \/: write the source back, from the end (it is the longer one). Stops where the two
+ * meet: from there on (the plain start) nothing was moved. */
+static void reescape(char *s, size_t dlen, size_t slen)
+{
+    size_t i = dlen, j = slen;
+    while (i < j) {
+        char c = s[--i], e = escape_letter(c);
+        if (e != 0) {
+            s[--j] = e;
+            s[--j] = '\\';
+        } else {
+            s[--j] = c;
+        }
+    }
+}
+
+/* Escaped strings decoded in place with an undo log: those with a source this long are logged,
+ * shorter ones are written back at once (their copy is cheap; the log stays small). */
+#ifndef MCP_JSON_UNDO_LOG_MIN
+#define MCP_JSON_UNDO_LOG_MIN 4096 /* the json fuzz target lowers it, to reach the log */
+#endif
+#define UNDO_LOG_MIN MCP_JSON_UNDO_LOG_MIN
+
+typedef struct undo_rec {
+    size_t off, dlen, slen; /* from the decode's base */
+} undo_rec;
+
+void mcp_json_undo_apply(mcp_buf *undo, char *base)
+{
+    size_t i, n = undo->len / sizeof(undo_rec);
+    for (i = 0; i < n; i++) {
+        undo_rec r;
+        memcpy(&r, mcp_buf_head(undo) + i * sizeof r, sizeof r);
+        reescape(base + r.off, r.dlen, r.slen);
+    }
+    mcp_buf_reset(undo);
 }
 
 /* [start, p) is plain, p is at the first backslash. Decodes the rest in one pass into the
@@ -210,7 +295,6 @@ static const char *escaped_failure(dec *d, const char *first, const char *at, co
  * and untouched pages of a large scratch cost nothing), and pushes the string. */
 static const char *decode_escaped(dec *d, const char *start, const char *p)
 {
-    const char *first = p;
     char *out, *o;
     out = o = scratch(d, (size_t)(d->end - start));
     if (out == NULL)
@@ -222,7 +306,7 @@ static const char *decode_escaped(dec *d, const char *start, const char *p)
         char c;
         /* p is at a backslash */
         if (d->end - p < 2)
-            return escaped_failure(d, first, p + 1, "unterminated string");
+            return escaped_failure(d, p, p + 1, "unterminated string");
         switch (p[1]) {
         case '"': c = '"'; break;
         case '\\': c = '\\'; break;
@@ -233,13 +317,15 @@ static const char *decode_escaped(dec *d, const char *start, const char *p)
         case 'r': c = '\r'; break;
         case 't': c = '\t'; break;
         case 'u': c = 0; break;
-        default: return escaped_failure(d, first, p, "invalid escape");
+        default: return escaped_failure(d, p, p, "invalid escape");
         }
         if (c != 0) {
             *o++ = c;
             p += 2;
-        } else if ((p = unicode_escape(d, p + 2, &o)) == NULL) {
-            return escaped_failure(d, first, NULL, NULL); /* unicode_escape's message */
+        } else {
+            const char *esc = p;
+            if ((p = unicode_escape(d, p + 2, &o)) == NULL)
+                return escaped_failure(d, esc, NULL, NULL); /* unicode_escape's message */
         }
         run = p;
         p = scan_plain(p, d->end);
@@ -248,11 +334,84 @@ static const char *decode_escaped(dec *d, const char *start, const char *p)
         if (p < d->end && *p == '"')
             break;
         if (p >= d->end || *p != '\\')
-            return escaped_failure(
-                d, first, p, p >= d->end ? "unterminated string" : "control character in string");
+            return run_failure(d, p);
     }
-    lua_pushlstring(d->L, out, (size_t)(o - out));
+    push_string(d, out, (size_t)(o - out));
     return p + 1;
+}
+
+/* decode_escaped over the source itself: the decoded text is written from the first backslash
+ * on, never past the byte being read (an escape decodes to fewer bytes than it has; a \u escape
+ * reads its digits before writing), so no scratch. With an undo log (d->undo), a \/ or \u escape
+ * sends the string back to decode_escaped, its start written back first; so does a failure. */
+static const char *decode_inplace(dec *d, const char *start, const char *p)
+{
+    char *s = (char *)start; /* the caller lent the input for writing */
+    char *o = (char *)p;
+    const char *first = p, *esc;
+    int logged = d->undo != NULL;
+    for (;;) {
+        const char *run;
+        char c;
+        esc = p; /* a backslash; o <= esc, so the source from esc on is intact */
+        if (d->end - p < 2)
+            goto bad_escape;
+        switch (p[1]) {
+        case '"': c = '"'; break;
+        case '\\': c = '\\'; break;
+        case 'b': c = '\b'; break;
+        case 'f': c = '\f'; break;
+        case 'n': c = '\n'; break;
+        case 'r': c = '\r'; break;
+        case 't': c = '\t'; break;
+        case '/':
+            if (logged)
+                goto not_restorable;
+            c = '/';
+            break;
+        case 'u':
+            if (logged)
+                goto not_restorable;
+            c = 0;
+            break;
+        default: goto bad_escape;
+        }
+        if (c != 0) {
+            *o++ = c;
+            p += 2;
+        } else if ((p = unicode_escape(d, p + 2, &o)) == NULL) {
+            return escaped_failure(d, esc, NULL, NULL); /* unicode_escape's message */
+        }
+        run = p;
+        p = scan_plain(p, d->end);
+        memmove(o, run, (size_t)(p - run));
+        o += p - run;
+        if (p < d->end && *p == '"')
+            break;
+        if (p >= d->end || *p != '\\') {
+            if (logged)
+                reescape(s, (size_t)(o - s), (size_t)(p - start));
+            return run_failure(d, p);
+        }
+    }
+    push_string(d, s, (size_t)(o - s));
+    if (logged) {
+        undo_rec r;
+        r.off = (size_t)(start - d->base);
+        r.dlen = (size_t)(o - s);
+        r.slen = (size_t)(p - start);
+        if (r.slen < UNDO_LOG_MIN || mcp_buf_append(d->undo, &r, sizeof r) != 0)
+            reescape(s, r.dlen, r.slen);
+    }
+    return p + 1;
+bad_escape:
+    if (logged)
+        reescape(s, (size_t)(o - s), (size_t)(esc - start));
+    return escaped_failure(d, esc, d->end - esc < 2 ? esc + 1 : esc,
+                           d->end - esc < 2 ? "unterminated string" : "invalid escape");
+not_restorable:
+    reescape(s, (size_t)(o - s), (size_t)(esc - start));
+    return decode_escaped(d, start, first);
 }
 
 /* p is at the opening quote. */
@@ -261,14 +420,14 @@ static const char *decode_string(dec *d, const char *p)
     const char *start = p + 1, *q = scan_plain(start, d->end);
     if (q < d->end && *q == '"') {
         /* Fast path: no escapes, push straight from the input. */
-        lua_pushlstring(d->L, start, (size_t)(q - start));
+        push_string(d, start, (size_t)(q - start));
         return q + 1;
     }
     if (q >= d->end)
         return fail(d, q, "unterminated string");
     if (*q != '\\')
         return fail(d, q, "control character in string");
-    return decode_escaped(d, start, q);
+    return d->inplace ? decode_inplace(d, start, q) : decode_escaped(d, start, q);
 }
 
 /* ---- numbers ---- */
@@ -630,8 +789,8 @@ static const char *decode_value(dec *d, const char *p, int depth)
     }
 }
 
-const char *mcp_json_decode_value(lua_State *L, const char *base, const char *p, const char *end,
-                                  int depth, char *err, size_t errlen)
+static const char *decode_top(lua_State *L, const char *base, const char *p, const char *end,
+                              int depth, int inplace, mcp_buf *undo, char *err, size_t errlen)
 {
     dec d;
     int top = lua_gettop(L);
@@ -650,6 +809,8 @@ const char *mcp_json_decode_value(lua_State *L, const char *base, const char *p,
     d.scratch = NULL;
     d.dp = NULL;
     d.keep_order = 0;
+    d.inplace = inplace;
+    d.undo = undo;
     q = decode_value(&d, p, depth);
     if (d.scratch != NULL)
         mcp_buf_free(d.scratch); /* now rather than at the next GC cycle */
@@ -660,6 +821,18 @@ const char *mcp_json_decode_value(lua_State *L, const char *base, const char *p,
     lua_replace(L, top + 1); /* the value over the metatable; then drop the scratch slot */
     lua_settop(L, top + 1);
     return q;
+}
+
+const char *mcp_json_decode_value(lua_State *L, const char *base, const char *p, const char *end,
+                                  int depth, char *err, size_t errlen)
+{
+    return decode_top(L, base, p, end, depth, 0, NULL, err, errlen);
+}
+
+const char *mcp_json_decode_value_inplace(lua_State *L, const char *base, char *p, const char *end,
+                                          int depth, mcp_buf *undo, char *err, size_t errlen)
+{
+    return decode_top(L, base, p, end, depth, 1, undo, err, errlen);
 }
 
 int mcp_json_lua_decode(lua_State *L)

@@ -22,6 +22,12 @@ typedef struct mcp_session {
     mcp_pending_map pending;
     int handler_ref;
     int closed;
+    /* An answer to a server ping could not be sent, and that was reported; no more reports
+     * until a send succeeds again (a flood of pings into a full write path: one report). */
+    int ping_drop_reported;
+    /* The host traces its traffic (client config on_message): each ping and its answer are also
+     * told to the handler ("ping", id, answered), though the core still answers them itself. */
+    int trace_pings;
     mcp_buf out; /* scratch for encoding; owned here so a raised error leaks nothing */
 } mcp_session;
 
@@ -187,6 +193,7 @@ static int flush_out(lua_State *L, mcp_session *s, const mcp_send_info *info)
         lua_pushstring(L, err);
         return 2;
     }
+    s->ping_drop_reported = 0; /* the write path takes messages again */
     lua_pushboolean(L, 1);
     return 1;
 }
@@ -230,17 +237,43 @@ static void on_timeout(mcp_loop *loop, mcp_timer *timer)
 typedef struct inbound {
     mcp_envelope e;
     mcp_session *s;
+    char head[80]; /* a message decoded in place without undo: its start, for an error */
 } inbound;
 
-static void answer_ping(lua_State *L, inbound *in)
+/* The answer to a server ping. When the transport cannot take it (the write path is full: a
+ * server that floods pings and reads nothing), the answer is dropped and the first drop of a run
+ * is reported, unless the transport reported it itself (MCP_SEND_REPORTED); the run ends when a
+ * send succeeds again. */
+static int answer_ping(lua_State *L, inbound *in)
 {
     mcp_session *s = in->s;
-    char err[200];
+    char err[256];
+    int rc;
     if (mcp_wire_ping_result(L, in->e.base + MCP_WIRE_ID, &s->out, err, sizeof err) != 0)
-        return;
-    if (s->t != NULL && !s->closed)
-        s->t->vt->send(s->t, mcp_buf_head(&s->out), s->out.len, &no_info, err, sizeof err);
+        return 0;
+    if (s->t == NULL || s->closed) {
+        mcp_buf_reset(&s->out);
+        return 0;
+    }
+    err[0] = '\0';
+    rc = s->t->vt->send(s->t, mcp_buf_head(&s->out), s->out.len, &no_info, err, sizeof err);
     mcp_buf_reset(&s->out);
+    if (rc == 0) {
+        s->ping_drop_reported = 0;
+        return 1;
+    }
+    if (!s->ping_drop_reported) {
+        s->ping_drop_reported = 1;
+        if (rc != MCP_SEND_REPORTED) {
+            char text[400];
+            snprintf(text, sizeof text,
+                     "the answer to a server ping was dropped: %s (further ping answers that "
+                     "cannot be sent are dropped without a report until a send succeeds again)",
+                     err[0] ? err : "the transport refused it");
+            report_error(L, s, "transport", text);
+        }
+    }
+    return 0;
 }
 
 static void dispatch_response(lua_State *L, inbound *in)
@@ -305,7 +338,13 @@ static void dispatch_envelope(lua_State *L, inbound *in)
             size_t mlen;
             const char *m = lua_tolstring(L, b + MCP_WIRE_METHOD, &mlen);
             if (mlen == 4 && memcmp(m, "ping", 4) == 0) {
-                answer_ping(L, in);
+                int answered = answer_ping(L, in);
+                if (s->trace_pings) {
+                    lua_pushstring(L, "ping");
+                    lua_pushvalue(L, b + MCP_WIRE_ID);
+                    lua_pushboolean(L, answered);
+                    call_handler(L, s, 3);
+                }
                 return;
             }
             lua_pushstring(L, "request");
@@ -392,25 +431,33 @@ static int process_message(lua_State *L)
     if (p == NULL) {
         char text[400];
         size_t show = in->e.len < 80 ? in->e.len : 80;
+        const char *head = in->e.msg;
+        /* decoded in place: the message as it came (its undo log, or the copy of its start) */
+        if (in->e.undo != NULL)
+            mcp_json_undo_apply(in->e.undo, (char *)in->e.msg);
+        else if (in->e.writable)
+            head = in->head;
         snprintf(text, sizeof text, "skipped a line that is not valid JSON-RPC (%s): %.*s%s", err,
-                 (int)show, in->e.msg, in->e.len > show ? "..." : "");
+                 (int)show, head, in->e.len > show ? "..." : "");
         report_error(L, in->s, "invalid_message", text);
     }
     return 0;
 }
 
-static void sink_message(void *ctx, const char *msg, size_t len)
+static void receive(mcp_session *s, const char *msg, size_t len, int writable, mcp_buf *undo)
 {
-    mcp_session *s = ctx;
     lua_State *L = mcp_loop_lua(s->loop);
     inbound in;
     int top;
     if (L == NULL)
         return;
-    memset(&in, 0, sizeof in);
     in.s = s;
     in.e.msg = msg;
     in.e.len = len;
+    in.e.writable = writable;
+    in.e.undo = undo;
+    if (writable && undo == NULL)
+        memcpy(in.head, msg, len < sizeof in.head ? len : sizeof in.head);
     s->refs++;
     top = lua_gettop(L);
     lua_pushcfunction(L, process_message);
@@ -423,6 +470,16 @@ static void sink_message(void *ctx, const char *msg, size_t len)
     }
     lua_settop(L, top);
     session_unref(s);
+}
+
+static void sink_message(void *ctx, const char *msg, size_t len)
+{
+    receive(ctx, msg, len, 0, NULL);
+}
+
+static void sink_message_inplace(void *ctx, char *msg, size_t len, mcp_buf *undo)
+{
+    receive(ctx, msg, len, 1, undo);
 }
 
 static void sink_error(void *ctx, const char *kind, const char *msg)
@@ -498,8 +555,8 @@ static int sink_is_pending(void *ctx, int64_t id)
     return mcp_pending_get(&s->pending, id) != NULL;
 }
 
-static const mcp_sink session_sink = {sink_message, sink_error, sink_closed, sink_request_failed,
-                                      sink_is_pending};
+static const mcp_sink session_sink = {sink_message, sink_message_inplace, sink_error,
+                                      sink_closed,  sink_request_failed,  sink_is_pending};
 
 /* ---- Lua methods ---------------------------------------------------------------------------- */
 
@@ -737,6 +794,14 @@ static int l_is_open(lua_State *L)
     return 1;
 }
 
+/* session:trace_pings(on): tell the handler of each server ping and of its answer. */
+static int l_trace_pings(lua_State *L)
+{
+    mcp_session *s = check_session(L);
+    s->trace_pings = lua_toboolean(L, 2);
+    return 0;
+}
+
 static int l_gc(lua_State *L)
 {
     session_box *box = luaL_checkudata(L, 1, MCP_SESSION_MT);
@@ -803,6 +868,7 @@ void mcp_session_open(lua_State *L)
         {"close", l_close},
         {"pending", l_pending},
         {"is_open", l_is_open},
+        {"trace_pings", l_trace_pings},
         {NULL, NULL},
     };
     if (luaL_newmetatable(L, MCP_SESSION_MT)) {

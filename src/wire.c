@@ -15,6 +15,15 @@
 
 /* ---- reading ------------------------------------------------------------------------------- */
 
+/* One value of the envelope, decoded in place when the message allows it. */
+static const char *decode(lua_State *L, mcp_envelope *in, const char *p, const char *end, char *err,
+                          size_t errlen)
+{
+    if (in->writable) /* p points into the message, which its transport lent for writing */
+        return mcp_json_decode_value_inplace(L, in->msg, (char *)p, end, 1, in->undo, err, errlen);
+    return mcp_json_decode_value(L, in->msg, p, end, 1, err, errlen);
+}
+
 /* A key without escapes compares in place; one with escapes is decoded. */
 static const char *read_key(lua_State *L, mcp_envelope *in, const char *p, const char *end,
                             const char **key, size_t *klen, char *err, size_t errlen)
@@ -27,7 +36,7 @@ static const char *read_key(lua_State *L, mcp_envelope *in, const char *p, const
         *klen = (size_t)(q - p - 1);
         return q + 1;
     }
-    q = mcp_json_decode_value(L, in->msg, p, end, 1, err, errlen);
+    q = decode(L, in, p, end, err, errlen);
     if (q == NULL)
         return NULL;
     *key = lua_tolstring(L, -1, klen); /* stays valid: the string remains on the stack */
@@ -81,7 +90,7 @@ const char *mcp_wire_parse_envelope(lua_State *L, mcp_envelope *in, const char *
             snprintf(err, errlen, "expected ':' at byte %ld", (long)(p - in->msg));
             return NULL;
         }
-        p = mcp_json_decode_value(L, in->msg, p + 1, end, 1, err, errlen);
+        p = decode(L, in, p + 1, end, err, errlen);
         if (p == NULL)
             return NULL;
         if (slot) {

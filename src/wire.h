@@ -25,7 +25,9 @@ enum {
 typedef struct mcp_envelope {
     const char *msg; /* the whole message (for byte offsets in errors) */
     size_t len;
-    int base; /* stack index before slot 1; the caller pushed MCP_WIRE_NSLOTS values */
+    int writable;  /* msg may be decoded in place (mcp_json_decode_value_inplace) */
+    mcp_buf *undo; /* its undo log then, or NULL */
+    int base;      /* stack index before slot 1; the caller pushed MCP_WIRE_NSLOTS values */
     int has[MCP_WIRE_NSLOTS + 1];
 } mcp_envelope;
 

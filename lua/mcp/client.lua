@@ -651,7 +651,7 @@ function Client:connect()
   self.tool_headers = capable(self.transport, "supports_tool_parameter_headers")
   self.era, self.tool_bindings, self.log_level = nil, {}, nil
   self.cache:clear()
-  self.listening = nil
+  listen.forget(self)
   self.state = "connecting"
   local ok, err = self:_start_transport()
   if not ok then return nil, err end
@@ -736,6 +736,7 @@ function Client:close()
   if self.state == "closed" and self.transport_closed then return true end
   self.state = "closed"
   self.transport_closed = true
+  listen.forget(self)
   if self.session then self.session:close("the client was closed") end
   contract.close(self.transport)
   return true

@@ -446,7 +446,20 @@ local function parse_doc(ctx, doc)
   for name in pairs(servers) do names[#names + 1] = name end
   table.sort(names, function(a, b) return tostring(a) < tostring(b) end)
   for _, name in ipairs(names) do
-    out.servers[name] = parse_server(ctx, name, servers[name])
+    local entry = servers[name]
+    if ctx.opts.keep_going and type(name) == "string" and name ~= "" then
+      -- One server's problem (an unset variable, a wrong field) stays that server's.
+      local ok, res = pcall(parse_server, ctx, name, entry)
+      if not ok then
+        if getmetatable(res) ~= Fail then error(res, 0) end
+        out.errors = out.errors or {}
+        out.errors[name] = res.err
+        res = { name = name, raw = entry, error = res.err, disabled = false, disabled_tools = {}, auto_approve = {} }
+      end
+      out.servers[name] = res
+    else
+      out.servers[name] = parse_server(ctx, name, entry)
+    end
     out.order[#out.order + 1] = name
   end
   if format == "mcphub" and is_object(doc.nativeMCPServers) then
@@ -461,7 +474,9 @@ end
 --- `env` (table or function(name)) instead of os.getenv; `variables` {name = value} for other
 --- `${name}` (e.g. workspaceFolder); `missing_env = "empty"` makes an unset variable "" instead
 --- of an error; `only` {names}: interpolate just these servers (the others are checked, not
---- interpolated, and marked `skipped`), e.g. to start one server of a file.
+--- interpolated, and marked `skipped`), e.g. to start one server of a file; `keep_going`: a
+--- server whose entry is invalid or cannot be interpolated does not fail the load, it comes as
+--- `{name, raw, error}` and in `config.errors[name]` (problems of the file itself still fail).
 ---@param source string|table
 ---@param opts table|nil
 ---@return table|nil config, mcp.Error|nil err

@@ -84,6 +84,17 @@ function M.is_error(v)
   return mt == Error or (type(mt) == "table" and rawget(mt, "__mcp_error") == true)
 end
 
+local LEGACY_SSE_STATUS = { [400] = true, [404] = true, [405] = true }
+
+--- True when a streamable HTTP connect failed as a legacy HTTP+SSE (2024-11-05) server answers
+--- it: the POST refused with HTTP 400, 404 or 405 (the specification's backwards-compatibility
+--- rule). A client that was given only a URL then tries mcp.sse_transport on it.
+---@param err any
+---@return boolean
+function M.is_legacy_sse_hint(err)
+  return M.is_error(err) and err.kind == "transport" and LEGACY_SSE_STATUS[err.status_code] == true
+end
+
 --- Sentinels, compared by code with err:is(mcp.errors.method_not_found).
 M.errors = {
   parse_error = M.new(M.ERROR_CODES.PARSE_ERROR, "Parse error"),

@@ -69,6 +69,16 @@ end
 
 -- ---- construction ------------------------------------------------------------------------------
 
+-- A server's (new) config entry, and what the hub derives from it.
+local function set_spec(rec, spec)
+  rec.spec = spec
+  rec.auto, rec.off_tools = {}, {}
+  if type(spec.auto_approve) == "table" then
+    for _, t in ipairs(spec.auto_approve) do rec.auto[t] = true end
+  end
+  for _, t in ipairs(spec.disabled_tools or {}) do rec.off_tools[t] = true end
+end
+
 local OPTS = {
   on_state = "function", on_change = "function", on_message = "function", approve = "function",
   on_error = "function", on_stderr = "function", on_input = "function", inputs = "table", env = "table",
@@ -90,7 +100,7 @@ function M.new(cfg, opts)
     if type(v) ~= want then error(("mcp.hub: option '%s' must be a %s, got %s"):format(k, want, type(v)), 2) end
   end
   local loaded, err = config.load(cfg, { on_input = opts.on_input, inputs = opts.inputs, env = opts.env,
-    variables = opts.variables })
+    variables = opts.variables, keep_going = true })
   if not loaded then return nil, err end
   local restart = opts.restart or {}
   local self = setmetatable({
@@ -110,23 +120,21 @@ function M.new(cfg, opts)
   }, Hub)
   local prefixes = assign_prefixes(loaded.order, self.sep)
   for _, name in ipairs(loaded.order) do
-    local spec = loaded.servers[name]
-    local auto = {}
-    if type(spec.auto_approve) == "table" then
-      for _, t in ipairs(spec.auto_approve) do auto[t] = true end
-    end
-    local off = {}
-    for _, t in ipairs(spec.disabled_tools or {}) do off[t] = true end
-    self.recs[name] = {
-      name = name, spec = spec, prefix = prefixes[name], state = "new", attempts = 0, generation = 0,
-      auto = auto, always = {}, off_tools = off, stderr_tail = {},
-      tools = {}, resources = {}, templates = {}, prompts = {},
+    local rec = {
+      name = name, prefix = prefixes[name], state = "new", attempts = 0, generation = 0,
+      always = {}, stderr_tail = {}, tools = {}, resources = {}, templates = {}, prompts = {},
     }
+    set_spec(rec, loaded.servers[name])
+    self.recs[name] = rec
   end
   self:_rebuild()
   for _, name in ipairs(loaded.order) do
     local rec = self.recs[name]
-    if rec.spec.disabled then
+    if rec.spec.error then
+      -- Its entry could not be read (an unset variable, say): that server fails, the others start.
+      self:_set_state(rec, "failed", { error = rec.spec.error })
+      self:_report(rec.spec.error)
+    elseif rec.spec.disabled then
       self:_set_state(rec, "disabled")
     else
       self:_start(rec)
@@ -228,7 +236,7 @@ function Hub:_transport_factory(rec)
     return function() return mcp.stdio_transport(tcfg) end
   end
   local tcfg = { url = spec.url, headers = spec.headers, oauth = spec.oauth }
-  if spec.type == "sse" then return function() return mcp.sse_transport(tcfg) end end
+  if spec.type == "sse" or rec.legacy_sse then return function() return mcp.sse_transport(tcfg) end end
   return function() return mcp.http_transport(tcfg) end
 end
 
@@ -311,16 +319,28 @@ function Hub:_connect(rec)
   rec.client = nil
   if old then old:close() end
   for i = #rec.stderr_tail, 1, -1 do rec.stderr_tail[i] = nil end
-  local ok, client = pcall(self._new_client, self, rec)
-  if not ok then
-    return nil, hub_error("config", "server '" .. rec.name .. "': " .. tostring(client), { server = rec.name })
-  end
-  rec.client = client
-  local cok, err = client:connect()
-  if rec.generation ~= gen or self.closed then
-    client:close()
-    return nil, hub_error("closed", "server '" .. rec.name .. "' was stopped while connecting", { server = rec.name })
-  end
+  local client, cok, err
+  repeat
+    local ok
+    ok, client = pcall(self._new_client, self, rec)
+    if not ok then
+      return nil, hub_error("config", "server '" .. rec.name .. "': " .. tostring(client), { server = rec.name })
+    end
+    rec.client = client
+    cok, err = client:connect()
+    if rec.generation ~= gen or self.closed then
+      client:close()
+      return nil, hub_error("closed", "server '" .. rec.name .. "' was stopped while connecting", { server = rec.name })
+    end
+    -- A url given without a type that answers the first POST as a legacy HTTP+SSE server does:
+    -- that server is one (the specification's backwards-compatibility rule), from now on.
+    local fall_back = not cok and rec.spec.type_inferred and not rec.legacy_sse and errors.is_legacy_sse_hint(err)
+    if fall_back then
+      rec.legacy_sse = true
+      rec.client = nil
+      client:close()
+    end
+  until not fall_back
   if not cok then
     rec.client = nil
     client:close()
@@ -672,7 +692,8 @@ function Hub:servers()
   local out = {}
   for _, name in ipairs(self.order) do
     local rec = self.recs[name]
-    out[#out + 1] = { name = name, state = rec.state, type = rec.spec.type, error = rec.error, client = rec.client,
+    out[#out + 1] = { name = name, state = rec.state, type = rec.legacy_sse and "sse" or rec.spec.type,
+      error = rec.error, client = rec.client,
       attempts = rec.attempts, prefix = rec.prefix }
   end
   return out
@@ -712,8 +733,39 @@ function Hub:restart(name, wait)
   stop(self, rec)
   rec.attempts = 0
   self:_changed("all", rec)
+  if rec.spec.error and not self:_reload(rec) then return end
   self:_start(rec)
   if wait ~= false then self:wait() end
+end
+
+-- Read a server's entry again, enabled (one the config disabled, or one that could not be read,
+-- whose variables may be set by now). true, or false with the server marked failed.
+function Hub:_reload(rec)
+  local raw = rec.spec.raw
+  if type(raw) == "table" then
+    raw = {}
+    for k, v in pairs(rec.spec.raw) do raw[k] = v end
+    raw.disabled, raw.enabled = nil, nil
+  end
+  -- The file's input declarations come along, so ${input:...} is asked as declared (a password
+  -- hidden, the description shown).
+  local decls = {}
+  for _, d in pairs(self.config.inputs or {}) do
+    decls[#decls + 1] = { id = d.id, type = d.type, description = d.description, password = d.password,
+      default = d.default, options = d.options }
+  end
+  table.sort(decls, function(a, b) return a.id < b.id end)
+  local doc = { mcpServers = { [rec.name] = raw } }
+  if #decls > 0 then doc.inputs = decls end
+  local loaded, err = config.load(doc, { on_input = self.opts.on_input,
+    inputs = self.opts.inputs, env = self.opts.env, variables = self.opts.variables, file = self.config.file })
+  if not loaded then
+    self:_set_state(rec, "failed", { error = err })
+    self:_report(err)
+    return false
+  end
+  set_spec(rec, loaded.servers[rec.name])
+  return true
 end
 
 --- Stop a server and mark it disabled (its tools leave the lists).
@@ -731,18 +783,7 @@ end
 function Hub:enable(name, wait)
   local rec = self:_server_or_raise(name, "enable")
   if rec.state ~= "disabled" or self.closed then return end
-  if rec.spec.disabled then
-    local raw = {}
-    for k, v in pairs(rec.spec.raw) do raw[k] = v end
-    raw.disabled, raw.enabled = nil, nil
-    local loaded, err = config.load({ mcpServers = { [name] = raw } }, { on_input = self.opts.on_input,
-      inputs = self.opts.inputs, env = self.opts.env, variables = self.opts.variables, file = self.config.file })
-    if not loaded then
-      self:_set_state(rec, "failed", { error = err })
-      return
-    end
-    rec.spec = loaded.servers[name]
-  end
+  if (rec.spec.disabled or rec.spec.error) and not self:_reload(rec) then return end
   rec.attempts = 0
   self:_start(rec)
   if wait ~= false then self:wait() end

@@ -25,6 +25,7 @@ mcp.ERROR_CODES = errors.ERROR_CODES
 mcp.errors = errors.errors
 mcp.new_error = errors.new
 mcp.is_error = errors.is_error
+mcp.is_legacy_sse_hint = errors.is_legacy_sse_hint
 mcp.timeout_error = errors.timeout
 mcp.transport_error = errors.transport
 

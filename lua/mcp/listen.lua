@@ -3,7 +3,11 @@
 --- one, asking for what its handlers and subscribe_resource want (and the server advertises);
 --- when that changes, the old listen is cancelled (stdio: notifications/cancelled; HTTP: its
 --- stream is closed) and a new one is sent. Notifications that name another subscription are
---- dropped; the acknowledgment is compared with what was asked for.
+--- dropped; the acknowledgment is compared with what was asked for. A listen that ends abruptly
+--- (its HTTP stream dropped without a result) is opened again after a delay that doubles with each
+--- end in a row that had no acknowledgment between (REOPEN), until it gives up; a listen the server
+--- ends (a result, or its notifications/cancelled) stays ended.
+local core = require("mcp.core")
 local errors = require("mcp.errors")
 local json = require("mcp.json")
 local modern = require("mcp.modern")
@@ -11,6 +15,10 @@ local modern = require("mcp.modern")
 local M = {}
 
 M.META_SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
+
+--- Re-opening an abruptly ended listen: the first after base_ms, doubling up to max_ms; after
+--- max_tries ends in a row without an acknowledgment it gives up (and reports it).
+M.REOPEN = { base_ms = 200, max_ms = 30000, max_tries = 6 }
 
 local LIST_FLAGS = {
   { flag = "toolsListChanged", method = "notifications/tools/list_changed", cap = "tools" },
@@ -48,12 +56,42 @@ function M.wanted(client)
   return filter, table.concat(parts, "\0")
 end
 
+local function cancel_reopen(client)
+  if client.listen_timer then client.listen_timer:cancel() end
+  client.listen_timer = nil
+end
+
 local function stop(client, reason)
   local l = client.listening
   client.listening = nil
+  cancel_reopen(client)
   if l and not l.done and client.session then client.session:cancel(l.id, reason) end
 end
 M.stop = stop
+
+--- A new connection, or none: no listen, none scheduled, no ends counted.
+---@param client mcp.Client
+function M.forget(client)
+  cancel_reopen(client)
+  client.listening, client.listen_tries = nil, nil
+end
+
+-- The listen `entry` ended abruptly (kind "transport"): schedule a new one, or give up. Returns
+-- what to add to the report.
+local function schedule_reopen(client, entry)
+  local r = M.REOPEN
+  local tries = entry.acknowledged and 1 or (client.listen_tries or 0) + 1
+  client.listen_tries = tries
+  if tries > r.max_tries then
+    return "; gave up after " .. r.max_tries .. " abrupt ends in a row"
+  end
+  local delay = math.min(r.base_ms * 2 ^ (tries - 1), r.max_ms)
+  client.listen_timer = core.timer(delay, function()
+    client.listen_timer = nil
+    M.refresh(client)
+  end)
+  return ("; opening it again in %d ms"):format(delay)
+end
 
 --- Open, replace or close the listen request so that it asks for what M.wanted says. Does not
 --- wait: the request stays open until the server ends it or the client replaces it.
@@ -70,9 +108,12 @@ function M.refresh(client)
   local params = modern.with_meta(client, { notifications = filter }, client:_capabilities())
   local function done(_, code, message, data, kind)
     entry.done = true
-    if client.listening == entry then client.listening = nil end
+    local current = client.listening == entry
+    if current then client.listening = nil end
     if kind ~= nil and kind ~= "cancelled" and kind ~= "closed" then
-      client:_report(errors.new(code, "subscriptions/listen ended: " .. tostring(message), data,
+      local more = ""
+      if current and kind == "transport" and client.state == "connected" then more = schedule_reopen(client, entry) end
+      client:_report(errors.new(code, "subscriptions/listen ended: " .. tostring(message) .. more, data,
         { kind = kind, method = "subscriptions/listen" }))
     end
   end

@@ -2,11 +2,13 @@
 --- the Lua layer sends ("send") or receives ("receive"), as a decoded table
 --- ({jsonrpc, id, method, params} / {jsonrpc, id, result} / {jsonrpc, id, error}). It is
 --- installed by wrapping the client's C session in a proxy, so untraced clients pay nothing.
---- Two messages never pass through Lua and are not traced: the C core's own answer to a
---- server's `ping` and the `notifications/cancelled` it sends when a request times out.
+--- Two messages the C core sends itself are traced as it tells the Lua layer of them: its answer
+--- to a server's `ping` (the session reports each ping and whether its answer went out) and the
+--- `notifications/cancelled` it sends when a request times out (same requestId and reason).
 --- The callback runs synchronously (from inside the loop's dispatch for received messages):
 --- it must not yield or wait; an error in it goes to the client's on_error.
 local errors = require("mcp.errors")
+local json = require("mcp.json")
 
 local M = {}
 
@@ -26,6 +28,9 @@ function M.incoming(client, kind, a, b, c)
     emit(client, "receive", { jsonrpc = "2.0", id = a, method = b, params = c })
   elseif kind == "notification" then
     emit(client, "receive", { jsonrpc = "2.0", method = a, params = b })
+  elseif kind == "ping" then -- answered by the core (session.c); b: whether the answer went out
+    emit(client, "receive", { jsonrpc = "2.0", id = a, method = "ping" })
+    if b then emit(client, "send", { jsonrpc = "2.0", id = a, result = json.object() }) end
   end
 end
 
@@ -35,6 +40,7 @@ end
 ---@param session userdata
 ---@return table proxy
 function M.wrap(client, session)
+  session:trace_pings(true)
   local proxy = {}
   function proxy:request(method, params, timeout, cb, id, ...)
     local traced_id
@@ -43,6 +49,10 @@ function M.wrap(client, session)
         emit(client, "receive", { jsonrpc = "2.0", id = traced_id, result = res })
       elseif kind == "rpc" then
         emit(client, "receive", { jsonrpc = "2.0", id = traced_id, error = { code = code, message = message, data = data } })
+      elseif kind == "timeout" then
+        -- the core told the server at that moment (session.c on_timeout), with this reason
+        emit(client, "send", { jsonrpc = "2.0", method = "notifications/cancelled",
+          params = { requestId = traced_id, reason = message } })
       end
       return cb(res, code, message, data, kind, status, ...)
     end, id, ...)

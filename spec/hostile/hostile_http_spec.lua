@@ -136,6 +136,8 @@ describe_node("hostile HTTP server", function()
     end
     helper.wait_until(dropped, helper.ms(10000))
     assert.truthy(dropped(), "no drop reported: " .. table.concat(errs, "; "))
+    -- The transport reported the drops; the session does not report the dropped ping answers again.
+    for _, e in ipairs(errs) do assert.falsy(e:find("answer to a server ping was dropped", 1, true), e) end
     local st = bounds.http_state(srv)
     -- Bound: 8 reply POSTs, the GET stream, the bystander's and the state request, not 3000.
     assert.is_true(st.open <= 16, "open connections at the server: " .. st.open)
@@ -145,6 +147,50 @@ describe_node("hostile HTTP server", function()
     bounds.assert_unharmed(s)
     s:close()
     c:close()
+  end)
+
+  it("max_reply_connections = 2, max_queued_replies = 5: the server never sees more than 2 reply POSTs open at once", function()
+    local errs = {}
+    local c = assert(bounds.http(srv, "ping-flood/small", {
+      max_reply_connections = 2, max_queued_replies = 5, on_error = function(e) errs[#errs + 1] = tostring(e) end,
+    }))
+    local drops = function()
+      local n = 0
+      for _, e in ipairs(errs) do
+        if e:find("not answering our POSTs (2 running, 5 waiting", 1, true) then n = n + 1 end
+      end
+      return n
+    end
+    local held = function(st) return (st or bounds.http_state(srv)).held_peak["/ping-flood/small"] or 0 end
+    helper.wait_until(function() return drops() > 0 and held() >= 2 end, helper.ms(10000))
+    assert.are.equal(1, drops(), "drop reports: " .. table.concat(errs, "; "))
+    assert.are.equal(1, #errs, "reports: " .. table.concat(errs, "; ")) -- none of the session's besides
+    assert.truthy(errs[1]:find("max_reply_connections, max_queued_replies", 1, true), errs[1])
+    local st = bounds.http_state(srv)
+    -- Measured at the server: the 2 running reply POSTs are all it ever gets (nothing answers
+    -- them, so the 5 waiting never start and the other 2993 answers are dropped).
+    assert.are.equal(2, held(st))
+    local posts = 0
+    for _, r in ipairs(st.requests) do
+      if r.path == "/ping-flood/small" and r.method == "POST" and r.rpc == nil then posts = posts + 1 end
+    end
+    assert.are.equal(2, posts)
+    c:close()
+  end)
+
+  it("max_reply_connections and max_queued_replies must be integers from 1 to 65536 (HTTP and legacy SSE)", function()
+    for _, f in ipairs({ "max_reply_connections", "max_queued_replies" }) do
+      for _, bad in ipairs({ 0, -1, 1.5, "8", 65537, true }) do
+        for _, make in ipairs({ mcp.http_transport, mcp.sse_transport }) do
+          assert.has_error(function() make({ url = srv.base .. "/plain", [f] = bad }) end,
+            "mcp: " .. f .. " must be an integer from 1 to 65536")
+        end
+      end
+    end
+    -- A misspelt key raises and names the nearest one.
+    local ok, err = pcall(mcp.create_http_client, srv.base .. "/plain", { max_reply_connection = 2 })
+    assert.is_false(ok)
+    assert.truthy(tostring(err):find("max_reply_connections", 1, true), tostring(err))
   end)
 
   it("an endless event stream costs bounded memory and ends with the call's timeout", function()

@@ -107,6 +107,34 @@ describe("hostile stdio server", function()
     c:close()
   end)
 
+  it("ping answers dropped at a full write queue are reported once per episode, not once per ping", function()
+    local errs = {}
+    local c = assert(bounds.stdio("ping_flood", { 200000 }, {
+      max_write_queue = 64 * 1024, on_error = function(e) errs[#errs + 1] = e end,
+    }))
+    local rss0 = bounds.rss_kb()
+    -- The server reads its stdin again 5 s after its 200000 pings: a call answered then was
+    -- read after every ping, so every ping answer has been sent or dropped by then.
+    local res
+    helper.wait_until(function()
+      res = res or c:call_tool("x", {}, { timeout_ms = helper.ms(200) })
+      return res ~= nil
+    end, helper.ms(20000))
+    assert.truthy(res, "the client did not become usable again")
+    assert.are.equal("ok", res.content[1].text)
+    local reports = {}
+    for _, e in ipairs(errs) do
+      if e.message:find("answer to a server ping was dropped", 1, true) then reports[#reports + 1] = e end
+    end
+    -- Before: 0 reports (dropped silently). Bound: one for the whole flood (thousands dropped).
+    assert.are.equal(1, #reports, "ping drop reports: " .. #reports)
+    assert.are.equal("transport", reports[1].kind)
+    assert.truthy(reports[1].message:find("not reading its stdin", 1, true), reports[1].message) -- why
+    assert.is_true(bounds.rss_kb() - rss0 < 32 * 1024, "RSS grew by " .. (bounds.rss_kb() - rss0) .. " KiB")
+    assert.truthy(c:list_tools())
+    c:close()
+  end)
+
   it("close() also stops helpers in the server's process group when the server exits on EOF (defect 10)", function()
     local pidfile = os.tmpname()
     local c = assert(bounds.stdio("group_helper", { pidfile }))

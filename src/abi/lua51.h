@@ -111,6 +111,11 @@ int lua_next(lua_State *L, int idx);
 
 /* ---- calls and strings ---- */
 int lua_pcall(lua_State *L, int nargs, int nresults, int errfunc);
+
+/* ---- the garbage collector (lua_gc's options) ---- */
+#define LUA_GCCOLLECT 2
+#define LUA_GCCOUNT 3
+int lua_gc(lua_State *L, int what, int data);
 void lua_concat(lua_State *L, int n);
 
 /* ---- the auxiliary library ---- */

@@ -32,8 +32,8 @@ typedef struct mcp_http {
     int reconnects;
     int empty_streams; /* inbound streams in a row that ended without a message */
     /* POSTs that are not requests of ours (responses, notifications: what a server can make us
-     * send) run at most MCP_HTTP_MAX_ACTIVE_REPLIES at a time, each holding a connection; the
-     * rest wait in a FIFO of at most MCP_HTTP_MAX_QUEUED_REPLIES. */
+     * send) run at most cfg.max_reply_connections at a time, each holding a connection; the
+     * rest wait in a FIFO of at most cfg.max_queued_replies, later ones are dropped. */
     int replies_active, replies_queued, reply_drop_reported;
     mcp_hreq *qhead, *qtail;
     /* POSTs of our own requests run at most cfg.max_connections at a time (each holds a
@@ -65,8 +65,8 @@ typedef struct mcp_http {
 
 #define MCP_HTTP_REQ_POOL ((int)(sizeof((mcp_http *)0)->idle_req / sizeof(mcp_hreq *)))
 
-#define MCP_HTTP_MAX_ACTIVE_REPLIES 8
-#define MCP_HTTP_MAX_QUEUED_REPLIES 1000
+#define MCP_HTTP_DEFAULT_MAX_REPLY_CONNECTIONS 8
+#define MCP_HTTP_DEFAULT_MAX_QUEUED_REPLIES 1000
 #define MCP_HTTP_DEFAULT_MAX_CONNECTIONS 64
 
 /* mcp_hreq.counted: the slot a running POST holds. */

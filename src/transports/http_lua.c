@@ -1,8 +1,8 @@
 /* Lua binding of the HTTP transports: core.http_transport(cfg), core.sse_transport(cfg).
  * cfg is normalised by lua/mcp/transport/http.lua: url, headers (array of "Name: value"),
  * follow_redirects, connect_timeout_ms, idle_timeout_ms, terminate_on_close, initial_session_id,
- * bearer_token, max_message_size, max_reconnects, max_connections, curl_options (name -> value),
- * on_event. */
+ * bearer_token, max_message_size, max_reconnects, max_connections, max_reply_connections,
+ * max_queued_replies, curl_options (name -> value), on_event. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -182,6 +182,8 @@ static void read_config(lua_State *L, mcp_http_config *cfg)
     cfg->max_message = (size_t)opt_long(L, "max_message_size", 0);
     cfg->max_reconnects = (int)opt_long(L, "max_reconnects", 0);
     cfg->max_connections = (int)opt_long(L, "max_connections", 0);
+    cfg->max_reply_connections = (int)opt_long(L, "max_reply_connections", 0);
+    cfg->max_queued_replies = (int)opt_long(L, "max_queued_replies", 0);
     lua_getfield(L, 1, "headers");
     n = lua_istable(L, -1) ? mcp_rawlen(L, -1) : 0;
     for (i = 1; i <= n; i++) {

@@ -3,6 +3,7 @@
  * completions' common part. The protocol-specific parts are in streamable_http.c and
  * legacy_sse.c. */
 #include "http_internal.h"
+#include "json.h"
 #include "origin.h"
 
 #include <stdio.h>
@@ -147,7 +148,7 @@ static void start_waiting_request(mcp_http *h)
 /* Start queued POSTs while there is room: replies, then our requests (in order). */
 static void start_queued(mcp_http *h)
 {
-    while (!h->closing && h->qhead != NULL && h->replies_active < MCP_HTTP_MAX_ACTIVE_REPLIES) {
+    while (!h->closing && h->qhead != NULL && h->replies_active < h->cfg.max_reply_connections) {
         mcp_hreq *r = dequeue(&h->qhead, &h->qtail);
         h->replies_queued--;
         if (start_in_slot(h, r, MCP_HTTP_SLOT_REPLY) != 0) {
@@ -530,6 +531,16 @@ static void on_message(mcp_hreq *r, const char *msg, size_t len)
         h->base.sink->on_message(h->base.sink_ctx, msg, len);
 }
 
+/* The JSON body of a POST's response, decoded in place (no copy of a large escaped string): a
+ * request it does not answer fails with the body, which undo then gives back as it came. */
+static void on_body_message(mcp_hreq *r, mcp_buf *undo)
+{
+    mcp_http *h = r->owner;
+    if (h->base.sink != NULL && !h->closing)
+        h->base.sink->on_message_inplace(h->base.sink_ctx, mcp_buf_head(&r->body), r->body.len,
+                                         undo);
+}
+
 int mcp_http_request_pending(mcp_http *h, int64_t id)
 {
     return id != 0 && h->base.sink != NULL && h->base.sink->is_pending(h->base.sink_ctx, id);
@@ -561,6 +572,8 @@ static void post_done(mcp_hreq *r, CURLcode rc)
     size_t idlen;
     const char *last_id = mcp_hreq_last_event_id(r, &idlen);
     long status = r->status;
+    mcp_buf undo; /* what decoding the body in place changed in it */
+    mcp_buf_init(&undo);
     mcp_transport_ref(&h->base);
     if (rc == CURLE_OK && status >= 200 && status < 300)
         mcp_http_adopt_session_id(h, r);
@@ -626,7 +639,8 @@ static void post_done(mcp_hreq *r, CURLcode rc)
         char *ct = NULL;
         curl_easy_getinfo(r->x.easy, CURLINFO_CONTENT_TYPE, &ct);
         if (ct != NULL && strstr(ct, "json") != NULL) {
-            on_message(r, mcp_buf_head(&r->body), r->body.len);
+            if (!r->bad_session_id) /* (an answer under an invalid session id is not taken) */
+                on_body_message(r, &undo);
         } else {
             snprintf(msg, sizeof msg, "MCP HTTP Transport Error: Unexpected content type: %s",
                      ct ? ct : "(none)");
@@ -646,8 +660,10 @@ static void post_done(mcp_hreq *r, CURLcode rc)
                  "JSON-RPC response to this request (%s)",
                  status, r->body.len ? "the body is not one" : "empty body");
         r->keep_message = 1;
+        mcp_json_undo_apply(&undo, mcp_buf_head(&r->body));
         mcp_http_post_failed(h, r, (int)status, msg);
     }
+    mcp_buf_free(&undo);
     if (!h->closing && h->protocol_version != NULL && !h->cfg.legacy_sse && h->inbound_wanted &&
         h->inbound == NULL && status == 202)
         mcp_http_open_inbound(&h->base);
@@ -776,19 +792,20 @@ static int http_send(mcp_transport *t, const char *msg, size_t len, const mcp_se
     if (r->request_id == 0 || h->cfg.legacy_sse)
         r->body_max = ERROR_BODY_MAX;
     /* A reply or notification: bounded, so a server that floods us with requests and never
-     * answers our POSTs costs at most MCP_HTTP_MAX_ACTIVE_REPLIES connections. */
-    if (r->request_id == 0 && h->replies_active >= MCP_HTTP_MAX_ACTIVE_REPLIES) {
-        if (h->replies_queued >= MCP_HTTP_MAX_QUEUED_REPLIES) {
+     * answers our POSTs costs at most cfg.max_reply_connections connections. */
+    if (r->request_id == 0 && h->replies_active >= h->cfg.max_reply_connections) {
+        if (h->replies_queued >= h->cfg.max_queued_replies) {
             mcp_hreq_free(r);
             snprintf(err, errlen,
                      "MCP HTTP Transport Error: the server is not answering our POSTs (%d "
-                     "running, %d waiting); the message is dropped",
+                     "running, %d waiting: max_reply_connections, max_queued_replies); the "
+                     "message is dropped",
                      h->replies_active, h->replies_queued);
             if (!h->reply_drop_reported) {
                 h->reply_drop_reported = 1;
                 mcp_http_report(h, err);
             }
-            return -1;
+            return MCP_SEND_REPORTED; /* once per run of drops, above */
         }
         if (h->qtail != NULL)
             h->qtail->qnext = r;
@@ -928,6 +945,10 @@ mcp_transport *mcp_http_new(mcp_loop *loop, mcp_curl *curl, mcp_http_config *cfg
         h->cfg.max_reconnects = 5;
     if (h->cfg.max_connections <= 0)
         h->cfg.max_connections = MCP_HTTP_DEFAULT_MAX_CONNECTIONS;
+    if (h->cfg.max_reply_connections <= 0)
+        h->cfg.max_reply_connections = MCP_HTTP_DEFAULT_MAX_REPLY_CONNECTIONS;
+    if (h->cfg.max_queued_replies <= 0)
+        h->cfg.max_queued_replies = MCP_HTTP_DEFAULT_MAX_QUEUED_REPLIES;
     mcp_timer_init(&h->reconnect_timer, mcp_http_on_reconnect_timer, h);
     return &h->base;
 }

@@ -26,8 +26,11 @@ typedef struct mcp_http_config {
     char *initial_session_id; /* owned, may be NULL */
     char *bearer_token;       /* owned, may be NULL: Authorization: Bearer <token> */
     size_t max_message;
-    int max_reconnects;      /* for the inbound GET stream and resumed POST streams */
-    int max_connections;     /* request POSTs running at once (more wait); 0: default (64) */
+    int max_reconnects;  /* for the inbound GET stream and resumed POST streams */
+    int max_connections; /* request POSTs running at once (more wait); 0: default (64) */
+    /* POSTs of replies and notifications running at once; 0: default (8) */
+    int max_reply_connections;
+    int max_queued_replies;  /* more of them waiting, the rest dropped; 0: default (1000) */
     mcp_curl_opt *curl_opts; /* owned array */
     size_t ncurl_opts;
     int legacy_sse; /* the 2024-11-05 HTTP+SSE transport */

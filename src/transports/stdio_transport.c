@@ -172,7 +172,9 @@ static void deliver_lines(mcp_stdio *s)
         } else if (ev == MCP_FRAME_DROPPED) {
             fail_dropped(s);
         } else if (s->base.sink != NULL) {
-            s->base.sink->on_message(s->base.sink_ctx, line, len);
+            /* The line is consumed (behind the buffer's offset) and nothing reads it again:
+             * decoded in place. */
+            s->base.sink->on_message_inplace(s->base.sink_ctx, (char *)line, len, NULL);
         }
         if (s->closing)
             return;

@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 
+#include "buf.h"
 #include "loop.h"
 
 #include <stdint.h>
@@ -45,6 +46,11 @@ typedef struct mcp_transport_failure {
 /* Implemented by the session; called from loop callbacks only (never from __gc). */
 typedef struct mcp_sink {
     void (*on_message)(void *ctx, const char *msg, size_t len);
+    /* The same for a message in a buffer the transport lends for writing: it is decoded in place
+     * (mcp_json_decode_value_inplace), so a large escaped string has no second copy. undo NULL:
+     * the bytes are dropped afterwards, whatever they became; an undo buffer: the transport may
+     * read them again, and first restores them with mcp_json_undo_apply. */
+    void (*on_message_inplace)(void *ctx, char *msg, size_t len, mcp_buf *undo);
     /* A non-fatal problem (bad line, oversized message): reported and skipped. */
     void (*on_error)(void *ctx, const char *kind, const char *msg);
     /* The transport is gone for good: fail everything pending. Called once. */
@@ -55,10 +61,15 @@ typedef struct mcp_sink {
     int (*is_pending)(void *ctx, int64_t request_id);
 } mcp_sink;
 
+/* send: failed, and already reported to the sink (the caller need not report it again). */
+#define MCP_SEND_REPORTED (-2)
+
 typedef struct mcp_transport_vt {
     const char *name;
     int (*start)(mcp_transport *t, char *err, size_t errlen);
-    /* Queue one message (no trailing newline). Returns 0, or -1 with a message in err. */
+    /* Queue one message (no trailing newline). Returns 0, or -1 with a message in err, or
+     * MCP_SEND_REPORTED: failed as -1, and the transport has reported the failure (or the run of
+     * failures it belongs to) through the sink's on_error already. */
     int (*send)(mcp_transport *t, const char *msg, size_t len, const mcp_send_info *info, char *err,
                 size_t errlen);
     /* The session gave up on a request (timeout, cancel): drop what carries it. May be NULL. */

@@ -81,7 +81,8 @@ M.CONFIG_FIELDS = {
   url = true, headers = true, redirect = true, timeout_ms = true, connect_timeout_ms = true, idle_timeout_ms = true,
   oauth = true, bearer_token = true, auth_provider = true, initial_session_id = true, on_session_id_change = true,
   on_session_expired = true, terminate_session_on_close = true, on_error = true, max_message_size = true,
-  max_reconnects = true, max_connections = true, curl_options = true,
+  max_reconnects = true, max_connections = true, max_reply_connections = true, max_queued_replies = true,
+  curl_options = true,
 }
 
 local wait_ready
@@ -146,9 +147,11 @@ local function make(cfg, legacy)
   if cfg.auth_provider ~= nil then
     check(type(cfg.auth_provider) == "table", "auth_provider must be a provider table (mcp.auth)", 2)
   end
-  local maxc = cfg.max_connections
-  check(maxc == nil or (type(maxc) == "number" and maxc >= 1 and maxc <= 65536 and maxc % 1 == 0),
-    "max_connections must be an integer from 1 to 65536", 2)
+  for _, f in ipairs({ "max_connections", "max_reply_connections", "max_queued_replies" }) do
+    local n = cfg[f]
+    check(n == nil or (type(n) == "number" and n >= 1 and n <= 65536 and n % 1 == 0),
+      f .. " must be an integer from 1 to 65536", 2)
+  end
   local timeout = cfg.timeout_ms
   local box = (legacy and core.sse_transport or core.http_transport)({
     url = cfg.url,
@@ -162,6 +165,8 @@ local function make(cfg, legacy)
     max_message_size = cfg.max_message_size,
     max_reconnects = cfg.max_reconnects,
     max_connections = cfg.max_connections,
+    max_reply_connections = cfg.max_reply_connections,
+    max_queued_replies = cfg.max_queued_replies,
     curl_options = cfg.curl_options,
     on_event = on_event,
   })
@@ -189,7 +194,8 @@ end
 --- connect_timeout_ms, idle_timeout_ms, oauth (OAuthConfig fields), auth_provider (mcp.auth), bearer_token, initial_session_id,
 --- on_session_id_change(id), on_session_expired(id), terminate_session_on_close (default true),
 --- on_error(err), max_message_size, max_reconnects, max_connections (request POSTs at once, default 64;
---- more wait in order), curl_options {cainfo=, sslcert=, proxy=,
+--- more wait in order), max_reply_connections (reply and notification POSTs at once, default 8),
+--- max_queued_replies (more of them waiting, default 1000; later ones are dropped), curl_options {cainfo=, sslcert=, proxy=,
 --- unix_socket_path=, ...}.
 ---@param cfg table
 ---@return userdata
@@ -248,7 +254,8 @@ local TRANSPORT_KEYS = {
   headers = true, redirect = true, timeout_ms = true, connect_timeout_ms = true, idle_timeout_ms = true,
   oauth = true, bearer_token = true, auth_provider = true, initial_session_id = true, on_session_id_change = true,
   on_session_expired = true, terminate_session_on_close = true, max_message_size = true,
-  max_reconnects = true, max_connections = true, curl_options = true, transport_on_error = true,
+  max_reconnects = true, max_connections = true, max_reply_connections = true, max_queued_replies = true,
+  curl_options = true, transport_on_error = true,
 }
 
 function M.split_options(url, opts, what, level)

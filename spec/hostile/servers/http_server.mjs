@@ -18,13 +18,16 @@
 //   endless     tools/call -> an event stream whose one data line never ends (64 KiB every 10 ms)
 //   big-body    tools/call -> 200 application/json announcing 100 MB, sending 8 MiB of it
 // A TLS ClientHello on any connection gets a plain-text 400 (an https:// URL to this server).
-// GET /state -> {"requests":[{method, path, headers, rpc}], "connections": N, "open": N} (rpc: the
-// JSON-RPC method a POST carried; connections: accepted so far, open: open now)
+// GET /state -> {"requests":[{method, path, headers, rpc}], "connections": N, "open": N, "held": {},
+// "held_peak": {}} (rpc: the JSON-RPC method a POST carried; connections: accepted so far, open: open
+// now; held: by path, the ping-flood POSTs of responses left unanswered whose connection is still
+// open, held_peak: the most of them open at once)
 import net from 'node:net';
 import zlib from 'node:zlib';
 
 const records = [];
 let connections = 0, open = 0;
+const held = {}, heldPeak = {};
 let port = 0;
 
 function reply(sock, status, headers, body) {
@@ -47,7 +50,9 @@ function sessionHeaders(mode) {
 function handle(sock, req) {
   const [path, query] = req.path.split('?');
   const mode = path.split('/')[1] || 'plain';
-  if (mode === 'state') return json(sock, { requests: records, connections, open, pid: process.pid });
+  if (mode === 'state') {
+    return json(sock, { requests: records, connections, open, held, held_peak: heldPeak, pid: process.pid });
+  }
   const rec = { method: req.method, path, headers: req.headers };
   records.push(rec);
   if (mode === 'redirect') return reply(sock, 307, { Location: `http://localhost:${port}/plain` }, '');
@@ -71,7 +76,12 @@ function handle(sock, req) {
   try { msg = JSON.parse(req.body.toString('utf8')); } catch { return reply(sock, 400, {}, 'bad json'); }
   rec.rpc = msg.method;
   if (msg.method === undefined) { // a response of the client (to a ping)
-    if (mode === 'ping-flood') return; // never answered
+    if (mode === 'ping-flood') { // never answered
+      held[path] = (held[path] || 0) + 1;
+      heldPeak[path] = Math.max(heldPeak[path] || 0, held[path]);
+      sock.on('close', () => { held[path]--; });
+      return;
+    }
     return reply(sock, 202, {}, '');
   }
   if (msg.id === undefined) return reply(sock, 202, {}, '');
