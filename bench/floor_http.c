@@ -121,6 +121,9 @@ int main(int argc, char **argv)
             if (k < 0)
                 return 1;
             if (k == 0) {
+                /* libcurl's timer is one-shot: it asks again (timer_cb) if it wants another.
+                 * Waiting with the stale 0 ms would spin. */
+                timeout_ms = -1;
                 curl_multi_socket_action(m, CURL_SOCKET_TIMEOUT, 0, &running);
                 continue;
             }
