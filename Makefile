@@ -198,12 +198,16 @@ check: build test-c
 	$(LUAI) $(BUSTED) --lpath='$(BUSTED_LPATH)' --cpath='./$(BUILDDIR)/?.so' $(BUSTED_FLAGS) $(SPEC)
 
 # C unit tests of parts that stand alone (spec/c/*_test.c): the event loop, compiled without Lua
-# or any transport, once per backend (epoll and poll(2)).
+# or any transport, once per backend (epoll and poll(2)); the SSRF guard's address classes.
 CTEST_DIR := $(BUILDDIR)/ctest
-CTESTS := $(CTEST_DIR)/loop_test $(CTEST_DIR)/loop_test_poll
+CTESTS := $(CTEST_DIR)/loop_test $(CTEST_DIR)/loop_test_poll $(CTEST_DIR)/addrguard_test
 
 test-c: $(CTESTS)
 	@set -e; for t in $(CTESTS); do $$t; done
+
+$(CTEST_DIR)/addrguard_test: spec/c/addrguard_test.c src/transports/addrguard.c src/transports/addrguard.h Makefile
+	@mkdir -p $(@D)
+	$(CC) $(CSTD) $(WARNFLAGS) $(OPTFLAGS) $(SANFLAGS) -Isrc $(CFLAGS) -o $@ spec/c/addrguard_test.c src/transports/addrguard.c $(LDFLAGS)
 
 $(CTEST_DIR)/loop_test: spec/c/loop_test.c src/loop.c src/loop.h Makefile
 	@mkdir -p $(@D)

@@ -71,6 +71,7 @@ build = {
             "src/session.c",
             "src/spawn_detached.c",
             "src/timer_lua.c",
+            "src/transports/addrguard.c",
             "src/transports/child.c",
             "src/transports/curl_api.c",
             "src/transports/curl_loop.c",

@@ -183,13 +183,21 @@ static int new_socket(const struct curl_sockaddr *a)
 /* CURLOPT_OPENSOCKETFUNCTION: libcurl's sockets are close-on-exec from birth, so a server the
  * host spawns later (or at the same time, from another thread) never inherits a connection of
  * this client; a child could otherwise write requests on a live keep-alive connection. Out of
- * descriptors, the soft limit is raised toward the hard one first (fdlimit.h). */
+ * descriptors, the soft limit is raised toward the hard one first (fdlimit.h). A guarded
+ * transfer gets no socket for an address its guard refuses (libcurl then tries the name's next
+ * address, or fails with CURLE_COULDNT_CONNECT). */
 static curl_socket_t open_socket(void *clientp, curlsocktype purpose, struct curl_sockaddr *a)
 {
-    mcp_curl *c = clientp;
+    mcp_xfer *x = clientp;
     int fd;
     (void)purpose;
-    while ((fd = new_socket(a)) < 0 && c != NULL && mcp_fdlimit_retry(c->loop, errno))
+    if (x->guard != MCP_GUARD_NONE &&
+        mcp_addr_refused(x->guard, mcp_addr_classify(&a->addr, a->addrlen))) {
+        if (x->refused[0] == '\0')
+            mcp_addr_format(&a->addr, a->addrlen, x->refused, sizeof x->refused);
+        return CURL_SOCKET_BAD;
+    }
+    while ((fd = new_socket(a)) < 0 && x->curl != NULL && mcp_fdlimit_retry(x->curl->loop, errno))
         ;
     return fd < 0 ? CURL_SOCKET_BAD : fd;
 }
@@ -208,7 +216,7 @@ int mcp_xfer_init(mcp_xfer *x, mcp_curl *c, const mcp_xfer_ops *ops, void *owner
     curl_easy_setopt(x->easy, CURLOPT_ERRORBUFFER, x->errbuf);
     curl_easy_setopt(x->easy, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(x->easy, CURLOPT_OPENSOCKETFUNCTION, open_socket);
-    curl_easy_setopt(x->easy, CURLOPT_OPENSOCKETDATA, c);
+    curl_easy_setopt(x->easy, CURLOPT_OPENSOCKETDATA, x);
     return 0;
 }
 

@@ -10,6 +10,7 @@
 
 #include "curl_api.h"
 
+#include "addrguard.h"
 #include "loop.h"
 
 typedef struct mcp_curl mcp_curl;
@@ -32,6 +33,10 @@ struct mcp_xfer {
     int dirty; /* flush wanted */
     mcp_xfer *next_dirty;
     char errbuf[CURL_ERROR_SIZE];
+    /* Addresses this transfer must not connect to (the SSRF guard; set before it starts), and
+     * the first one it refused, as text ("" while none). */
+    mcp_addr_guard guard;
+    char refused[64];
 };
 
 /* The curl context of the loop (created on first use, reference counted). */

@@ -76,11 +76,19 @@ mcp_fetch *mcp_fetch_start(mcp_curl *c, const mcp_fetch_opts *o, mcp_fetch_cb cb
     if (f == NULL || mcp_xfer_init(&f->x, c, &fetch_xfer_ops, f) != 0) {
         free(f);
         curl_slist_free_all(o->headers);
+        curl_slist_free_all(o->resolve);
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
     e = f->x.easy;
     f->req_headers = o->headers;
+    f->resolve = o->resolve;
+    if (f->resolve != NULL)
+        curl_easy_setopt(e, CURLOPT_RESOLVE, f->resolve);
+    if (o->guard != MCP_GUARD_NONE) {
+        f->x.guard = o->guard;
+        curl_easy_setopt(e, CURLOPT_FRESH_CONNECT, 1L);
+    }
     f->cb = cb;
     f->ctx = ctx;
     f->body_max = o->body_max ? o->body_max : DEFAULT_BODY_MAX;
@@ -138,6 +146,7 @@ void mcp_fetch_free(mcp_fetch *f)
         return;
     mcp_xfer_cleanup(&f->x);
     curl_slist_free_all(f->req_headers);
+    curl_slist_free_all(f->resolve);
     free(f->req_body);
     mcp_buf_free(&f->body);
     mcp_buf_free(&f->headers);
@@ -146,5 +155,12 @@ void mcp_fetch_free(mcp_fetch *f)
 
 const char *mcp_fetch_error(mcp_fetch *f, CURLcode rc)
 {
+    if (rc == CURLE_COULDNT_CONNECT && f->x.refused[0] != '\0') {
+        snprintf(f->x.errbuf, sizeof f->x.errbuf,
+                 "refused to connect to %s: the host name resolved to a loopback or link-local "
+                 "address, where a remote server may not send the client (SSRF guard)",
+                 f->x.refused);
+        return f->x.errbuf;
+    }
     return f->x.errbuf[0] ? f->x.errbuf : curl_easy_strerror(rc);
 }

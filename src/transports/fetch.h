@@ -17,6 +17,7 @@ typedef void (*mcp_fetch_cb)(mcp_fetch *f, CURLcode rc, void *ctx);
 struct mcp_fetch {
     mcp_xfer x;
     struct curl_slist *req_headers;
+    struct curl_slist *resolve; /* CURLOPT_RESOLVE entries, or NULL */
     char *req_body;
     long status;
     int truncated; /* the body went beyond body_max and was cut there */
@@ -36,6 +37,10 @@ typedef struct mcp_fetch_opts {
     long timeout_ms;            /* the whole exchange; 0: none */
     long connect_timeout_ms;    /* 0: libcurl's default */
     size_t body_max;            /* 0: 1 MiB */
+    /* The SSRF guard: addresses the connection must not go to, whatever the name resolves to
+     * (a fresh connection then, so no cached one bypasses the check). */
+    mcp_addr_guard guard;
+    struct curl_slist *resolve; /* "host:port:address" pins (CURLOPT_RESOLVE); taken over */
 } mcp_fetch_opts;
 
 /* Create and start an exchange. NULL (with a message in err) when it cannot start. */
@@ -43,7 +48,7 @@ mcp_fetch *mcp_fetch_start(mcp_curl *c, const mcp_fetch_opts *o, mcp_fetch_cb cb
                            char *err, size_t errlen);
 /* Abort (no callback) if still running, and free. */
 void mcp_fetch_free(mcp_fetch *f);
-/* curl's text for a failed exchange. */
+/* curl's text for a failed exchange (the guard's, when it refused every address). */
 const char *mcp_fetch_error(mcp_fetch *f, CURLcode rc);
 
 #endif

@@ -1,6 +1,8 @@
 /* core.http_fetch(req, cb) -> handle with :cancel(): one plain HTTP exchange (fetch.c) for the
  * Lua layer (lua/mcp/fetch.lua wraps it for await). req: method, url, headers (array of
- * "Name: value"), body, timeout_ms, connect_timeout_ms, max_body. cb runs inside core.step with
+ * "Name: value"), body, timeout_ms, connect_timeout_ms, max_body, refuse_addresses ("loopback"
+ * or "local", loopback and link-local: the SSRF guard at connect time, addrguard.h), resolve (array of
+ * "host:port:address": CURLOPT_RESOLVE). cb runs inside core.step with
  * ({status=, headers={name=value}, body=, truncated=}) or (nil, message); a header that came
  * more than once has its values joined with ", ". A cancelled exchange never calls cb. */
 #include <stdio.h>
@@ -116,13 +118,29 @@ static long opt_long(lua_State *L, const char *field)
     return v;
 }
 
+/* Append the n strings of the (checked) array at idx to *list; -1: out of memory. */
+static int append_lines(lua_State *L, int idx, size_t n, struct curl_slist **list)
+{
+    size_t i;
+    for (i = 1; i <= n; i++) {
+        struct curl_slist *l;
+        lua_rawgeti(L, idx, (int)i);
+        l = curl_slist_append(*list, lua_tostring(L, -1));
+        lua_pop(L, 1);
+        if (l == NULL)
+            return -1;
+        *list = l;
+    }
+    return 0;
+}
+
 static int l_fetch(lua_State *L)
 {
     mcp_fetch_opts o;
     fetch_box *b;
     mcp_curl *curl;
     char err[256];
-    size_t i, n;
+    size_t i, n, m;
     const char *method, *url;
     luaL_checktype(L, 1, LUA_TTABLE);
     luaL_checktype(L, 2, LUA_TFUNCTION);
@@ -156,6 +174,32 @@ static int l_fetch(lua_State *L)
             lua_pop(L, 1);
         }
     }
+    lua_getfield(L, 1, "refuse_addresses"); /* 7 */
+    if (!lua_isnil(L, -1)) {
+        const char *g = lua_tostring(L, -1);
+        if (lua_type(L, -1) == LUA_TSTRING && strcmp(g, "loopback") == 0)
+            o.guard = MCP_GUARD_LOOPBACK;
+        else if (lua_type(L, -1) == LUA_TSTRING && strcmp(g, "local") == 0)
+            o.guard = MCP_GUARD_LOCAL;
+        else
+            return luaL_error(L, "mcp: http_fetch: refuse_addresses must be \"loopback\" or "
+                                 "\"local\"");
+    }
+    lua_getfield(L, 1, "resolve"); /* 8 */
+    m = 0;
+    if (!lua_isnil(L, -1)) {
+        luaL_checktype(L, -1, LUA_TTABLE);
+        m = mcp_rawlen(L, -1);
+        for (i = 1; i <= m; i++) {
+            lua_rawgeti(L, -1, (int)i);
+            if (lua_type(L, -1) != LUA_TSTRING || strpbrk(lua_tostring(L, -1), "\r\n") != NULL)
+                return luaL_error(L,
+                                  "mcp: http_fetch: resolve[%d] must be a \"host:port:address\" "
+                                  "string",
+                                  (int)i);
+            lua_pop(L, 1);
+        }
+    }
     o.timeout_ms = opt_long(L, "timeout_ms");
     o.connect_timeout_ms = opt_long(L, "connect_timeout_ms");
     o.body_max = (size_t)opt_long(L, "max_body");
@@ -167,16 +211,10 @@ static int l_fetch(lua_State *L)
     b->cb_ref = b->self_ref = LUA_NOREF;
     luaL_getmetatable(L, FETCH_MT);
     lua_setmetatable(L, -2);
-    for (i = 1; i <= n; i++) {
-        struct curl_slist *l;
-        lua_rawgeti(L, 6, (int)i);
-        l = curl_slist_append(o.headers, lua_tostring(L, -1));
-        lua_pop(L, 1);
-        if (l == NULL) {
-            curl_slist_free_all(o.headers);
-            return luaL_error(L, "mcp: out of memory");
-        }
-        o.headers = l;
+    if (append_lines(L, 6, n, &o.headers) != 0 || append_lines(L, 8, m, &o.resolve) != 0) {
+        curl_slist_free_all(o.headers);
+        curl_slist_free_all(o.resolve);
+        return luaL_error(L, "mcp: out of memory");
     }
     o.method = method;
     o.url = url;
