@@ -67,8 +67,12 @@ end
 --- One HTTP request. opts: method (default "GET", "POST" with a body), url, headers
 --- {Name = value}, body (string), or form (table, sent form-urlencoded) or json (table, sent as
 --- JSON), timeout_ms (default 30000, the whole exchange), connect_timeout_ms, max_body (default
---- 1 MiB). Returns the response (any status, 3xx included), or nil and an mcp.Error (kind
---- "transport" or "timeout") when there was no response.
+--- 1 MiB), refuse_addresses ("loopback", or "local": loopback and link-local; the connection is
+--- refused when the host name resolves to such an address, on a fresh connection: the SSRF guard
+--- at connect time), resolve
+--- ({"host:port:address", ...}: pinned answers, as curl's --resolve). Returns the response (any
+--- status, 3xx included), or nil and an mcp.Error (kind "transport" or "timeout") when there was
+--- no response.
 ---@param opts table
 ---@return mcp.HttpResponse|nil, mcp.Error|nil
 function M.request(opts)
@@ -87,6 +91,9 @@ function M.request(opts)
   check(body == nil or type(body) == "string", "body must be a string")
   local method = opts.method or (body ~= nil and "POST" or "GET")
   local timeout = opts.timeout_ms or M.DEFAULT_TIMEOUT_MS
+  check(opts.refuse_addresses == nil or opts.refuse_addresses == "loopback" or opts.refuse_addresses == "local",
+    'refuse_addresses must be "loopback" or "local"')
+  check(opts.resolve == nil or type(opts.resolve) == "table", 'resolve must be an array of "host:port:address"')
   local res, msg = sched.await(function(cb)
     core.http_fetch({
       method = method,
@@ -96,6 +103,8 @@ function M.request(opts)
       timeout_ms = timeout,
       connect_timeout_ms = opts.connect_timeout_ms,
       max_body = opts.max_body or M.DEFAULT_MAX_BODY,
+      refuse_addresses = opts.refuse_addresses,
+      resolve = opts.resolve,
     }, cb)
   end)
   if res == nil then

@@ -80,7 +80,8 @@ function M.get(target, server_url, opts)
     if opts.protocol_version and url.origin(target) == first then
       headers["MCP-Protocol-Version"] = opts.protocol_version
     end
-    local res, err = fetch.request({ url = target, headers = headers, timeout_ms = opts.timeout_ms })
+    local res, err = fetch.request({ url = target, headers = headers, timeout_ms = opts.timeout_ms,
+      refuse_addresses = url.connect_guard(server_url) })
     if not res then return nil, oerr.wrap(err, "fetching metadata") end
     local loc = res.headers.location
     if res.status < 300 or res.status >= 400 or loc == nil then return res end

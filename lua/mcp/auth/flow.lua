@@ -197,7 +197,7 @@ local function token_request(ctx, grant)
       ctx.provider:prepare_token_request(headers, params, ctx.token_endpoint)
     end
     res, err = fetch.request({ method = "POST", url = ctx.token_endpoint, headers = headers, form = params,
-      timeout_ms = ctx.timeout_ms })
+      timeout_ms = ctx.timeout_ms, refuse_addresses = url.connect_guard(ctx.server_url) })
     if not res then return nil, oerr.wrap(err, "token request") end
     if not (has(ctx.provider, "token_response") and ctx.provider:token_response(res, headers, ctx.token_endpoint)) then
       break
@@ -271,7 +271,8 @@ local function register(ctx, scope)
     end
   end
   local res, err = fetch.request({ method = "POST", url = endpoint, json = body,
-    headers = { Accept = "application/json" }, timeout_ms = ctx.timeout_ms })
+    headers = { Accept = "application/json" }, timeout_ms = ctx.timeout_ms,
+    refuse_addresses = url.connect_guard(ctx.server_url) })
   if not res then return nil, oerr.wrap(err, "client registration") end
   if res.status < 200 or res.status >= 300 then return nil, oerr.from_response(res.status, res.body) end
   local info = json.decode(res.body)

@@ -186,4 +186,18 @@ function M.check_fetchable(target, server)
   return true
 end
 
+--- The connect-time half of the guard (fetch's refuse_addresses) for requests made on behalf of
+--- the MCP server at `server`: whatever a host name resolves to, nothing is refused for a server
+--- on loopback, loopback addresses for one on another internal address, and loopback and
+--- link-local ones (the host's own services, a cloud metadata endpoint) for any other. Private
+--- addresses a name resolves to are allowed: an intranet's authorization server has one.
+---@param server string
+---@return string|nil guard "loopback", "local" or nil
+function M.connect_guard(server)
+  local s = M.parse(server)
+  if s and M.is_loopback(s.host) then return nil end
+  if s and M.is_internal(s.host) then return "loopback" end
+  return "local"
+end
+
 return M
