@@ -143,11 +143,9 @@ static size_t header_cb(char *data, size_t size, size_t nmemb, void *userp)
 
 static mcp_loop *hreq_loop(mcp_hreq *r) { return mcp_curl_loop(r->x.curl); }
 
-static void really_free(mcp_hreq *r)
+/* What one exchange holds besides the transfer and the payload (freed, not reset). */
+static void free_exchange(mcp_hreq *r)
 {
-    if (r->idle_ms && r->x.curl != NULL)
-        mcp_timer_stop(hreq_loop(r), &r->idle);
-    mcp_xfer_cleanup(&r->x);
     curl_slist_free_all(r->headers);
     mcp_hdrs_unref(r->shared_headers);
     curl_slist_free_all(r->extra_headers);
@@ -156,9 +154,17 @@ static void really_free(mcp_hreq *r)
     mcp_buf_free(&r->body);
     mcp_buf_free(&r->resp_headers);
     mcp_buf_free(&r->inbox);
-    free(r->payload);
     free(r->session_id);
     free(r->last_event_id);
+}
+
+static void really_free(mcp_hreq *r)
+{
+    if (r->idle_ms && r->x.curl != NULL)
+        mcp_timer_stop(hreq_loop(r), &r->idle);
+    mcp_xfer_cleanup(&r->x);
+    free_exchange(r);
+    free(r->payload);
     free(r);
 }
 
@@ -279,16 +285,7 @@ int mcp_hreq_recycle(mcp_hreq *r)
         return -1;
     if (r->idle_ms)
         mcp_timer_stop(hreq_loop(r), &r->idle);
-    curl_slist_free_all(r->headers);
-    mcp_hdrs_unref(r->shared_headers);
-    curl_slist_free_all(r->extra_headers);
-    if (r->sse_ready)
-        mcp_sse_free(&r->sse);
-    mcp_buf_free(&r->body);
-    mcp_buf_free(&r->resp_headers);
-    mcp_buf_free(&r->inbox);
-    free(r->session_id);
-    free(r->last_event_id);
+    free_exchange(r);
     if (cap > PAYLOAD_KEEP_MAX) {
         free(payload);
         payload = NULL;
