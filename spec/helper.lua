@@ -152,6 +152,14 @@ function helper.write_file(path, text)
 end
 
 --- Does string s contain the plain substring sub?
+--- Whether a command is on PATH. (`command` is a shell builtin, so no `env -u LD_PRELOAD` prefix.)
+function helper.have_command(name)
+  local f = assert(io.popen("command -v " .. name .. " 2>/dev/null", "r"))
+  local out = f:read("*a")
+  f:close()
+  return out ~= ""
+end
+
 function helper.has(s, sub)
   return type(s) == "string" and s:find(sub, 1, true) ~= nil
 end

@@ -15,20 +15,12 @@ local function sh(cmd)
   return out
 end
 
--- `command` is a shell builtin: `env -u LD_PRELOAD command ...` cannot run it, so no prefix here.
-local function have(tool)
-  local f = assert(io.popen("command -v " .. tool .. " 2>/dev/null", "r"))
-  local out = f:read("*a")
-  f:close()
-  return out ~= ""
-end
-
 function H.have_node()
-  return have("node")
+  return helper.have_command("node")
 end
 
 function H.have_curl()
-  return have("curl")
+  return helper.have_command("curl")
 end
 
 --- Start a node fixture (spec/fixtures/<script>) with its arguments (a shell string); it prints

@@ -75,11 +75,7 @@ end
 
 --- Whether node is there to run the HTTP server.
 function M.have_node()
-  -- `command` is a shell builtin: no `env -u LD_PRELOAD` prefix (sh() adds it under ASan).
-  local f = assert(io.popen("command -v node 2>/dev/null", "r"))
-  local out = f:read("*a")
-  f:close()
-  return out ~= ""
+  return helper.have_command("node")
 end
 
 --- Start the hostile HTTP server: {base=, port=, f=}.

@@ -24,11 +24,7 @@ end
 
 --- Whether the openssl command is there to make the certificates.
 function M.have_openssl()
-  -- `command` is a shell builtin: no `env -u LD_PRELOAD` prefix.
-  local f = assert(io.popen("command -v openssl 2>/dev/null", "r"))
-  local out = f:read("*a")
-  f:close()
-  return out ~= ""
+  return helper.have_command("openssl")
 end
 
 -- A P-256 key and a certificate signing request for CN=127.0.0.1 (the SAN comes from the ext file).
