@@ -269,7 +269,9 @@ describe("bin/mcp-lua", function()
       end)
       assert(os.execute("mkdir -p " .. shq(dir .. "/bin")))
       -- the "browser": follows the authorization URL to the CLI's redirect listener, as a person would
-      helper.write_file(dir .. "/bin/xdg-open", "#!/bin/sh\nexec curl -s -L -o /dev/null \"$1\"\n")
+      -- (without the sanitizer's LD_PRELOAD the CLI passes on under make asan: curl hangs with it)
+      helper.write_file(dir .. "/bin/xdg-open",
+        "#!/bin/sh\nexec env -u LD_PRELOAD curl -s -L -o /dev/null \"$1\"\n")
       assert(os.execute("chmod +x " .. shq(dir .. "/bin/xdg-open")))
       local env = ("PATH=%s:$PATH "):format(shq(dir .. "/bin"))
       local cmd = "call whoami --oauth --oauth-dir " .. shq(dir .. "/tokens") .. " --url " .. osrv.url
