@@ -78,8 +78,13 @@ describe("game loop (mcp.loop.step(0) per frame)", function()
     -- The result came in pieces, over many frames.
     assert.is_true(busy_frames >= 3, "several frames carried data: " .. report)
     assert.is_true(frames >= 10, "many frames: " .. report)
-    -- Frames returned at once when nothing had arrived: no frame waited for data.
-    assert.is_true(idle_frames >= 3, "several frames had nothing to do and returned: " .. report)
+    -- A frame returns at once when nothing has arrived: with nothing left in flight, step(0)
+    -- finds nothing and returns 0 (a step that waited for data would never return here). Whether
+    -- frames during the transfer found nothing depends on the two processes' speeds (under
+    -- valgrind every frame finds data), so it is only reported.
+    for _ = 1, 3 do
+      assert.are.equal(0, mcp.loop.step(0), "an idle frame returned at once: " .. report)
+    end
     -- How long frames took is a benchmark's business (a loaded machine stretches any frame), so
     -- only the shape is asserted here: the transfer spanned frames, and no single one held it all.
     assert.is_true(total > max_ms, "the transfer spanned frames: " .. report)
