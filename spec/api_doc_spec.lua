@@ -10,6 +10,10 @@
 -- Names starting with `_` are private; mcp.core (the C module under the Lua layer) is documented
 -- as a whole, not field by field; value tables (lists, code tables) need only their own name.
 local mcp = require("mcp")
+-- Fields that load on first use (lua/mcp/init.lua) are public too: load them all before the walk.
+for k in pairs(getmetatable(mcp).lazy) do
+  local _ = mcp[k]
+end
 
 local API_MD = "docs/API.md"
 

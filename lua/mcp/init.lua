@@ -44,8 +44,6 @@ mcp.on_task_error = sched.on_task_error
 
 -- transports and clients
 mcp.stdio_transport = stdio.transport
-mcp.memory_transport_pair = require("mcp.transport.memory").pair
-mcp.message_transport = require("mcp.transport.message").new
 mcp.new_client = client.new
 mcp.Client = client.Client
 
@@ -133,22 +131,6 @@ function mcp.cancel_token()
   return token
 end
 
--- tools for agents, content, elicitation/sampling/roots ergonomics, MCP Apps, drift (README "Tools for agents")
-local tools = require("mcp.tools")
-local drift = require("mcp.tools.drift")
-mcp.tools = tools
-mcp.get_tools_for_agent = tools.get_tools_for_agent
-mcp.new_tool_converter = tools.new_tool_converter
-mcp.convert_content = require("mcp.content").convert_content
-mcp.elicitation = require("mcp.elicitation")
-mcp.sampling = require("mcp.handlers.sampling")
-mcp.roots = require("mcp.handlers.roots")
-mcp.apps = require("mcp.tools.apps")
-mcp.schema = require("mcp.schema")
-mcp.skills = require("mcp.skills")
-mcp.fingerprint_tools = drift.fingerprint_tools
-mcp.detect_tool_drift = drift.detect_tool_drift
-
 --- Drive lua-mcp from Neovim's event loop (lua/mcp/nvim.lua: a poll handle on mcp.loop.fd(), a
 --- timer for mcp.loop.timeout(), tasks run through vim.schedule, blocking calls wait with vim.wait).
 ---@param opts table|nil see require("mcp.nvim").setup
@@ -158,24 +140,59 @@ function mcp.setup_nvim(opts)
   return mcp
 end
 
--- OAuth (mcp.auth) and plain HTTP requests on the loop
-mcp.auth = require("mcp.auth")
-mcp.http_request = require("mcp.fetch").request
+-- The rest loads on first use (getmetatable(mcp).lazy: field -> loader), so a script that only
+-- calls tools does not pay, in start-up time and heap (and so in the collector's pace), for
+-- OAuth, the hub, config files, skills, schemas and the agent tools.
+local function field(module, name)
+  return function()
+    local m = require(module)
+    if name == nil then return m end
+    return m[name]
+  end
+end
+local LAZY = {
+  memory_transport_pair = field("mcp.transport.memory", "pair"),
+  message_transport = field("mcp.transport.message", "new"),
+  -- tools for agents, content, elicitation/sampling/roots ergonomics, MCP Apps, drift
+  -- (README "Tools for agents")
+  tools = field("mcp.tools"),
+  get_tools_for_agent = field("mcp.tools", "get_tools_for_agent"),
+  new_tool_converter = field("mcp.tools", "new_tool_converter"),
+  convert_content = field("mcp.content", "convert_content"),
+  elicitation = field("mcp.elicitation"),
+  sampling = field("mcp.handlers.sampling"),
+  roots = field("mcp.handlers.roots"),
+  apps = field("mcp.tools.apps"),
+  schema = field("mcp.schema"),
+  skills = field("mcp.skills"),
+  fingerprint_tools = field("mcp.tools.drift", "fingerprint_tools"),
+  detect_tool_drift = field("mcp.tools.drift", "detect_tool_drift"),
+  -- OAuth (mcp.auth) and plain HTTP requests on the loop
+  auth = field("mcp.auth"),
+  http_request = field("mcp.fetch", "request"),
+  -- tool parameter headers (x-mcp-header)
+  headers = field("mcp.tools.headers"),
+  get_tool_header_bindings = field("mcp.tools.headers", "get_tool_header_bindings"),
+  create_tool_headers = field("mcp.tools.headers", "create_tool_headers"),
+  encode_header_value = field("mcp.tools.headers", "encode_header_value"),
+  HEADER_VALUE_STRING = field("mcp.tools.headers", "VALUE_STRING"),
+  HEADER_VALUE_INTEGER = field("mcp.tools.headers", "VALUE_INTEGER"),
+  HEADER_VALUE_BOOLEAN = field("mcp.tools.headers", "VALUE_BOOLEAN"),
+  -- server configuration files (mcpServers, VS Code, mcphub)
+  config = field("mcp.config"),
+  -- many servers from one config, connected concurrently, aggregated and supervised (mcp/hub.lua)
+  hub = field("mcp.hub", "new"),
+}
 
--- tool parameter headers (x-mcp-header)
-local headers = require("mcp.tools.headers")
-mcp.headers = headers
-mcp.get_tool_header_bindings = headers.get_tool_header_bindings
-mcp.create_tool_headers = headers.create_tool_headers
-mcp.encode_header_value = headers.encode_header_value
-mcp.HEADER_VALUE_STRING = headers.VALUE_STRING
-mcp.HEADER_VALUE_INTEGER = headers.VALUE_INTEGER
-mcp.HEADER_VALUE_BOOLEAN = headers.VALUE_BOOLEAN
-
--- server configuration files (mcpServers, VS Code, mcphub)
-mcp.config = require("mcp.config")
-
---- Many servers from one config, connected concurrently, aggregated and supervised (mcp/hub.lua).
-mcp.hub = require("mcp.hub").new
+setmetatable(mcp, {
+  lazy = LAZY,
+  __index = function(t, k)
+    local load = LAZY[k]
+    if load == nil then return nil end
+    local v = load()
+    rawset(t, k, v)
+    return v
+  end,
+})
 
 return mcp

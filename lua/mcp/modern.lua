@@ -3,7 +3,15 @@
 --- and the HTTP request headers (Mcp-Method, Mcp-Name, Mcp-Param-*). client.lua calls into this
 --- module; nothing here talks to the C core directly.
 local errors = require("mcp.errors")
-local headers = require("mcp.tools.headers")
+-- x-mcp-header bindings (and the JSON Schema code under them) load on the first modern request:
+-- a client of a 2025 server never needs them.
+local headers = setmetatable({}, {
+  __index = function(t, k)
+    local m = require("mcp.tools.headers")
+    setmetatable(t, { __index = m })
+    return m[k]
+  end,
+})
 local json = require("mcp.json")
 local protocol = require("mcp.protocol")
 local sched = require("mcp.sched")
