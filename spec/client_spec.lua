@@ -153,7 +153,7 @@ describe("connect", function()
     assert.are.equal(-32002, mcp.ERROR_CODES.RESOURCE_NOT_FOUND)
   end)
 
-  it("sends initialize with protocolVersion 2025-11-25, clientInfo and no capabilities without handlers", function()
+  it("sends initialize with protocolVersion 2025-11-25, clientInfo and, without handlers, only its extensions", function()
     local c = server({}, { client_name = "spec-client", client_version = "9.8.7" })
     local res = call(c, "last_initialize")
     local p = res.structuredContent
@@ -161,9 +161,11 @@ describe("connect", function()
     assert.are.equal("spec-client", p.clientInfo.name)
     assert.are.equal("9.8.7", p.clientInfo.version)
     assert.is_table(p.capabilities)
-    assert.are.equal(0, count_keys(p.capabilities))
+    -- no elicitation, roots or sampling: just the skills extension (SEP-2640), which has no settings
+    assert.are.equal(1, count_keys(p.capabilities))
+    assert.are.equal(1, count_keys(p.capabilities.extensions))
     -- exactly {} on the wire, not [] or null
-    assert.is_truthy(has(text(res), '"capabilities":{}'), text(res))
+    assert.is_truthy(has(text(res), '"capabilities":{"extensions":{"io.modelcontextprotocol/skills":{}}}'), text(res))
   end)
 
   it("defaults clientInfo to lua-mcp and accepts the `name` alias", function()

@@ -24,6 +24,57 @@ local function entry(entries, uri)
   end
 end
 
+describe("skills: the client declares the extension", function()
+  local client
+  after_each(function() if client then client:close() end client = nil end)
+
+  local EXT = "io.modelcontextprotocol/skills"
+
+  it("in initialize: capabilities.extensions holds the extension with no settings ({})", function()
+    client = connect()
+    assert.are.equal("2025-11-25", client:protocol_version())
+    local res = assert(client:request("test/initialize"))
+    local ext = res.params.capabilities.extensions
+    assert.is_table(ext)
+    assert.is_table(ext[EXT])
+    assert.is_nil(next(ext[EXT]))
+    -- an object on the wire, not [] or null
+    assert.matches('"' .. EXT .. '":{}', mcp.json.encode(res.params.capabilities), 1, true)
+    -- the tasks extension is a 2026-07-28 declaration; legacy tasks are a core capability
+    assert.is_nil(ext["io.modelcontextprotocol/tasks"])
+  end)
+
+  it("in the 2026-07-28 era: the clientCapabilities of every request's _meta", function()
+    client = connect({ "--modern" })
+    assert.are.equal("2026-07-28", client:protocol_version())
+    assert(client:list_skills())
+    local res = assert(client:request("test/seen"))
+    local methods = {}
+    for i, r in ipairs(res.requests) do
+      methods[i] = r.method
+      local caps = r.meta["io.modelcontextprotocol/clientCapabilities"]
+      assert.is_table(caps, r.method)
+      assert.is_table(caps.extensions[EXT], r.method)
+      assert.is_nil(next(caps.extensions[EXT]), r.method)
+      assert.matches('"' .. EXT .. '":{}', mcp.json.encode(caps), 1, true)
+      assert.is_table(caps.extensions["io.modelcontextprotocol/tasks"], r.method)
+    end
+    assert.are.same({ "server/discover", "skills/list" }, methods)
+    assert.are.equal(mcp.json.null, assert(client:request("test/initialize")).params) -- no initialize
+  end)
+
+  it("sends the config's own value for the extension instead", function()
+    local c = assert(mcp.create_stdio_client(helper.lua_cmd(), { SERVER }, {
+      stderr = "discard", request_timeout_ms = helper.ms(30000),
+      capabilities = { extensions = { [EXT] = { note = "host-chosen" }, ["com.example/other"] = mcp.json.object() } },
+    }))
+    client = c
+    local ext = assert(c:request("test/initialize")).params.capabilities.extensions
+    assert.are.same({ note = "host-chosen" }, ext[EXT])
+    assert.is_table(ext["com.example/other"])
+  end)
+end)
+
 describe("skills: listing", function()
   local client
   after_each(function() if client then client:close() end client = nil end)

@@ -497,6 +497,9 @@ end
 
 -- ---- lifecycle -------------------------------------------------------------------------------
 
+-- mcp.skills.EXTENSION, named here so that declaring it does not load lua/mcp/skills/.
+local SKILLS_EXTENSION = "io.modelcontextprotocol/skills"
+
 local function advertised_capabilities(self, modern_era)
   local caps = shallow_copy(self.config.capabilities or {})
   setmetatable(caps, core.object_mt)
@@ -510,12 +513,16 @@ local function advertised_capabilities(self, modern_era)
   if self.handlers.sampling and caps.sampling == nil then
     caps.sampling = json.object()
   end
+  -- Extensions this client implements (SEP-2133: ClientCapabilities.extensions, id -> settings;
+  -- a value the config gives for an id is sent instead).
+  local ext = json.object(shallow_copy(type(caps.extensions) == "table" and caps.extensions or nil))
+  -- skills (SEP-2640, lua/mcp/skills/): no client settings are defined, so an empty object
+  if ext[SKILLS_EXTENSION] == nil then ext[SKILLS_EXTENSION] = json.object() end
   if modern_era then
     -- 2026-07-28: tool calls may become tasks (the tasks extension), followed by tasks.lua
-    local ext = json.object(shallow_copy(caps.extensions))
     if ext[tasks.EXTENSION] == nil then ext[tasks.EXTENSION] = json.object() end
-    caps.extensions = ext
   end
+  caps.extensions = ext
   return caps
 end
 
