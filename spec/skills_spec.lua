@@ -277,6 +277,196 @@ describe("skills: supporting files", function()
   end)
 end)
 
+describe("skills: directory listing (resources/directory/read)", function()
+  local client
+  after_each(function() if client then client:close() end client = nil end)
+
+  local ROOT = "skill://pdf-processing"
+
+  local function methods(c)
+    local out = {}
+    for i, r in ipairs(assert(c:request("test/seen")).requests) do out[i] = r.method end
+    return out
+  end
+
+  local function count(list, value)
+    local n = 0
+    for _, v in ipairs(list) do
+      if v == value then n = n + 1 end
+    end
+    return n
+  end
+
+  local function paths(list)
+    local out = {}
+    for i, c in ipairs(list) do out[i] = c.path end
+    return out
+  end
+
+  it("is not requested from a server that does not declare directoryRead", function()
+    client = connect()
+    assert.is_true(mcp.skills.supported(client))
+    assert.is_false(mcp.skills.directory_read_supported(client))
+    local list, err = client:read_directory(ROOT)
+    assert.is_nil(list)
+    assert.are.equal("protocol", err.kind)
+    assert.are.equal("resources/directory/read", err.method)
+    assert.matches("directoryRead", err.message, 1, true)
+    local skill = assert(client:load_skill(PDF))
+    local listing, serr = skill:read_directory("references")
+    assert.is_nil(listing)
+    assert.are.equal("protocol", serr.kind)
+    assert.are.equal(0, count(methods(client), "resources/directory/read"))
+  end)
+
+  it("lists a directory's direct children over every page, reading no file", function()
+    client = connect({ "--directory-read", "--page-size=1" })
+    assert.is_true(mcp.skills.directory_read_supported(client))
+    local list = assert(client:read_directory(ROOT))
+    assert.are.same({ ROOT .. "/SKILL.md", ROOT .. "/references", ROOT .. "/scripts" },
+      { list[1].uri, list[2].uri, list[3].uri })
+    assert.are.equal(3, #list)
+    assert.are.same({ "text/markdown", "inode/directory", "inode/directory" },
+      { list[1].mimeType, list[2].mimeType, list[3].mimeType })
+    assert.are.equal("references", list[2].name)
+    assert.are.equal(3, count(methods(client), "resources/directory/read"))
+    -- one page at a time
+    local page = assert(client:read_directory_with_cursor(ROOT))
+    assert.are.equal(1, #page.resources)
+    assert.is_string(page.nextCursor)
+    local page2 = assert(client:read_directory_with_cursor(ROOT, page.nextCursor))
+    assert.are.equal(ROOT .. "/references", page2.resources[1].uri)
+    -- a bound on the pages followed
+    local none, err = client:read_directory(ROOT, { max_pages = 2 })
+    assert.is_nil(none)
+    assert.are.equal("protocol", err.kind)
+    assert.matches("more than 2 pages", err.message, 1, true)
+    assert.are.equal(0, #reads(client))
+  end)
+
+  it("passes on the server's -32602 for an unknown URI and for a file", function()
+    client = connect({ "--directory-read" })
+    local list, err = client:read_directory("skill://nope")
+    assert.is_nil(list)
+    assert.are.equal(-32602, err.code)
+    list, err = client:read_directory(ROOT .. "/SKILL.md")
+    assert.is_nil(list)
+    assert.are.equal(-32602, err.code)
+    assert.matches("Not a directory", err.message, 1, true)
+  end)
+
+  it("refuses a malformed result", function()
+    client = connect({ "--directory-read", "--fault=dir-malformed" })
+    local list, err = client:read_directory(ROOT)
+    assert.is_nil(list)
+    assert.are.equal("protocol", err.kind)
+    assert.matches("'resources' must be an array", err.message, 1, true)
+    client:close()
+    client = connect({ "--directory-read", "--fault=dir-no-uri" })
+    list, err = client:read_directory(ROOT)
+    assert.is_nil(list)
+    assert.are.equal("protocol", err.kind)
+    assert.matches("resources[1] is not a resource with a uri", err.message, 1, true)
+  end)
+
+  it("skill:read_directory: the children the skill's entry lists, with their records", function()
+    client = connect({ "--directory-read" })
+    local skill = assert(client:load_skill(PDF))
+    local root = assert(skill:read_directory())
+    assert.are.equal(ROOT, root.uri)
+    assert.are.equal("", root.path)
+    assert.are.same({ "SKILL.md", "references", "scripts" }, paths(root.children))
+    assert.is_false(root.children[1].directory)
+    assert.are.equal(skill.entry.resources[1].digest, root.children[1].digest)
+    assert.is_true(root.children[2].directory)
+    assert.is_false(root.changed)
+    assert.are.same({}, root.unlisted)
+    assert.are.same({}, root.missing)
+    local refs = assert(skill:read_directory("./references/"))
+    assert.are.equal(ROOT .. "/references", refs.uri)
+    assert.are.same({ "references/FORMS.md" }, paths(refs.children))
+    assert.are.equal(36, refs.children[1].size)
+    assert.are.equal("FORMS.md", refs.children[1].name)
+    assert(skill:read_directory(ROOT .. "/scripts"))
+    assert.are.same({ PDF }, reads(client))
+  end)
+
+  it("a file the entry does not list is reported, never offered, and reading it fails verification", function()
+    client = connect({ "--directory-read", "--fault=dir-extra" })
+    local skill = assert(client:load_skill(PDF))
+    -- the server's live view has the new file ...
+    local live = assert(client:read_directory(ROOT .. "/references"))
+    assert.are.equal(2, #live)
+    -- ... the skill's view keeps it apart
+    local refs = assert(skill:read_directory("references"))
+    assert.are.same({ "references/FORMS.md" }, paths(refs.children))
+    assert.are.same({ "references/NEW.md" }, paths(refs.unlisted))
+    assert.is_true(refs.changed)
+    local file, err = skill:read(refs.unlisted[1].path)
+    assert.is_nil(file)
+    assert.are.equal("verification", err.kind)
+    assert.matches("not listed", err.message, 1, true)
+    assert.are.same({ PDF }, reads(client))
+  end)
+
+  it("reports what the entry lists and the server no longer does", function()
+    client = connect({ "--directory-read", "--fault=dir-missing" })
+    local skill = assert(client:load_skill(PDF))
+    local refs = assert(skill:read_directory("references"))
+    assert.are.same({}, refs.children)
+    assert.are.same({ "references/FORMS.md" }, paths(refs.missing))
+    assert.is_false(refs.missing[1].directory)
+    assert.is_true(refs.changed)
+  end)
+
+  it("refuses a listing with a child outside the directory", function()
+    client = connect({ "--directory-read", "--fault=dir-outside" })
+    local skill = assert(client:load_skill(PDF))
+    local refs, err = skill:read_directory("references")
+    assert.is_nil(refs)
+    assert.are.equal("protocol", err.kind)
+    assert.matches("not a direct child", err.message, 1, true)
+  end)
+
+  it("refuses paths outside the skill without a request, and raises on misuse", function()
+    client = connect({ "--directory-read" })
+    local skill = assert(client:load_skill(PDF))
+    local _, err = skill:read_directory("..")
+    assert.are.equal("verification", err.kind)
+    assert.matches("leaves the skill", err.message, 1, true)
+    _, err = skill:read_directory("skill://acme/billing")
+    assert.matches("outside the skill", err.message, 1, true)
+    assert.are.equal(0, count(methods(client), "resources/directory/read"))
+    assert.has_error(function() skill:read_directory(1) end)
+    assert.has_error(function() client:read_directory(nil) end)
+    assert.has_error(function() client:read_directory_with_cursor(ROOT, 5) end)
+    assert.has_error(function() client:read_directory(ROOT, "x") end)
+  end)
+
+  it("discovers the files of a dynamic skill, which has no entry to hold them to", function()
+    client = connect({ "--directory-read" })
+    local skill = assert(client:load_skill("skill://daily-notes/SKILL.md", { allow_unverified = true }))
+    local root = assert(skill:read_directory(""))
+    assert.are.same({ "SKILL.md", "notes" }, paths(root.children))
+    local notes = assert(skill:read_directory(root.children[2].path))
+    assert.are.same({ "notes/today.md" }, paths(notes.children))
+    assert.is_false(notes.changed)
+    assert.are.equal("Nothing planned.\n", assert(skill:read(notes.children[1].path)).text)
+  end)
+
+  it("works in the 2026-07-28 era, with the request's _meta", function()
+    client = connect({ "--modern", "--directory-read" })
+    assert.are.equal("2026-07-28", client:protocol_version())
+    assert.are.equal(3, #assert(client:read_directory(ROOT)))
+    for _, r in ipairs(assert(client:request("test/seen")).requests) do
+      if r.method == "resources/directory/read" then
+        assert.are.equal("2026-07-28", r.meta["io.modelcontextprotocol/protocolVersion"])
+      end
+    end
+    assert.are.equal(1, count(methods(client), "resources/directory/read"))
+  end)
+end)
+
 describe("skills: for agent hosts", function()
   local client
   after_each(function() if client then client:close() end client = nil end)

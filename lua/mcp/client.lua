@@ -1108,6 +1108,28 @@ function Client:load_skill(uri_or_entry, opts)
   return require("mcp.skills").load(self, uri_or_entry, opts)
 end
 
+--- Every direct child of a directory resource over all pages (resources/directory/read, the
+--- skills extension's optional method): an array of Resource objects, subdirectories with mimeType
+--- "inode/directory". Kind "protocol" unless the server declares directoryRead: true.
+---@param uri string the directory's URI (no trailing slash)
+---@param opts table|nil per-call options (timeout_ms, cancel, max_pages)
+---@return table[]|nil resources, mcp.Error|nil err
+function Client:read_directory(uri, opts)
+  if type(uri) ~= "string" then error("mcp.read_directory: uri must be a string", 2) end
+  return require("mcp.skills").read_directory(self, uri, opts)
+end
+
+--- One page of resources/directory/read: {resources = ..., nextCursor = ...}.
+---@param uri string the directory's URI
+---@param cursor string|nil a nextCursor of the previous page
+---@param opts table|nil per-call options (timeout_ms, cancel)
+---@return table|nil result, mcp.Error|nil err
+function Client:read_directory_with_cursor(uri, cursor, opts)
+  if type(uri) ~= "string" then error("mcp.read_directory_with_cursor: uri must be a string", 2) end
+  if cursor ~= nil and type(cursor) ~= "string" then error("mcp.read_directory_with_cursor: cursor must be a string", 2) end
+  return require("mcp.skills").read_directory_with_cursor(self, uri, cursor, opts)
+end
+
 --- Get a prompt with its arguments filled in (GetPrompt).
 ---@param name string
 ---@param arguments table|nil

@@ -9,6 +9,11 @@
 --- against `digest`) before anything uses it; a `SKILL.md` must also carry YAML frontmatter equal,
 --- field by field, to the entry's `frontmatter`. Any discrepancy returns `nil, err` (kind
 --- `"verification"`) and none of the content.
+---
+--- `resources/directory/read` (the extension's optional method, gated on the server's
+--- `directoryRead: true`) lists a directory's direct children: `read_directory` for any directory
+--- resource, `skill:read_directory(path)` for one of a loaded skill's directories, checked against
+--- the entry the skill was loaded from (a child the entry does not list is reported, never offered).
 local core = require("mcp.core")
 local errors = require("mcp.errors")
 local json = require("mcp.json")
@@ -19,8 +24,11 @@ local M = {}
 
 M.EXTENSION = "io.modelcontextprotocol/skills"
 M.frontmatter = frontmatter
+--- The mimeType of a directory resource (SEP-2640 Directory Listing).
+M.DIRECTORY_MIME_TYPE = "inode/directory"
 
 local NULL = json.null
+local DIRECTORY_READ = "resources/directory/read"
 
 local function verification_error(message, data)
   return errors.new(nil, message, data, { kind = "verification" })
@@ -123,6 +131,105 @@ function M.get(client, uri, opts)
     return nil, protocol_error("invalid skills/get result: missing 'skill'", res, "skills/get")
   end
   return res.skill
+end
+
+-- ---- directory listing ---------------------------------------------------------------------------
+
+--- Whether the server declares `directoryRead: true` in its skills extension settings, which
+--- `resources/directory/read` requires (clients must not call it otherwise).
+---@param client mcp.Client
+---@return boolean
+function M.directory_read_supported(client)
+  local ext = client:server_capabilities().extensions
+  local v = type(ext) == "table" and ext[M.EXTENSION] or nil
+  return type(v) == "table" and v.directoryRead == true
+end
+
+-- A JSON array as decoded (or a plain Lua sequence), not an object.
+local function is_list(v)
+  if type(v) ~= "table" then return false end
+  if json.is_array(v) then return true end
+  return getmetatable(v) ~= core.object_mt and (next(v) == nil or v[1] ~= nil)
+end
+
+local function directory_page(client, uri, cursor, opts)
+  local params = { uri = uri }
+  if cursor ~= nil and cursor ~= "" then params.cursor = cursor end
+  local res, err = client:request(DIRECTORY_READ, params, opts)
+  if res == nil then return nil, err end
+  if type(res) ~= "table" or not is_list(res.resources) then
+    return nil, protocol_error("invalid " .. DIRECTORY_READ .. " result: 'resources' must be an array", res,
+      DIRECTORY_READ)
+  end
+  for i, r in ipairs(res.resources) do
+    if type(r) ~= "table" or type(r.uri) ~= "string" then
+      return nil, protocol_error(("invalid %s result: resources[%d] is not a resource with a uri"):format(
+        DIRECTORY_READ, i), res, DIRECTORY_READ)
+    end
+  end
+  return res
+end
+
+local function check_directory_read(client, uri, opts, where)
+  if type(uri) ~= "string" then error("mcp." .. where .. ": uri must be a string", 3) end
+  opts = check_opts(opts, where)
+  local ok, err = check_supported(client, DIRECTORY_READ)
+  if not ok then return nil, err end
+  if not M.directory_read_supported(client) then
+    return nil, protocol_error("the server does not declare directoryRead in its " .. M.EXTENSION ..
+      " extension settings, so " .. DIRECTORY_READ .. " is not available", nil, DIRECTORY_READ)
+  end
+  return opts
+end
+
+--- One page of a directory's direct children (`resources/directory/read`): the server's result,
+--- `{resources = {Resource, ...}, nextCursor = ...}`. Subdirectories have mimeType
+--- `"inode/directory"`.
+---@param client mcp.Client
+---@param uri string the directory's URI (no trailing slash, e.g. "skill://pdf-processing/templates")
+---@param cursor string|nil a nextCursor of the previous page
+---@param opts table|nil per-call options (timeout_ms, cancel)
+---@return table|nil result, mcp.Error|nil err
+function M.read_directory_with_cursor(client, uri, cursor, opts)
+  if cursor ~= nil and type(cursor) ~= "string" then error("mcp.read_directory_with_cursor: cursor must be a string", 2) end
+  local o, err = check_directory_read(client, uri, opts, "read_directory_with_cursor")
+  if not o then return nil, err end
+  return directory_page(client, uri, cursor, o)
+end
+
+--- Every direct child of a directory over all pages (`resources/directory/read`), as one array of
+--- Resource objects as the server sent them; subdirectories have mimeType `"inode/directory"`.
+--- Not recursive. `opts.max_pages` (default the client's) bounds the pages followed.
+---@param client mcp.Client
+---@param uri string the directory's URI (no trailing slash)
+---@param opts table|nil per-call options (timeout_ms, cancel, max_pages)
+---@return table[]|nil resources, mcp.Error|nil err
+function M.read_directory(client, uri, opts)
+  local o, err = check_directory_read(client, uri, opts, "read_directory")
+  if not o then return nil, err end
+  local max_pages = o.max_pages or client.config.max_pages
+  if type(max_pages) ~= "number" or not (max_pages >= 1) then error("mcp.read_directory: max_pages must be a positive number", 2) end
+  local out, seen, cursor, pages = json.array(), {}, nil, 0
+  repeat
+    if pages >= max_pages then
+      return nil, protocol_error(("the server sent more than %d pages (max_pages)"):format(max_pages), cursor,
+        DIRECTORY_READ)
+    end
+    pages = pages + 1
+    local res
+    res, err = directory_page(client, uri, cursor, o)
+    if res == nil then return nil, err end
+    for _, r in ipairs(res.resources) do out[#out + 1] = r end
+    cursor = res.nextCursor
+    if type(cursor) ~= "string" or cursor == "" then cursor = nil end
+    if cursor ~= nil then
+      if seen[cursor] then
+        return nil, protocol_error("the server repeated a pagination cursor", cursor, DIRECTORY_READ)
+      end
+      seen[cursor] = true
+    end
+  until cursor == nil
+  return out
 end
 
 -- ---- verification --------------------------------------------------------------------------------
@@ -250,14 +357,12 @@ function Skill:files()
   return out
 end
 
---- The URI of a file of this skill: `path` relative to the skill's root ("references/FORMS.md",
---- "./a/../b.md") or an absolute URI inside the root. Paths leaving the root are refused.
----@param path string
----@return string|nil uri, mcp.Error|nil err
-function Skill:resolve(path)
-  if type(path) ~= "string" then error("mcp.Skill:resolve: path must be a string", 2) end
+-- The segments of a path inside the skill (relative to its root, or an absolute URI inside it),
+-- `.` and `..` resolved; {} is the root itself.
+local function segments(self, path)
   local rel
   if path:match("^[%a][%w+.-]*:") then
+    if path == self.root:sub(1, -2) then return {} end -- the root's directory URI
     if path:sub(1, #self.root) ~= self.root then
       return nil, verification_error(path .. " is outside the skill " .. self.uri, { path = path })
     end
@@ -279,6 +384,17 @@ function Skill:resolve(path)
       parts[#parts + 1] = seg
     end
   end
+  return parts
+end
+
+--- The URI of a file of this skill: `path` relative to the skill's root ("references/FORMS.md",
+--- "./a/../b.md") or an absolute URI inside the root. Paths leaving the root are refused.
+---@param path string
+---@return string|nil uri, mcp.Error|nil err
+function Skill:resolve(path)
+  if type(path) ~= "string" then error("mcp.Skill:resolve: path must be a string", 2) end
+  local parts, err = segments(self, path)
+  if not parts then return nil, err end
   if #parts == 0 then return nil, verification_error("not a file path: " .. path, { path = path }) end
   return self.root .. table.concat(parts, "/")
 end
@@ -317,6 +433,99 @@ function Skill:read(path, opts)
     size = #bytes,
     verified = record ~= nil,
   }
+end
+
+-- Whether a manifest (a skill's `resources`) lists a file under the directory `uri`.
+local function lists_under(manifest, uri)
+  local prefix = uri .. "/"
+  for _, m in ipairs(manifest) do
+    if type(m) == "table" and type(m.uri) == "string" and m.uri:sub(1, #prefix) == prefix then return true end
+  end
+  return false
+end
+
+--- List one directory of the skill now (`resources/directory/read`, all pages; the server must
+--- declare `directoryRead`). The listing is a live observation, never an extension of the entry
+--- the skill was loaded from: for a verified skill, `children` holds only what that entry lists
+--- (files it lists, directories holding such files), `unlisted` the children it does not (reading
+--- one is a verification failure; `get_skill` gives the current entry, and a skill whose files
+--- changed needs approving again), `missing` what the entry has directly in this directory and the
+--- server no longer lists. For a skill loaded unverified every child is in `children`.
+--- Returns `{uri, path, children, unlisted, missing, changed}`, each child `{uri, path, name,
+--- mimeType, directory, size, digest, resource}` (`resource`: the server's Resource object).
+---@param path string|nil relative to the skill's root ("" or nil: the root), or a URI inside it
+---@param opts table|nil per-call options (timeout_ms, cancel, max_pages)
+---@return table|nil listing, mcp.Error|nil err
+function Skill:read_directory(path, opts)
+  if path == nil then path = "" end
+  if type(path) ~= "string" then error("mcp.Skill:read_directory: path must be a string", 2) end
+  opts = check_opts(opts, "Skill:read_directory")
+  local parts, err = segments(self, path)
+  if not parts then return nil, err end
+  local rel = table.concat(parts, "/")
+  local dir = #parts == 0 and self.root:sub(1, -2) or self.root .. rel
+  local resources
+  resources, err = M.read_directory(self.client, dir, opts)
+  if not resources then return nil, err end
+  local manifest = self.verified and self.entry.resources or nil
+  local prefix = dir .. "/"
+  local out = { uri = dir, path = rel, children = json.array(), unlisted = json.array(), missing = json.array() }
+  local seen = {}
+  for _, r in ipairs(resources) do
+    local name = r.uri:sub(1, #prefix) == prefix and r.uri:sub(#prefix + 1) or ""
+    if name == "" or name == "." or name == ".." or name:find("/", 1, true) then
+      return nil, protocol_error(("%s of %s listed %s, which is not a direct child of it"):format(DIRECTORY_READ, dir,
+        show(r.uri)), r, DIRECTORY_READ)
+    end
+    if seen[r.uri] then
+      return nil, protocol_error(("%s of %s listed %s twice"):format(DIRECTORY_READ, dir, r.uri), r, DIRECTORY_READ)
+    end
+    seen[r.uri] = true
+    local directory = r.mimeType == M.DIRECTORY_MIME_TYPE
+    local record, listed = nil, true
+    if manifest then
+      if directory then
+        listed = lists_under(manifest, r.uri)
+      else
+        record = find_record(manifest, r.uri)
+        listed = record ~= nil
+      end
+    end
+    local size = record and record.size
+    if size == nil or size == NULL then size = type(r.size) == "number" and r.size or nil end
+    local child = {
+      uri = r.uri,
+      path = rel == "" and name or (rel .. "/" .. name),
+      name = type(r.name) == "string" and r.name or name,
+      mimeType = type(r.mimeType) == "string" and r.mimeType or nil,
+      directory = directory,
+      size = size,
+      digest = record and record.digest or nil,
+      resource = r,
+    }
+    local list = listed and out.children or out.unlisted
+    list[#list + 1] = child
+  end
+  if manifest then
+    for _, m in ipairs(manifest) do
+      local rest = type(m) == "table" and type(m.uri) == "string" and m.uri:sub(1, #prefix) == prefix
+        and m.uri:sub(#prefix + 1) or ""
+      local first = rest:match("^[^/]+")
+      if first and not seen[prefix .. first] then
+        seen[prefix .. first] = true
+        local directory = #first < #rest
+        out.missing[#out.missing + 1] = {
+          uri = prefix .. first,
+          path = rel == "" and first or (rel .. "/" .. first),
+          name = first,
+          directory = directory,
+          mimeType = directory and M.DIRECTORY_MIME_TYPE or nil,
+        }
+      end
+    end
+  end
+  out.changed = #out.unlisted > 0 or #out.missing > 0
+  return out
 end
 
 local function check_entry(entry)
