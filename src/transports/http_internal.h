@@ -61,6 +61,14 @@ typedef struct mcp_http {
      * parse reports the problem). Freed at destroy, after every handle that reads it. */
     CURLU *url_handle;
     int url_handle_failed;
+    /* The owner's per-exchange headers for GET and DELETE (mcp_http_set_request_hooks), NULL
+     * when none: then nothing of this is used. */
+    const mcp_http_request_hooks *hooks;
+    void *hooks_ctx;
+    /* With hooks, close() starts the session DELETE from this timer (the next loop step). */
+    mcp_timer delete_timer;
+    int delete_pending;
+    int in_hook; /* inside one of the hooks (they are not re-entered) */
 } mcp_http;
 
 #define MCP_HTTP_REQ_POOL ((int)(sizeof((mcp_http *)0)->idle_req / sizeof(mcp_hreq *)))
@@ -103,6 +111,9 @@ void mcp_http_free_resume(mcp_http *h, resume *z);
 void mcp_http_schedule_resume(mcp_http *h, int64_t request_id, const char *last_id,
                               unsigned long retry_ms, int attempts);
 void mcp_http_terminate(mcp_http *h);
+/* The session DELETE again (once) after the request hooks settled its refusal; the new one takes
+ * over the transport reference the refused one held. 0, or -1 (nothing started). */
+int mcp_http_retry_delete(mcp_http *h, mcp_hreq *refused);
 
 /* ---- legacy SSE (legacy_sse.c) ---- */
 int mcp_sse_start(mcp_http *h, char *err, size_t errlen);

@@ -22,6 +22,7 @@ typedef struct http_box {
     mcp_transport_box base;
     int event_ref;
     mcp_loop *loop;
+    int headers_ref, refused_ref; /* the request hooks (set_request_hooks), LUA_NOREF when none */
 } http_box;
 
 typedef struct curl_box {
@@ -243,6 +244,119 @@ static void on_event(void *ctx, const char *kind, const char *value)
     }
 }
 
+/* ---- request hooks: per-exchange headers for GET and DELETE --------------------------------- */
+
+/* Is name an HTTP header name (a token)? */
+static int header_name_ok(const char *name, size_t n)
+{
+    size_t i;
+    if (n == 0 || n > 200)
+        return 0;
+    for (i = 0; i < n; i++)
+        if (name[i] <= ' ' || name[i] >= 127 || strchr("\"(),/:;<=>?@[\\]{}", name[i]) != NULL)
+            return 0;
+    return 1;
+}
+
+/* The table at idx {Name = value} as header lines; 0, or -1 with err (nothing in *out). */
+static int header_lines(lua_State *L, int idx, struct curl_slist **out, char *err, size_t errlen)
+{
+    struct curl_slist *l = NULL, *n;
+    lua_pushnil(L);
+    while (lua_next(L, idx) != 0) {
+        size_t nlen = 0, vlen = 0;
+        const char *name = lua_type(L, -2) == LUA_TSTRING ? lua_tolstring(L, -2, &nlen) : NULL;
+        const char *value = lua_type(L, -1) == LUA_TSTRING || lua_type(L, -1) == LUA_TNUMBER
+                                ? lua_tolstring(L, -1, &vlen)
+                                : NULL;
+        char line[4300];
+        if (name == NULL || !header_name_ok(name, nlen)) {
+            snprintf(err, errlen, "invalid header name %s", name != NULL ? name : "(not a string)");
+            goto fail;
+        }
+        if (value == NULL || vlen > 4000 || memchr(value, '\r', vlen) ||
+            memchr(value, '\n', vlen) || strlen(value) != vlen) {
+            snprintf(err, errlen,
+                     "header %s: a string without line breaks or NUL (at most 4000 bytes) expected",
+                     name);
+            goto fail;
+        }
+        if (vlen == 0)
+            snprintf(line, sizeof line, "%s;", name);
+        else
+            snprintf(line, sizeof line, "%s: %s", name, value);
+        n = curl_slist_append(l, line);
+        if (n == NULL) {
+            snprintf(err, errlen, "out of memory");
+            goto fail;
+        }
+        l = n;
+        lua_pop(L, 1);
+    }
+    *out = l;
+    return 0;
+fail:
+    lua_pop(L, 2);
+    curl_slist_free_all(l);
+    return -1;
+}
+
+/* headers(method, url) -> {Name = value} | nil, in the thread dispatching the loop (none outside
+ * a step or an entry point below: then no headers). */
+static int hook_headers(void *ctx, const char *method, const char *url, struct curl_slist **out,
+                        char *err, size_t errlen)
+{
+    http_box *box = ctx;
+    lua_State *L = mcp_loop_lua(box->loop);
+    int top, rc = 0;
+    *out = NULL;
+    if (L == NULL || box->headers_ref == LUA_NOREF)
+        return 0;
+    top = lua_gettop(L);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, box->headers_ref);
+    lua_pushstring(L, method);
+    lua_pushstring(L, url);
+    if (lua_pcall(L, 2, 1, 0) != 0) {
+        const char *e = lua_tostring(L, -1);
+        snprintf(err, errlen, "%s", e != NULL ? e : "(an error object that is not a string)");
+        rc = -1;
+    } else if (lua_istable(L, -1)) {
+        rc = header_lines(L, lua_gettop(L), out, err, errlen);
+    } else if (!lua_isnil(L, -1)) {
+        snprintf(err, errlen, "the request headers must be a table or nil, not %s",
+                 luaL_typename(L, -1));
+        rc = -1;
+    }
+    lua_settop(L, top);
+    return rc;
+}
+
+/* refused(method, url, status, header_lines, body) -> true to send the exchange again. */
+static int hook_refused(void *ctx, const char *method, const char *url, long status,
+                        const char *headers, size_t headers_len, const char *body, size_t body_len)
+{
+    http_box *box = ctx;
+    lua_State *L = mcp_loop_lua(box->loop);
+    int top, again = 0;
+    if (L == NULL || box->refused_ref == LUA_NOREF)
+        return 0;
+    top = lua_gettop(L);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, box->refused_ref);
+    lua_pushstring(L, method);
+    lua_pushstring(L, url);
+    lua_pushinteger(L, (lua_Integer)status);
+    lua_pushlstring(L, headers, headers_len);
+    lua_pushlstring(L, body, body_len);
+    if (lua_pcall(L, 5, 1, 0) != 0)
+        fprintf(stderr, "mcp: HTTP transport request hook failed: %s\n", lua_tostring(L, -1));
+    else
+        again = lua_toboolean(L, -1);
+    lua_settop(L, top);
+    return again;
+}
+
+static const mcp_http_request_hooks lua_request_hooks = {hook_headers, hook_refused};
+
 static int new_transport(lua_State *L, int legacy)
 {
     mcp_http_config cfg;
@@ -265,6 +379,8 @@ static int new_transport(lua_State *L, int legacy)
     box = (http_box *)mcp_newuserdata(L, sizeof *box);
     box->base.t = t;
     box->event_ref = LUA_NOREF;
+    box->headers_ref = LUA_NOREF;
+    box->refused_ref = LUA_NOREF;
     box->loop = t->loop;
     luaL_getmetatable(L, HTTP_MT);
     lua_setmetatable(L, -2);
@@ -296,11 +412,67 @@ static int l_set_protocol_version(lua_State *L)
     return 0;
 }
 
+/* The calling thread as the loop's dispatch context while an entry point runs: the request
+ * hooks of a GET it starts at once run in it. (Nothing in between raises.) */
+static void *enter(http_box *box, lua_State *L)
+{
+    void *prev = mcp_loop_context(box->loop);
+    mcp_loop_set_context(box->loop, L);
+    return prev;
+}
+
+static void leave(http_box *box, void *prev) { mcp_loop_set_context(box->loop, prev); }
+
 static int l_open_inbound(lua_State *L)
 {
     http_box *box = check_box(L);
-    lua_pushboolean(L, mcp_http_open_inbound(box->base.t));
+    void *prev = enter(box, L);
+    int opened = mcp_http_open_inbound(box->base.t);
+    leave(box, prev);
+    lua_pushboolean(L, opened);
     return 1;
+}
+
+/* start(): the legacy SSE transport's GET starts here. */
+static int l_start(lua_State *L)
+{
+    http_box *box = check_box(L);
+    char err[512];
+    void *prev = enter(box, L);
+    int rc = box->base.t->vt->start(box->base.t, err, sizeof err);
+    leave(box, prev);
+    if (rc != 0) {
+        lua_pushnil(L);
+        lua_pushstring(L, err);
+        return 2;
+    }
+    lua_pushboolean(L, 1);
+    return 1;
+}
+
+/* t:set_request_hooks(headers, refused): headers(method, url) -> {Name = value} | nil for each
+ * GET and DELETE, refused(method, url, status, header_lines, body) -> true to send a refused one
+ * again at once; nil removes. Neither may yield; both run inside the loop. */
+static int l_set_request_hooks(lua_State *L)
+{
+    http_box *box = check_box(L);
+    if (!lua_isnoneornil(L, 2))
+        luaL_checktype(L, 2, LUA_TFUNCTION);
+    if (!lua_isnoneornil(L, 3))
+        luaL_checktype(L, 3, LUA_TFUNCTION);
+    mcp_http_set_request_hooks(box->base.t, NULL, NULL);
+    luaL_unref(L, LUA_REGISTRYINDEX, box->headers_ref);
+    luaL_unref(L, LUA_REGISTRYINDEX, box->refused_ref);
+    box->headers_ref = box->refused_ref = LUA_NOREF;
+    lua_settop(L, 3);
+    if (!lua_isnil(L, 3))
+        box->refused_ref = luaL_ref(L, LUA_REGISTRYINDEX); /* pops it */
+    lua_settop(L, 2);
+    if (!lua_isnil(L, 2))
+        box->headers_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    if (box->headers_ref != LUA_NOREF || box->refused_ref != LUA_NOREF)
+        mcp_http_set_request_hooks(box->base.t, &lua_request_hooks, box);
+    return 0;
 }
 
 static int l_session_id(lua_State *L)
@@ -371,7 +543,10 @@ static int l_reopen(lua_State *L)
 {
     http_box *box = check_box(L);
     char err[256];
-    if (mcp_sse_reopen(box->base.t, err, sizeof err) != 0) {
+    void *prev = enter(box, L);
+    int rc = mcp_sse_reopen(box->base.t, err, sizeof err);
+    leave(box, prev);
+    if (rc != 0) {
         lua_pushnil(L);
         lua_pushstring(L, err);
         return 2;
@@ -390,19 +565,24 @@ static int l_key(lua_State *L)
 static int l_gc(lua_State *L)
 {
     http_box *box = luaL_checkudata(L, 1, HTTP_MT);
-    if (box->base.t != NULL)
+    if (box->base.t != NULL) {
         mcp_http_on_event(box->base.t, NULL, NULL);
+        mcp_http_set_request_hooks(box->base.t, NULL, NULL); /* (the DELETE goes without them) */
+    }
     if (box->event_ref != LUA_NOREF) {
         luaL_unref(L, LUA_REGISTRYINDEX, box->event_ref);
         box->event_ref = LUA_NOREF;
     }
+    luaL_unref(L, LUA_REGISTRYINDEX, box->headers_ref);
+    luaL_unref(L, LUA_REGISTRYINDEX, box->refused_ref);
+    box->headers_ref = box->refused_ref = LUA_NOREF;
     return mcp_transport_lua_gc(L);
 }
 
 void mcp_http_lua_open(lua_State *L)
 {
     static const luaL_Reg methods[] = {
-        {"start", mcp_transport_lua_start},
+        {"start", l_start},
         {"close", mcp_transport_lua_close},
         {"is_open", mcp_transport_lua_is_open},
         {"set_protocol_version", l_set_protocol_version},
@@ -414,6 +594,7 @@ void mcp_http_lua_open(lua_State *L)
         {"ready", l_ready},
         {"reopen", l_reopen},
         {"key", l_key},
+        {"set_request_hooks", l_set_request_hooks},
         {NULL, NULL},
     };
     if (luaL_newmetatable(L, HTTP_MT)) {

@@ -156,6 +156,7 @@ static void free_exchange(mcp_hreq *r)
     mcp_buf_free(&r->inbox);
     free(r->session_id);
     free(r->last_event_id);
+    free(r->hook_url);
 }
 
 static void really_free(mcp_hreq *r)

@@ -244,11 +244,12 @@ static struct curl_slist *message_headers(const mcp_send_info *info)
 }
 
 /* The headers of one exchange, first match wins: the message's own (send options), the
- * transport's (config and set_header), then the protocol's. cross_origin (a redirect left the
- * origin): none of the user's (the message's, config headers, Authorization) and none of the
- * session's (Mcp-Session-Id). */
+ * request hooks' (a GET's or DELETE's), the transport's (config and set_header), then the
+ * protocol's. cross_origin (a redirect left the origin): none of the user's (the message's, the
+ * hooks', config headers, Authorization) and none of the session's (Mcp-Session-Id). */
 static struct curl_slist *base_headers(mcp_http *h, int method, int is_initialize,
-                                       const struct curl_slist *extra, const char *last_event_id,
+                                       const struct curl_slist *extra,
+                                       const struct curl_slist *hooked, const char *last_event_id,
                                        int cross_origin)
 {
     struct curl_slist *l = NULL, *n;
@@ -258,6 +259,8 @@ static struct curl_slist *base_headers(mcp_http *h, int method, int is_initializ
         if (n != NULL)
             l = n;
     }
+    for (u = cross_origin ? NULL : hooked; u != NULL; u = u->next) /* the request hooks' */
+        l = add_line(l, u->data);
     for (u = cross_origin ? NULL : h->cfg.headers; u != NULL; u = u->next)
         l = add_line(l, u->data);
     /* A line of the list, not CURLOPT_USERAGENT: libcurl formats that option into a string of
@@ -382,8 +385,36 @@ static void use_endpoint_url(mcp_http *h, CURL *e)
         curl_easy_setopt(e, CURLOPT_URL, h->cfg.url);
 }
 
+static const char *method_name(int method)
+{
+    return method == MCP_HREQ_GET ? "GET" : method == MCP_HREQ_DELETE ? "DELETE" : "POST";
+}
+
+/* The request hooks' header lines for a GET or DELETE to url, NULL when none (a failure is
+ * reported). The caller holds a reference to the transport: the hook, Lua code, may close it but
+ * not destroy it. Not re-entered: a hook that starts an exchange gets none for it. */
+static struct curl_slist *hooked_headers(mcp_http *h, int method, const char *url)
+{
+    struct curl_slist *l = NULL;
+    char err[512], msg[700];
+    int rc;
+    err[0] = '\0';
+    h->in_hook = 1;
+    rc = h->hooks->headers(h->hooks_ctx, method_name(method), url, &l, err, sizeof err);
+    h->in_hook = 0;
+    if (rc != 0) {
+        curl_slist_free_all(l);
+        snprintf(msg, sizeof msg, "MCP HTTP Transport Error: the request headers for %s failed: %s",
+                 method_name(method), err);
+        mcp_http_report(h, msg);
+        return NULL;
+    }
+    return l;
+}
+
 /* extra: the message's own header lines, owned by the request from here on (kept for the hops
- * of a redirect). */
+ * of a redirect). A GET or DELETE to the first origin gets the request hooks' headers, asked for
+ * its method and url. */
 static mcp_hreq *new_request(mcp_http *h, int method, const char *url, const char *payload,
                              size_t len, int is_initialize, struct curl_slist *extra,
                              const char *last_event_id, int cross_origin)
@@ -395,11 +426,26 @@ static mcp_hreq *new_request(mcp_http *h, int method, const char *url, const cha
     int poolable = method == MCP_HREQ_POST && !cross_origin && !h->cfg.legacy_sse &&
                    strcmp(url, h->cfg.url) == 0;
     mcp_hreq *r;
+    struct curl_slist *hooked = NULL;
+    char *hook_url = NULL;
+    if (method != MCP_HREQ_POST && !cross_origin && h->hooks != NULL && h->hooks->headers != NULL &&
+        !h->in_hook) {
+        int was_closing = h->closing;
+        hooked = hooked_headers(h, method, url);
+        if (h->closing && !was_closing) { /* the hook closed the transport: nothing to send */
+            curl_slist_free_all(hooked);
+            curl_slist_free_all(extra);
+            return NULL;
+        }
+        hook_url = strdup(url);
+    }
     if (poolable && h->nidle_req > 0)
         r = mcp_hreq_renew(h->idle_req[--h->nidle_req], payload, len, h->cfg.max_message, ops, h);
     else
         r = mcp_hreq_new(h->curl, method, url, payload, len, h->cfg.max_message, ops, h);
     if (r == NULL) {
+        curl_slist_free_all(hooked);
+        free(hook_url);
         curl_slist_free_all(extra);
         return NULL;
     }
@@ -410,7 +456,7 @@ static mcp_hreq *new_request(mcp_http *h, int method, const char *url, const cha
         !is_initialize) {
         /* A plain POST: the transport's current headers, built once. */
         if (h->post_headers == NULL) {
-            struct curl_slist *l = base_headers(h, method, 0, NULL, NULL, 0);
+            struct curl_slist *l = base_headers(h, method, 0, NULL, NULL, NULL, 0);
             h->post_headers = mcp_hdrs_new(l);
             if (h->post_headers == NULL)
                 curl_slist_free_all(l);
@@ -418,11 +464,14 @@ static mcp_hreq *new_request(mcp_http *h, int method, const char *url, const cha
         if (h->post_headers != NULL)
             mcp_hreq_share_headers(r, h->post_headers);
         else
-            mcp_hreq_set_headers(r, base_headers(h, method, 0, NULL, NULL, 0));
+            mcp_hreq_set_headers(r, base_headers(h, method, 0, NULL, NULL, NULL, 0));
     } else {
         mcp_hreq_set_headers(
-            r, base_headers(h, method, is_initialize, extra, last_event_id, cross_origin));
+            r, base_headers(h, method, is_initialize, extra, hooked, last_event_id, cross_origin));
     }
+    curl_slist_free_all(hooked);
+    if (hook_url != NULL)
+        r->hook_url = hook_url;
     r->extra_headers = extra;
     if (!r->reused)
         common_options(h, r, method == MCP_HREQ_GET);
@@ -489,6 +538,48 @@ static int follow_redirect(mcp_http *h, mcp_hreq *r, CURLcode rc)
     n->redirects = r->redirects + 1;
     n->counted = r->counted; /* the hop takes over the slot */
     r->counted = MCP_HTTP_SLOT_NONE;
+    if (mcp_hreq_start(n) != 0) {
+        mcp_hreq_free(n);
+        return 0;
+    }
+    mcp_http_link_req(h, n);
+    if (h->inbound == r)
+        h->inbound = n;
+    return 1;
+}
+
+/* A GET or DELETE sent with the request hooks' headers and refused (400, 401) before any
+ * stream: nonzero when the hooks settled it (a DPoP nonce challenge) and it is to be sent again,
+ * once, with new headers. */
+static int hook_settles(mcp_http *h, mcp_hreq *r, CURLcode rc)
+{
+    if (rc != CURLE_OK || r->hook_url == NULL || r->hook_retried || r->mode == MCP_HREQ_STREAM ||
+        (r->status != 400 && r->status != 401) || h->hooks == NULL || h->hooks->refused == NULL ||
+        h->in_hook)
+        return 0;
+    {
+        int again;
+        h->in_hook = 1;
+        again = h->hooks->refused(h->hooks_ctx, method_name(r->method), r->hook_url, r->status,
+                                  r->resp_headers.len ? mcp_buf_head(&r->resp_headers) : "",
+                                  r->resp_headers.len, r->body.len ? mcp_buf_head(&r->body) : "",
+                                  r->body.len);
+        h->in_hook = 0;
+        return again;
+    }
+}
+
+/* The refused GET r again, with fresh headers, in its place; 1 when it was sent. */
+static int retry_get(mcp_http *h, mcp_hreq *r)
+{
+    mcp_hreq *n = new_request(h, MCP_HREQ_GET, r->hook_url, NULL, 0, 0, NULL, r->last_event_id, 0);
+    if (n == NULL)
+        return 0;
+    n->request_id = r->request_id;
+    n->for_request = r->for_request;
+    n->attempt = r->attempt;
+    n->redirects = r->redirects;
+    n->hook_retried = 1;
     if (mcp_hreq_start(n) != 0) {
         mcp_hreq_free(n);
         return 0;
@@ -681,6 +772,8 @@ static void get_done(mcp_hreq *r, CURLcode rc)
         /* going away */
     } else if (follow_redirect(h, r, rc)) {
         /* the next hop carries the stream on */
+    } else if (hook_settles(h, r, rc) && (h->closing || retry_get(h, r))) {
+        /* sent again with fresh headers (or the hook closed the transport) */
     } else if (h->cfg.legacy_sse && !r->for_request) {
         mcp_sse_stream_done(h, r, rc, what);
     } else {
@@ -693,7 +786,10 @@ static void get_done(mcp_hreq *r, CURLcode rc)
 static void delete_done(mcp_hreq *r, CURLcode rc)
 {
     mcp_http *h = r->owner;
-    (void)rc;
+    if (hook_settles(h, r, rc) && mcp_http_retry_delete(h, r) == 0) {
+        mcp_http_drop_req(h, r); /* the new DELETE holds the reference */
+        return;
+    }
     mcp_http_drop_req(h, r);
     mcp_transport_unref(&h->base); /* the reference the DELETE held */
 }
@@ -706,6 +802,8 @@ void mcp_http_start_get(mcp_http *h, int64_t for_request, const char *last_id, i
 {
     mcp_hreq *r = mcp_http_new_request(h, MCP_HREQ_GET, h->cfg.url, NULL, 0, NULL, last_id);
     char msg[256];
+    if (r == NULL && h->closing)
+        return; /* the request hooks closed the transport */
     if (r == NULL || mcp_hreq_start(r) != 0) {
         snprintf(msg, sizeof msg, "MCP HTTP Transport Error: cannot start a GET request");
         mcp_hreq_free(r);
@@ -871,7 +969,25 @@ static void http_close(mcp_transport *t)
     if (!h->started || h->cfg.legacy_sse || !h->cfg.terminate_on_close || h->session_id == NULL ||
         mcp_http_is_modern(h))
         return;
+    if (h->hooks != NULL && h->hooks->headers != NULL) {
+        /* From the next step: close() may come from anywhere (a finalizer too), the hooks' headers
+         * are asked for inside a step. The timer holds a reference until the DELETE takes its own. */
+        if (mcp_timer_start(t->loop, &h->delete_timer, 0) == 0) {
+            h->delete_pending = 1;
+            mcp_transport_ref(t);
+            return;
+        }
+    }
     mcp_http_terminate(h);
+}
+
+static void on_delete_timer(mcp_loop *loop, mcp_timer *t)
+{
+    mcp_http *h = t->data;
+    (void)loop;
+    h->delete_pending = 0;
+    mcp_http_terminate(h);
+    mcp_transport_unref(&h->base); /* the timer's; the DELETE holds its own */
 }
 
 static int http_is_open(mcp_transport *t)
@@ -888,6 +1004,7 @@ static void http_destroy(mcp_transport *t)
     h->ev_cb = NULL;
     h->closing = 1;
     mcp_timer_stop(loop, &h->reconnect_timer);
+    mcp_timer_stop(loop, &h->delete_timer); /* (never pending here: it holds a reference) */
     while (h->resumes != NULL)
         mcp_http_free_resume(h, h->resumes);
     free_queued(h);
@@ -950,6 +1067,7 @@ mcp_transport *mcp_http_new(mcp_loop *loop, mcp_curl *curl, mcp_http_config *cfg
     if (h->cfg.max_queued_replies <= 0)
         h->cfg.max_queued_replies = MCP_HTTP_DEFAULT_MAX_QUEUED_REPLIES;
     mcp_timer_init(&h->reconnect_timer, mcp_http_on_reconnect_timer, h);
+    mcp_timer_init(&h->delete_timer, on_delete_timer, h);
     return &h->base;
 }
 
@@ -969,7 +1087,18 @@ void mcp_http_set_protocol_version(mcp_transport *t, const char *version)
 
 const char *mcp_http_session_id(mcp_transport *t) { return ((mcp_http *)t)->session_id; }
 
-int mcp_http_busy(mcp_transport *t) { return ((mcp_http *)t)->reqs != NULL; }
+int mcp_http_busy(mcp_transport *t)
+{
+    mcp_http *h = (mcp_http *)t;
+    return h->reqs != NULL || h->delete_pending;
+}
+
+void mcp_http_set_request_hooks(mcp_transport *t, const mcp_http_request_hooks *hooks, void *ctx)
+{
+    mcp_http *h = (mcp_http *)t;
+    h->hooks = hooks;
+    h->hooks_ctx = hooks != NULL ? ctx : NULL;
+}
 
 int mcp_http_ready(mcp_transport *t)
 {

@@ -47,11 +47,32 @@ typedef enum mcp_sse_endpoint_state {
  * (the old id), "endpoint" (legacy SSE ready), "error" (a diagnostic, also sent to the sink). */
 typedef void (*mcp_http_event_cb)(void *ctx, const char *kind, const char *value);
 
+/* Per-exchange headers from the transport's owner (an auth provider's: a fresh DPoP proof for
+ * this method and URL), for the exchanges that carry no message: each GET stream (the standalone
+ * one, its reconnections, resumed POST streams, legacy SSE's, each same-origin redirect hop) and
+ * the session DELETE; the POSTs get theirs with the message (mcp_send_info headers).
+ * headers: sets *out to "Name: value" lines (the transport frees them), or NULL for none; returns
+ * 0, or -1 with a message in err (reported; the exchange goes without them). They win over the
+ * configured headers (Authorization). refused: the exchange was answered 400 or 401 before any
+ * stream (status, the response's header lines and body); nonzero to send it again at once with
+ * new headers (once per exchange: a DPoP nonce challenge). Either may be NULL. With hooks set,
+ * the DELETE of close() is sent from the loop's next step (mcp_http_busy is true until then),
+ * so that headers are asked for inside a step and never from a finalizer. */
+typedef struct mcp_http_request_hooks {
+    int (*headers)(void *ctx, const char *method, const char *url, struct curl_slist **out,
+                   char *err, size_t errlen);
+    int (*refused)(void *ctx, const char *method, const char *url, long status, const char *headers,
+                   size_t headers_len, const char *body, size_t body_len);
+} mcp_http_request_hooks;
+
 /* Takes ownership of cfg's contents (also on failure). */
 mcp_transport *mcp_http_new(mcp_loop *loop, mcp_curl *curl, mcp_http_config *cfg);
 void mcp_http_config_free(mcp_http_config *cfg);
 void mcp_http_on_event(mcp_transport *t, mcp_http_event_cb cb, void *ctx);
 void mcp_http_set_protocol_version(mcp_transport *t, const char *version);
+/* Set (hooks non-NULL; they must outlive the transport or be removed) or remove the request
+ * hooks; ctx is given to them. */
+void mcp_http_set_request_hooks(mcp_transport *t, const mcp_http_request_hooks *hooks, void *ctx);
 /* Open the standalone GET stream for server-initiated messages (after initialize). */
 int mcp_http_open_inbound(mcp_transport *t);
 const char *mcp_http_session_id(mcp_transport *t);

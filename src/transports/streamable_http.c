@@ -47,8 +47,10 @@ void mcp_http_on_reconnect_timer(mcp_loop *loop, mcp_timer *t)
 {
     mcp_http *h = t->data;
     (void)loop;
+    mcp_transport_ref(&h->base); /* the request hooks (Lua) may drop the last other one */
     if (!h->closing && h->inbound == NULL)
         mcp_http_start_get(h, 0, h->inbound_last_id, h->reconnects);
+    mcp_transport_unref(&h->base);
 }
 
 /* A GET of streamable HTTP finished: the standalone inbound stream (reconnect) or a resumed
@@ -154,10 +156,18 @@ static void on_resume_timer(mcp_loop *loop, mcp_timer *t)
 {
     resume *z = t->data;
     mcp_http *h = z->h;
+    int64_t id = z->request_id;
+    int attempts = z->attempts;
+    char *last_id = z->last_id;
     (void)loop;
-    if (!h->closing && mcp_http_request_pending(h, z->request_id))
-        mcp_http_start_get(h, z->request_id, z->last_id, z->attempts);
+    /* Done with z first: the request hooks (Lua) may close the transport, which frees resumes. */
+    z->last_id = NULL;
     mcp_http_free_resume(h, z);
+    mcp_transport_ref(&h->base);
+    if (!h->closing && mcp_http_request_pending(h, id))
+        mcp_http_start_get(h, id, last_id, attempts);
+    free(last_id);
+    mcp_transport_unref(&h->base);
 }
 
 void mcp_http_schedule_resume(mcp_http *h, int64_t request_id, const char *last_id,
@@ -196,21 +206,35 @@ void mcp_http_schedule_resume(mcp_http *h, int64_t request_id, const char *last_
                     retry_ms < MIN_RECONNECT_MS ? MIN_RECONNECT_MS : retry_ms);
 }
 
-/* Best effort: end the session on the server (DELETE); bounded, and holding the transport alive. */
-void mcp_http_terminate(mcp_http *h)
+/* A DELETE of the session to url, bounded, started and linked; NULL when it could not start. */
+static mcp_hreq *start_delete(mcp_http *h, const char *url)
 {
-    mcp_transport *t = &h->base;
-    mcp_hreq *d;
-    d = mcp_http_new_request(h, MCP_HREQ_DELETE, h->cfg.url, NULL, 0, NULL, NULL);
+    mcp_hreq *d = mcp_http_new_request(h, MCP_HREQ_DELETE, url, NULL, 0, NULL, NULL);
     if (d == NULL)
-        return;
+        return NULL;
     curl_easy_setopt(d->x.easy, CURLOPT_TIMEOUT_MS, DELETE_TIMEOUT_MS);
     if (mcp_hreq_start(d) != 0) {
         mcp_hreq_free(d);
-        return;
+        return NULL;
     }
     mcp_http_link_req(h, d);
-    mcp_transport_ref(t);
+    return d;
+}
+
+/* Best effort: end the session on the server (DELETE); bounded, and holding the transport alive. */
+void mcp_http_terminate(mcp_http *h)
+{
+    if (start_delete(h, h->cfg.url) != NULL)
+        mcp_transport_ref(&h->base);
+}
+
+int mcp_http_retry_delete(mcp_http *h, mcp_hreq *refused)
+{
+    mcp_hreq *d = start_delete(h, refused->hook_url);
+    if (d == NULL)
+        return -1;
+    d->hook_retried = 1;
+    return 0;
 }
 
 int mcp_http_open_inbound(mcp_transport *t)
