@@ -16,14 +16,14 @@ local function dpop_provider(srv)
 end
 
 -- The claims of a proof, after checking it as a resource server does (signature by the key in
--- its header, typ, htm, htu, ath).
-local function check_proof(proof, srv, token)
+-- its header, typ, htm, htu, ath). method: default POST; url: default the MCP endpoint.
+local function check_proof(proof, srv, token, method, url)
   assert.is_string(proof)
   local d = assert(jose.decode(proof))
   assert.equals("dpop+jwt", d.header.typ)
   assert.is_truthy(jose.verify(proof, assert(jose.public_key_from_jwk(d.header.jwk))))
-  assert.equals("POST", d.payload.htm)
-  assert.equals(srv.url, d.payload.htu)
+  assert.equals(method or "POST", d.payload.htm)
+  assert.equals(url or srv.url, d.payload.htu)
   assert.equals(dpop.ath(token), d.payload.ath)
   assert.is_number(d.payload.iat)
   assert.is_string(d.payload.jti)
@@ -104,5 +104,154 @@ describe("DPoP on MCP requests #auth", function()
     assert.equals(2, #recs)
     assert.is_nil(jose.decode(recs[1].dpop).payload.nonce)
     assert.equals("rs-loop-1", check_proof(recs[2].dpop, srv, p:tokens().access_token).nonce)
+  end)
+end)
+
+-- The GET that opens the server's event stream (and every reopening of it) and the DELETE that
+-- ends the session are requests to the resource server too: each carries `Authorization: DPoP`
+-- and a proof of its own (htm, htu, ath, a new jti), which the fixture checks as a resource server
+-- does (records.mcp_get / mcp_delete: accepted, or dpop_error / nonce_refused).
+describe("DPoP on the GET stream and the session DELETE #auth", function()
+  local srv = A.serve()
+  if not srv then return end
+  local helper = require("helper")
+
+  -- The fixture's state once pred(state) holds (bounded; the state as it is then otherwise).
+  local function state_when(pred)
+    local st
+    helper.wait_until(function()
+      st = state(srv)
+      return pred(st)
+    end, helper.ms(15000))
+    return st
+  end
+
+  local function connected(flags)
+    local t = { sessions = true }
+    for k, v in pairs(flags or {}) do t[k] = v end
+    control(srv, t)
+    local p = dpop_provider(srv)
+    local c = client(srv, p)
+    assert(c:list_tools())
+    assert.equals("DPoP", p:tokens().token_type)
+    return c, p
+  end
+
+  it("opens the GET stream with a valid proof for GET and the endpoint", function()
+    local c, p = connected()
+    local st = state_when(function(s) return #s.records.mcp_get >= 1 end)
+    c:close()
+    local token = p:tokens().access_token
+    local g = st.records.mcp_get[1]
+    assert.is_table(g, "no GET stream was opened")
+    assert.is_nil(g.dpop_error)
+    assert.is_true(g.accepted)
+    assert.equals("session-1", g.session)
+    assert.equals("DPoP " .. token, g.authorization)
+    check_proof(g.dpop, srv, token, "GET")
+  end)
+
+  it("reopens the stream with a fresh proof (a new jti) and the Last-Event-ID", function()
+    local c, p = connected({ get_stream_close = true })
+    local st = state_when(function(s) return #s.records.mcp_get >= 2 end)
+    c:close()
+    local token = p:tokens().access_token
+    local gets = st.records.mcp_get
+    assert.is_true(#gets >= 2, "the stream was not reopened")
+    local jtis = {}
+    for i = 1, 2 do
+      assert.is_nil(gets[i].dpop_error)
+      assert.is_true(gets[i].accepted)
+      jtis[i] = check_proof(gets[i].dpop, srv, token, "GET").jti
+    end
+    assert.is_nil(gets[1].last_event_id)
+    assert.equals("get-1", gets[2].last_event_id)
+    assert.are_not.equal(jtis[1], jtis[2])
+  end)
+
+  it("answers a use_dpop_nonce on the GET with one prompt retry carrying the nonce", function()
+    local c, p = connected({ method_nonces = { GET = "get-nonce-1" } })
+    local st = state_when(function(s)
+      local g = s.records.mcp_get
+      return #g >= 2 or (g[1] ~= nil and g[1].accepted)
+    end)
+    c:close()
+    local token = p:tokens().access_token
+    local gets = st.records.mcp_get
+    assert.is_true(gets[1].nonce_refused)
+    assert.is_nil(check_proof(gets[1].dpop, srv, token, "GET").nonce)
+    assert.is_table(gets[2], "the GET was not sent again")
+    assert.is_true(gets[2].accepted)
+    local second = check_proof(gets[2].dpop, srv, token, "GET")
+    assert.equals("get-nonce-1", second.nonce)
+  end)
+
+  it("sends the session DELETE on close with a valid proof for DELETE", function()
+    local c, p = connected()
+    c:close()
+    local token = p:tokens().access_token
+    local st = state(srv)
+    local d = st.records.mcp_delete[1]
+    assert.is_table(d, "no DELETE was sent")
+    assert.equals(1, #st.records.mcp_delete)
+    assert.is_nil(d.dpop_error)
+    assert.is_true(d.accepted)
+    assert.equals("session-1", d.session)
+    assert.equals("DPoP " .. token, d.authorization)
+    check_proof(d.dpop, srv, token, "DELETE")
+  end)
+
+  it("answers a use_dpop_nonce on the DELETE with one retry carrying the nonce", function()
+    local c, p = connected({ method_nonces = { DELETE = "delete-nonce-1" } })
+    c:close()
+    local token = p:tokens().access_token
+    local dels = state(srv).records.mcp_delete
+    assert.equals(2, #dels)
+    assert.is_true(dels[1].nonce_refused)
+    assert.is_true(dels[2].accepted)
+    local first = check_proof(dels[1].dpop, srv, token, "DELETE")
+    local second = check_proof(dels[2].dpop, srv, token, "DELETE")
+    assert.equals("delete-nonce-1", second.nonce)
+    assert.are_not.equal(first.jti, second.jti)
+  end)
+
+  it("reports request headers that fail for the GET, sends it without them, and goes on", function()
+    control(srv, { sessions = true })
+    local p = dpop_provider(srv)
+    local orig = p.request_headers
+    p.request_headers = function(self, method, url)
+      if method == "GET" then error("no headers for GET", 0) end
+      return orig(self, method, url)
+    end
+    local errs = {}
+    local c = assert(A.http_client(srv, { client_name = "dpop-spec", auth_provider = p,
+      transport_on_error = function(e) errs[#errs + 1] = e end }))
+    assert(c:list_tools())
+    local st = state_when(function(s) return #s.records.mcp_get >= 1 end)
+    assert.is_true(helper.wait_until(function() return #errs > 0 end, helper.ms(5000)))
+    assert(c:ping()) -- the POSTs keep their proofs
+    c:close()
+    assert.matches("the request headers for GET failed: no headers for GET", errs[1].message, 1, true)
+    local g = st.records.mcp_get[1]
+    assert.is_nil(g.accepted)
+    assert.is_nil(g.dpop) -- sent with the transport's own headers only
+    assert.equals("Bearer " .. p:tokens().access_token, g.authorization)
+  end)
+
+  it("gives the legacy SSE stream's GET a valid proof for GET and the /sse URL", function()
+    local sse_url = srv.base .. "/sse"
+    local p = assert(auth.with_dpop(A.provider(srv, { client_name = "dpop-spec", server_url = sse_url })))
+    assert(auth.auth(p, { server_url = sse_url }))
+    local t = mcp.sse_transport({ url = sse_url, auth_provider = p })
+    local ok, err = t:start()
+    t:close()
+    assert.is_true(ok, tostring(err))
+    local token = p:tokens().access_token
+    local g = state(srv).records.sse[1]
+    assert.is_table(g)
+    assert.is_nil(g.dpop_error)
+    assert.is_true(g.accepted)
+    assert.equals("DPoP " .. token, g.authorization)
+    check_proof(g.dpop, srv, token, "GET", sse_url)
   end)
 end)

@@ -204,15 +204,55 @@ end
 --- The provider's headers for one MCP request (provider:request_headers(method, url), e.g.
 --- `Authorization: DPoP <token>` and a fresh proof), or nil when it has none.
 ---@param method string the HTTP method
+---@param url string|nil the request's URL (default the server's)
 ---@return table|nil
-function A:request_headers(method)
+function A:request_headers(method, url)
   local p = self.provider
   if p == nil or type(p.request_headers) ~= "function" then return nil end
-  return p:request_headers(method, self.server_url)
+  return p:request_headers(method, url or self.server_url)
+end
+
+-- "Name: value\r\n" lines as {name (lower case) = value}, repeated names joined with ", ".
+local function parse_header_lines(text)
+  local hdrs = {}
+  for line in text:gmatch("[^\r\n]+") do
+    local name, v = line:match("^([^:]+):[ \t]*(.-)[ \t]*$")
+    if name then
+      name = name:lower()
+      hdrs[name] = hdrs[name] and (hdrs[name] .. ", " .. v) or v
+    end
+  end
+  return hdrs
+end
+
+--- The C transport's request hooks (t:set_request_hooks) for a provider with per-request
+--- headers: headers(method, url) for each GET stream (its opening, every reopening and resumption)
+--- and the session DELETE, as request_headers gives the POSTs theirs; refused(...) hands a 400/401
+--- answer to the provider's resource_response (a DPoP nonce challenge: true, the exchange is sent
+--- once more with a proof carrying the nonce). Nil when the provider has no request_headers, and
+--- then the transport asks nothing.
+---@return function|nil headers, function|nil refused
+function A:request_hooks()
+  local p = self.provider
+  if p == nil or type(p.request_headers) ~= "function" then return nil end
+  local function headers(method, url)
+    return self:request_headers(method, url)
+  end
+  local function refused(_, url, status, lines, body)
+    if type(p.resource_response) ~= "function" then return false end
+    local ok, again = pcall(p.resource_response, p, status, parse_header_lines(lines), body, url)
+    if not ok then
+      report(self, oerr.new(oerr.SERVER_ERROR, "resource_response raised: " .. tostring(again)))
+      return false
+    end
+    return again == true
+  end
+  return headers, refused
 end
 
 --- Give the C transports' shared method table the optional seams the client calls:
---- reauthorize(err, attempt), request_headers(method) (asked for each POST), and a start()
+--- reauthorize(err, attempt), request_headers(method) (asked for each POST; the GETs and the
+--- DELETE get theirs through the request hooks, A:request_hooks), and a start()
 --- that first installs (or refreshes) the token.
 --- auth_of(box) finds a transport's authenticator (nil for transports without OAuth).
 --- The method table belongs to the C module, which outlives a reload of the Lua modules (busted

@@ -186,6 +186,11 @@ local function make(cfg, legacy)
       if b then b:set_header("Authorization", "Bearer " .. tok) end
     end)
     require("mcp.auth.transport").install_methods(box, function(b) return states[b] and states[b].auth end)
+    -- per-request headers (a DPoP proof) for the GET streams and the session DELETE too
+    local a = states[box].auth
+    local headers, refused
+    if a then headers, refused = a:request_hooks() end
+    if headers then box:set_request_hooks(headers, refused) end
   end
   return box
 end
