@@ -238,6 +238,30 @@ describe("DPoP on the GET stream and the session DELETE #auth", function()
     assert.equals("Bearer " .. p:tokens().access_token, g.authorization)
   end)
 
+  it("survives a request hook that closes the transport: that GET is not sent, the DELETE still is", function()
+    control(srv, { sessions = true })
+    local p = A.provider(srv)
+    assert(auth.auth(p, { server_url = srv.url }))
+    local t = mcp.http_transport({ url = srv.url, bearer_token = p:tokens().access_token })
+    local asked = {}
+    t:set_request_hooks(function(method, url)
+      asked[#asked + 1] = method .. " " .. url
+      if method == "GET" then t:close(0) end
+      return { ["X-Hook"] = "1" }
+    end)
+    local c = assert(mcp.create_client({ client_name = "dpop-spec", request_timeout_ms = helper.ms(20000) }, t))
+    local _, err = c:list_tools() -- the transport closed under the client: whatever this gives
+    c:close()
+    assert.is_false(t:is_open())
+    assert.is_false(t:busy())
+    local st = state(srv)
+    assert.equals(0, #st.records.mcp_get)
+    assert.equals(1, #st.records.mcp_delete)
+    assert.is_true(st.records.mcp_delete[1].accepted)
+    assert.same({ "GET " .. srv.url, "DELETE " .. srv.url }, asked)
+    assert.is_not_nil(err)
+  end)
+
   it("gives the legacy SSE stream's GET a valid proof for GET and the /sse URL", function()
     local sse_url = srv.base .. "/sse"
     local p = assert(auth.with_dpop(A.provider(srv, { client_name = "dpop-spec", server_url = sse_url })))
