@@ -239,6 +239,33 @@ describe("streamable HTTP #http", function()
   end)
 end)
 
+describe("kept-alive HTTP connections #http", function()
+  local srv = H.serve("")
+  if not srv then return end
+
+  local function accepted() return H.state(srv).connections_accepted end -- (its own request counts)
+
+  it("are reused call after call, and one the server closes while idle is replaced on the next call", function()
+    H.control(srv, { get_stream = "405" }) -- no standalone GET stream: every connection below is a POST's
+    local c = assert(new_client(srv))
+    assert.equal("a", assert(c:call_tool("echo", { message = "a" })).content[1].text)
+    local before = accepted()
+    for i = 1, 20 do
+      assert.equal("m" .. i, assert(c:call_tool("echo", { message = "m" .. i })).content[1].text)
+    end
+    local after = accepted()
+    assert.equal(before + 1, after) -- the state request's own connection only: 20 calls, no new one
+    -- the server closes the idle connections (as its keep-alive timeout would) while the client
+    -- waits; the client's loop sees them close, then the next call opens a fresh one
+    H.control(srv, { close_idle_connections = true })
+    mcp.sleep(50)
+    assert.equal("b", assert(c:call_tool("echo", { message = "b" })).content[1].text)
+    assert.equal("c", assert(c:call_tool("echo", { message = "c" })).content[1].text)
+    assert.equal(after + 3, accepted()) -- the control request, one new connection for b and c, this request
+    c:close()
+  end)
+end)
+
 describe("legacy HTTP+SSE #http", function()
   local srv = H.serve("")
   if not srv then return end

@@ -184,7 +184,7 @@ int mcp_watch_set(mcp_loop *loop, mcp_watch *w, unsigned events)
     ev.data.ptr = w;
     if (epoll_ctl(loop->epfd, w->active ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, w->fd, &ev) != 0)
         return -1;
-    if (!w->active)
+    if (!w->active && !w->weak)
         loop->nactive++;
     w->active = 1;
     w->events = events;
@@ -198,7 +198,8 @@ void mcp_watch_stop(mcp_loop *loop, mcp_watch *w)
     epoll_ctl(loop->epfd, EPOLL_CTL_DEL, w->fd, NULL);
     w->active = 0;
     w->events = 0;
-    loop->nactive--;
+    if (!w->weak)
+        loop->nactive--;
     forget_pending_events(loop, w);
 }
 #else
@@ -229,7 +230,8 @@ int mcp_watch_set(mcp_loop *loop, mcp_watch *w, unsigned events)
         }
         w->slot = loop->nwatches++;
         loop->watches[w->slot] = w;
-        loop->nactive++;
+        if (!w->weak)
+            loop->nactive++;
         w->active = 1;
     }
     w->events = events;
@@ -248,10 +250,25 @@ void mcp_watch_stop(mcp_loop *loop, mcp_watch *w)
     }
     w->active = 0;
     w->events = 0;
-    loop->nactive--;
+    if (!w->weak)
+        loop->nactive--;
     forget_pending_events(loop, w);
 }
 #endif
+
+void mcp_watch_weaken(mcp_loop *loop, mcp_watch *w, int weak)
+{
+    weak = weak != 0;
+    if (w->weak == weak)
+        return;
+    if (w->active) {
+        if (weak)
+            loop->nactive--;
+        else
+            loop->nactive++;
+    }
+    w->weak = weak;
+}
 
 /* ---- timers: a binary min-heap on (deadline, seq) ----------------------------------------- */
 

@@ -23,6 +23,7 @@ struct mcp_watch {
     int fd;
     unsigned events; /* MCP_EV_READ | MCP_EV_WRITE wanted */
     int active;
+    int weak;    /* does not keep the loop alive (mcp_watch_weaken) */
     size_t slot; /* poll backend: index in the watch array */
     mcp_io_cb cb;
     void *data;
@@ -60,6 +61,9 @@ void mcp_watch_init(mcp_watch *w, int fd, mcp_io_cb cb, void *data);
 /* Set the wanted events (0 stops watching). Returns 0 or -1 with errno. */
 int mcp_watch_set(mcp_loop *loop, mcp_watch *w, unsigned events);
 void mcp_watch_stop(mcp_loop *loop, mcp_watch *w);
+/* A weak watch still reports its events but does not count for mcp_loop_alive: an idle socket
+ * kept registered for its next use must not keep a host's loop running (or hide a deadlock). */
+void mcp_watch_weaken(mcp_loop *loop, mcp_watch *w, int weak);
 
 void mcp_timer_init(mcp_timer *t, mcp_timer_cb cb, void *data);
 /* (Re)arm to fire once after ms milliseconds. Returns 0 or -1 (out of memory). */

@@ -170,6 +170,46 @@ static void test_watch(void)
     mcp_loop_unref(loop);
 }
 
+/* A weak watch (an idle socket kept registered) still gets its events but does not keep the loop
+ * alive; made strong again, it does, and weakening twice counts once. */
+static void test_weak_watch(void)
+{
+    mcp_loop *loop = mcp_loop_new();
+    int p[2];
+    reader r;
+    memset(&r, 0, sizeof r);
+    CHECK(pipe(p) == 0);
+    mcp_watch_init(&r.w, p[0], on_readable, &r);
+    CHECK(mcp_watch_set(loop, &r.w, MCP_EV_READ) == 0);
+    mcp_watch_weaken(loop, &r.w, 1);
+    mcp_watch_weaken(loop, &r.w, 1);
+    CHECK(!mcp_loop_alive(loop));
+    mcp_watch_weaken(loop, &r.w, 0);
+    CHECK(mcp_loop_alive(loop));
+    mcp_watch_weaken(loop, &r.w, 1);
+    CHECK(!mcp_loop_alive(loop));
+    CHECK(write(p[1], "x", 1) == 1);
+    CHECK(mcp_loop_run_once(loop, 0) == 1); /* weak, and still reported */
+    CHECK(r.calls == 1);
+    CHECK(!mcp_loop_alive(loop)); /* stopped while weak: the count did not go below zero */
+    mcp_watch_weaken(loop, &r.w, 0);
+    CHECK(!mcp_loop_alive(loop)); /* strong but stopped */
+    CHECK(mcp_watch_set(loop, &r.w, MCP_EV_READ) == 0);
+    CHECK(mcp_loop_alive(loop));
+    mcp_watch_stop(loop, &r.w);
+    CHECK(!mcp_loop_alive(loop));
+    /* weakened before it is set: set does not count it */
+    mcp_watch_weaken(loop, &r.w, 1);
+    CHECK(mcp_watch_set(loop, &r.w, MCP_EV_READ) == 0);
+    CHECK(!mcp_loop_alive(loop));
+    mcp_watch_stop(loop, &r.w);
+    mcp_watch_weaken(loop, &r.w, 0);
+    CHECK(!mcp_loop_alive(loop));
+    close(p[0]);
+    close(p[1]);
+    mcp_loop_unref(loop);
+}
+
 /* A watch stopped by another callback of the same round does not see that round's event. */
 static void test_stop_during_dispatch(void)
 {
@@ -253,6 +293,7 @@ int main(void)
     test_timer_order();
     test_timer_rearm();
     test_watch();
+    test_weak_watch();
     test_stop_during_dispatch();
     test_hooks();
     printf("loop_test (%s): %d checks, %d failed\n",

@@ -7,19 +7,30 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 struct mcp_curl {
     int refs;
     mcp_loop *loop;
     CURLM *multi;
     mcp_timer timer;
-    mcp_xfer *dirty; /* transfers with data to flush */
-    int acting;      /* inside curl_multi_socket_action */
+    mcp_xfer *dirty;          /* transfers with data to flush */
+    int acting;               /* inside curl_multi_socket_action */
+    struct sock_watch *owned; /* the sockets open_socket made and close_socket has not closed */
 };
 
+/* A socket's watch. One that open_socket made (owned) lives as long as its socket: when libcurl
+ * stops wanting it (a finished transfer leaves its connection idle in the cache) the watch is
+ * parked, still registered but weak, so the next request on that kept-alive connection costs no
+ * epoll_ctl DEL and ADD. A parked socket that wakes (the server closed it) is unregistered then;
+ * close_socket unregisters and frees the watch before the socket is closed, so a descriptor
+ * number libcurl reuses is never mistaken for a registered one. */
 typedef struct sock_watch {
     mcp_watch w;
     mcp_curl *c;
+    struct sock_watch *next; /* in c->owned */
+    int owned;
+    int parked;
 } sock_watch;
 
 static void drive(mcp_curl *c, curl_socket_t fd, int ev_bitmask);
@@ -28,7 +39,10 @@ static void on_socket_ready(mcp_loop *loop, mcp_watch *w, unsigned events)
 {
     sock_watch *sw = w->data;
     int mask = 0;
-    (void)loop;
+    if (sw->parked) { /* idle: libcurl checks the connection itself before it reuses it */
+        mcp_watch_stop(loop, w);
+        return;
+    }
     if (events & MCP_EV_READ)
         mask |= CURL_CSELECT_IN;
     if (events & MCP_EV_WRITE)
@@ -46,18 +60,29 @@ static int socket_cb(CURL *easy, curl_socket_t fd, int what, void *userp, void *
     (void)easy;
     if (what == CURL_POLL_REMOVE) {
         if (sw != NULL) {
-            mcp_watch_stop(c->loop, &sw->w);
             curl_multi_assign(c->multi, fd, NULL);
+            if (sw->owned) {
+                sw->parked = 1;
+                mcp_watch_weaken(c->loop, &sw->w, 1);
+                return 0;
+            }
+            mcp_watch_stop(c->loop, &sw->w);
             free(sw);
         }
         return 0;
     }
     if (sw == NULL) {
-        sw = calloc(1, sizeof *sw);
-        if (sw == NULL)
-            return -1;
-        sw->c = c;
-        mcp_watch_init(&sw->w, (int)fd, on_socket_ready, sw);
+        for (sw = c->owned; sw != NULL && sw->w.fd != (int)fd; sw = sw->next)
+            ;
+        if (sw == NULL) { /* not a socket of open_socket's (libcurl's own, e.g. a resolver's) */
+            sw = calloc(1, sizeof *sw);
+            if (sw == NULL)
+                return -1;
+            sw->c = c;
+            mcp_watch_init(&sw->w, (int)fd, on_socket_ready, sw);
+        }
+        sw->parked = 0;
+        mcp_watch_weaken(c->loop, &sw->w, 0);
         curl_multi_assign(c->multi, fd, sw);
     }
     mcp_watch_set(c->loop, &sw->w,
@@ -160,8 +185,15 @@ void mcp_curl_unref(mcp_curl *c)
     if (--c->refs > 0)
         return;
     mcp_timer_stop(c->loop, &c->timer);
-    /* Every transfer is gone (each holds a reference), so curl has released its sockets. */
+    /* Every transfer is gone (each holds a reference); closing the cached connections goes
+     * through close_socket, which frees their watches. */
     curl_multi_cleanup(c->multi);
+    while (c->owned != NULL) { /* a socket libcurl did not close through close_socket */
+        sock_watch *sw = c->owned;
+        c->owned = sw->next;
+        mcp_watch_stop(c->loop, &sw->w);
+        free(sw);
+    }
     mcp_loop_unref(c->loop);
     free(c);
 }
@@ -199,7 +231,39 @@ static curl_socket_t open_socket(void *clientp, curlsocktype purpose, struct cur
     }
     while ((fd = new_socket(a)) < 0 && x->curl != NULL && mcp_fdlimit_retry(x->curl->loop, errno))
         ;
-    return fd < 0 ? CURL_SOCKET_BAD : fd;
+    if (fd < 0)
+        return CURL_SOCKET_BAD;
+    if (x->curl != NULL) {
+        sock_watch *sw = calloc(1, sizeof *sw);
+        if (sw != NULL) { /* (without it the socket's watch is made and freed per transfer) */
+            sw->c = x->curl;
+            sw->owned = 1;
+            mcp_watch_init(&sw->w, fd, on_socket_ready, sw);
+            sw->next = x->curl->owned;
+            x->curl->owned = sw;
+        }
+    }
+    return fd;
+}
+
+/* CURLOPT_CLOSESOCKETFUNCTION (clientp: the mcp_curl, which outlives every connection of its
+ * multi handle): the socket's watch goes before the socket does. libcurl has already called
+ * socket_cb with CURL_POLL_REMOVE for a socket it was watching. */
+static int close_socket(void *clientp, curl_socket_t fd)
+{
+    mcp_curl *c = clientp;
+    sock_watch **pp;
+    for (pp = &c->owned; *pp != NULL; pp = &(*pp)->next)
+        if ((*pp)->w.fd == (int)fd) {
+            sock_watch *sw = *pp;
+            *pp = sw->next;
+            if (!sw->parked) /* still assigned: never let libcurl hand this pointer back */
+                curl_multi_assign(c->multi, fd, NULL);
+            mcp_watch_stop(c->loop, &sw->w);
+            free(sw);
+            break;
+        }
+    return close((int)fd);
 }
 
 int mcp_xfer_init(mcp_xfer *x, mcp_curl *c, const mcp_xfer_ops *ops, void *owner)
@@ -217,6 +281,8 @@ int mcp_xfer_init(mcp_xfer *x, mcp_curl *c, const mcp_xfer_ops *ops, void *owner
     curl_easy_setopt(x->easy, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(x->easy, CURLOPT_OPENSOCKETFUNCTION, open_socket);
     curl_easy_setopt(x->easy, CURLOPT_OPENSOCKETDATA, x);
+    curl_easy_setopt(x->easy, CURLOPT_CLOSESOCKETFUNCTION, close_socket);
+    curl_easy_setopt(x->easy, CURLOPT_CLOSESOCKETDATA, c);
     return 0;
 }
 
