@@ -267,6 +267,24 @@ describe("DPoP on the GET stream and the session DELETE #auth", function()
     assert.is_not_nil(err)
   end)
 
+  it("gives legacy SSE POSTs proofs for the endpoint the server named, not the /sse URL", function()
+    local sse_url = srv.base .. "/sse"
+    local p = assert(auth.with_dpop(A.provider(srv, { client_name = "dpop-spec", server_url = sse_url })))
+    assert(auth.auth(p, { server_url = sse_url }))
+    local c = assert(mcp.create_sse_client(sse_url, { auth_provider = p, client_name = "dpop-spec" }))
+    assert(c:call_tool("whoami", {}))
+    c:close()
+    local token = p:tokens().access_token
+    local posts = 0
+    for _, r in ipairs(state(srv).records.mcp) do
+      assert.is_nil(r.dpop_error)
+      assert.is_true(r.authorized)
+      check_proof(r.dpop, srv, token, "POST", srv.base .. "/messages") -- (htu: no query)
+      posts = posts + 1
+    end
+    assert.is_true(posts >= 3, "initialize, notifications/initialized and tools/call were all recorded")
+  end)
+
   it("gives the legacy SSE stream's GET a valid proof for GET and the /sse URL", function()
     local sse_url = srv.base .. "/sse"
     local p = assert(auth.with_dpop(A.provider(srv, { client_name = "dpop-spec", server_url = sse_url })))

@@ -204,12 +204,13 @@ end
 --- The provider's headers for one MCP request (provider:request_headers(method, url), e.g.
 --- `Authorization: DPoP <token>` and a fresh proof), or nil when it has none.
 ---@param method string the HTTP method
----@param url string|nil the request's URL (default the server's)
+---@param url string|nil the request's URL (default: for a POST the URL POSTs go to, the legacy SSE
+--- endpoint once the server named it, else the server's)
 ---@return table|nil
 function A:request_headers(method, url)
   local p = self.provider
   if p == nil or type(p.request_headers) ~= "function" then return nil end
-  return p:request_headers(method, url or self.server_url)
+  return p:request_headers(method, url or (method == "POST" and self.post_url) or self.server_url)
 end
 
 -- "Name: value\r\n" lines as {name (lower case) = value}, repeated names joined with ", ".

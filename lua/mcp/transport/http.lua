@@ -44,6 +44,8 @@ local function on_event(kind, value, key)
     st.endpoint_status, st.endpoint_headers = tonumber(status), hdrs
   elseif kind == "endpoint" or kind == "endpoint_failed" then
     st.endpoint, st.endpoint_error = kind == "endpoint" and value or nil, kind ~= "endpoint" and value or nil
+    -- legacy SSE POSTs go to the endpoint: a per-request proof (DPoP htu) is made for it
+    if st.auth then st.auth.post_url = st.endpoint end
     if kind == "endpoint" then st.endpoint_status, st.endpoint_headers = nil, nil end
     local waiters = st.waiters
     st.waiters = {}
