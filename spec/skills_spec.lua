@@ -92,6 +92,17 @@ describe("skills: listing", function()
     assert.are.equal(0, #reads(client))
   end)
 
+  it("follows at most max_pages pages (a server that keeps sending new cursors cannot keep it forever)", function()
+    client = connect({ "--page-size=1" })
+    local entries, err = client:list_skills({ max_pages = 2 })
+    assert.is_nil(entries)
+    assert.are.equal("protocol", err.kind)
+    assert.are.equal("the server sent more than 2 pages (max_pages)", err.message)
+    assert.are.equal(4, #assert(client:list_skills({ max_pages = 4 })))
+    assert.has_error(function() client:list_skills({ max_pages = 0 }) end,
+      "mcp.list_skills: max_pages must be a positive number")
+  end)
+
   it("fails clearly when the server does not advertise the extension", function()
     client = connect({ "--no-extension" })
     assert.is_false(mcp.skills.supported(client))

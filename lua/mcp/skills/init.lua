@@ -87,14 +87,22 @@ end
 --- Every skill entry of the server (`skills/list`, all pages), as the server sent them:
 --- `{uri, frontmatter, resources}`. Reads no file.
 ---@param client mcp.Client
----@param opts table|nil per-call options (timeout_ms, cancel)
+---@param opts table|nil per-call options (timeout_ms, cancel, max_pages: default the client's)
 ---@return table[]|nil entries, mcp.Error|nil err
 function M.list(client, opts)
   opts = check_opts(opts, "list_skills")
+  local max_pages = opts.max_pages or client.config.max_pages
+  if type(max_pages) ~= "number" or not (max_pages >= 1) then error("mcp.list_skills: max_pages must be a positive number", 2) end
   local ok, err = check_supported(client, "skills/list")
   if not ok then return nil, err end
-  local out, seen, cursor = json.array(), {}, nil
+  local out, seen, cursor, pages = json.array(), {}, nil, 0
   repeat
+    -- a server that sends a fresh cursor on every page must not keep the caller forever
+    if pages >= max_pages then
+      return nil, protocol_error(("the server sent more than %d pages (max_pages)"):format(max_pages), cursor,
+        "skills/list")
+    end
+    pages = pages + 1
     local res
     res, err = client:request("skills/list", cursor and { cursor = cursor } or nil, opts)
     if res == nil then return nil, err end
