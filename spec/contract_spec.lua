@@ -310,6 +310,60 @@ describe("a transport written in Lua", function()
     assert.are.equal(1, count(t.calls, "close"))
   end)
 
+  it("with request_headers: the POSTs the client sends on its own carry them too (answers, cancellations)", function()
+    local sent, n = {}, 0
+    local t = scripted({
+      send = function(self, text, opts)
+        local m = json.decode(text)
+        sent[#sent + 1] = { msg = m, headers = opts and opts.headers }
+        if m.method == "initialize" then
+          self.events.message(json.encode({ jsonrpc = "2.0", id = m.id, result = {
+            protocolVersion = mcp.PROTOCOL_VERSION, capabilities = json.object(), serverInfo = { name = "s", version = "1" } } }))
+        end
+        return true
+      end,
+      request_headers = function(_, method)
+        n = n + 1
+        return { ["X-Proof"] = method .. "#" .. n }
+      end,
+    })
+    local c = mcp.new_client(t, { roots = { { uri = "file:///w", name = "w" } }, protocol_version_discovery = false })
+    assert(c:connect())
+    local function last_with(pred)
+      for i = #sent, 1, -1 do if pred(sent[i].msg) then return sent[i] end end
+    end
+    -- the server asks: roots/list (answered), an unknown method (answered with an error)
+    t.events.message(json.encode({ jsonrpc = "2.0", id = "s1", method = "roots/list" }))
+    t.events.message(json.encode({ jsonrpc = "2.0", id = "s2", method = "x/unknown" }))
+    helper.wait_until(function()
+      return last_with(function(m) return m.id == "s1" end) ~= nil and last_with(function(m) return m.id == "s2" end) ~= nil
+    end, 5000)
+    local answer = assert(last_with(function(m) return m.id == "s1" end))
+    assert.are.equal("file:///w", answer.msg.result.roots[1].uri)
+    assert.is_truthy(answer.headers and answer.headers["X-Proof"]:match("^POST#%d+$"))
+    local refusal = assert(last_with(function(m) return m.id == "s2" end))
+    assert.are.equal(-32601, refusal.msg.error.code)
+    assert.is_truthy(refusal.headers and refusal.headers["X-Proof"]:match("^POST#%d+$"))
+    assert.are_not.equal(answer.headers["X-Proof"], refusal.headers["X-Proof"]) -- asked for each
+    -- a cancelled call: its notifications/cancelled, and the call itself, each carry their own
+    local token = mcp.cancel_token()
+    local _, cerr
+    mcp.spawn(function() _, cerr = c:call_tool("slow", {}, { cancel = token }) end)
+    helper.wait_until(function() return last_with(function(m) return m.method == "tools/call" end) ~= nil end, 5000)
+    token:cancel("not needed")
+    mcp.run()
+    assert.are.equal("cancelled", cerr.kind)
+    helper.wait_until(function()
+      return last_with(function(m) return m.method == "notifications/cancelled" end) ~= nil
+    end, 5000)
+    local call = assert(last_with(function(m) return m.method == "tools/call" end))
+    local cancelled = assert(last_with(function(m) return m.method == "notifications/cancelled" end))
+    assert.are.equal(call.msg.id, cancelled.msg.params.requestId)
+    assert.is_truthy(cancelled.headers and cancelled.headers["X-Proof"]:match("^POST#%d+$"))
+    assert.are_not.equal(call.headers["X-Proof"], cancelled.headers["X-Proof"])
+    c:close()
+  end)
+
   it("whose send raises or fails: that request fails (kind transport), the client goes on", function()
     local t = scripted()
     local c = mcp.new_client(t)

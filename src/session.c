@@ -199,10 +199,14 @@ static int flush_out(lua_State *L, mcp_session *s, const mcp_send_info *info)
 }
 
 /* Tell the server we gave up on a request, and let the transport drop what carries it. */
-static void send_cancelled(mcp_session *s, int64_t id, const char *reason)
+/* headers: the notification's own (an auth provider's per-request ones), or none. */
+static void send_cancelled(mcp_session *s, int64_t id, const char *reason,
+                           const mcp_header *headers, size_t nheaders)
 {
-    static const mcp_send_info info = {0, "notifications/cancelled", 0, NULL, 0};
+    mcp_send_info info = {0, "notifications/cancelled", 0, NULL, 0};
     char err[256];
+    info.headers = headers;
+    info.nheaders = nheaders;
     if (s->closed || s->t == NULL)
         return;
     mcp_wire_cancelled(&s->out, id, reason);
@@ -223,7 +227,7 @@ static void on_timeout(mcp_loop *loop, mcp_timer *timer)
     mcp_pending_take(&s->pending, p->id);
     snprintf(msg, sizeof msg, "request timed out after %u ms", (unsigned)p->timeout_ms);
     s->refs++;
-    send_cancelled(s, p->id, msg);
+    send_cancelled(s, p->id, msg, NULL, 0);
     if (L != NULL) {
         complete_local_error(L, s, p, "timeout", msg);
     } else {
@@ -705,10 +709,21 @@ static int l_notify(lua_State *L)
     }
 }
 
-/* s:respond(id, result) -> true | nil, err */
+/* The send info of a message with only per-request headers (those at idx, or none). */
+static mcp_send_info headers_info(lua_State *L, int idx, mcp_header *headers)
+{
+    mcp_send_info info = {0, NULL, 0, NULL, 0};
+    info.nheaders = collect_headers(L, idx, headers);
+    info.headers = headers;
+    return info;
+}
+
+/* s:respond(id, result [, headers]) -> true | nil, err */
 static int l_respond(lua_State *L)
 {
     mcp_session *s = check_session(L);
+    mcp_header headers[MAX_HEADERS];
+    mcp_send_info info = headers_info(L, 4, headers);
     luaL_checkany(L, 2);
     mcp_wire_begin(&s->out);
     mcp_buf_append(&s->out, "\"id\":", 5);
@@ -719,16 +734,18 @@ static int l_respond(lua_State *L)
     else
         encode_or_raise(L, s, 3, "result");
     mcp_buf_append(&s->out, "}", 1);
-    return flush_out(L, s, &no_info);
+    return flush_out(L, s, &info);
 }
 
-/* s:respond_error(id, code, message, data|nil) -> true | nil, err */
+/* s:respond_error(id, code, message, data|nil [, headers]) -> true | nil, err */
 static int l_respond_error(lua_State *L)
 {
     mcp_session *s = check_session(L);
     lua_Integer code = luaL_checkinteger(L, 3);
     size_t mlen;
     const char *msg = luaL_checklstring(L, 4, &mlen);
+    mcp_header headers[MAX_HEADERS];
+    mcp_send_info info = headers_info(L, 6, headers);
     luaL_checkany(L, 2);
     mcp_wire_begin(&s->out);
     mcp_buf_append(&s->out, "\"id\":", 5);
@@ -739,15 +756,17 @@ static int l_respond_error(lua_State *L)
         encode_or_raise(L, s, 5, "error data");
     }
     mcp_buf_append(&s->out, "}}", 2);
-    return flush_out(L, s, &no_info);
+    return flush_out(L, s, &info);
 }
 
-/* s:cancel(id, reason) -> true if the request was in flight */
+/* s:cancel(id, reason [, headers]) -> true if the request was in flight */
 static int l_cancel(lua_State *L)
 {
     mcp_session *s = check_session(L);
     int64_t id = (int64_t)luaL_checknumber(L, 2);
     const char *reason = luaL_optstring(L, 3, "cancelled by the client");
+    mcp_header headers[MAX_HEADERS];
+    size_t nheaders = collect_headers(L, 4, headers);
     mcp_pending *p = mcp_pending_take(&s->pending, id);
     char msg[300];
     if (p == NULL) {
@@ -755,7 +774,7 @@ static int l_cancel(lua_State *L)
         return 1;
     }
     mcp_timer_stop(s->loop, &p->timer);
-    send_cancelled(s, id, reason);
+    send_cancelled(s, id, reason, headers, nheaders);
     snprintf(msg, sizeof msg, "request cancelled: %s", reason);
     s->refs++;
     complete_local_error(L, s, p, "cancelled", msg);

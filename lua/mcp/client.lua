@@ -160,7 +160,8 @@ function Client:_on_request(id, method, params)
   local session = self.session
   local h = request_handlers[method]
   if h == nil or (h.enabled and not h.enabled(self)) then
-    session:respond_error(id, errors.ERROR_CODES.METHOD_NOT_FOUND, "Method not found: " .. method)
+    session:respond_error(id, errors.ERROR_CODES.METHOD_NOT_FOUND, "Method not found: " .. method, nil,
+      self:_post_headers())
     return
   end
   local answered = false
@@ -173,7 +174,7 @@ function Client:_on_request(id, method, params)
     if self.session == session then
       -- A code the error carries (the server's, or -32602 for malformed params) goes back as is.
       session:respond_error(id, e.code or errors.ERROR_CODES.INTERNAL_ERROR,
-        e.message, e.data)
+        e.message, e.data, self:_post_headers())
     end
   end
   sched.spawn_handler(function(msg)
@@ -187,7 +188,7 @@ function Client:_on_request(id, method, params)
       return
     end
     answered = true
-    if self.session == session then session:respond(id, result) end
+    if self.session == session then session:respond(id, result, self:_post_headers()) end
   end)
 end
 
@@ -302,6 +303,12 @@ local function with_transport_headers(self, headers)
   return out
 end
 
+-- The headers of a POST the client sends that carries no request of its own (an answer to a
+-- server request, notifications/cancelled): the transport's per-request ones (a DPoP proof), or nil.
+function Client:_post_headers()
+  return with_transport_headers(self, nil)
+end
+
 -- Sends a request for send_attempt (sched.await_call's start: its state comes as arguments, so a
 -- call makes no closure here); cb gets the answer, or the send error at once.
 local function start_request(cb, self, session, method, params, timeout, id, headers, dl, cancel)
@@ -311,7 +318,7 @@ local function start_request(cb, self, session, method, params, timeout, id, hea
     return
   end
   if dl then dl:start(rid) end
-  if cancel then cancel:_attach(function(reason) session:cancel(rid, reason) end) end
+  if cancel then cancel:_attach(function(reason) session:cancel(rid, reason, self:_post_headers()) end) end
 end
 
 -- One attempt of one round trip: send the request and wait for its answer.
@@ -321,7 +328,7 @@ local function send_attempt(self, session, method, params, opts, headers, timeou
   local id
   local on_progress = opts.on_progress
   -- reset_timeout_on_progress / max_total_timeout_ms: the call's timers live in the deadline
-  local dl = opts ~= NO_OPTIONS and deadline.new(session, opts, timeout) or nil
+  local dl = opts ~= NO_OPTIONS and deadline.new(session, opts, timeout, self) or nil
   if dl then
     on_progress = dl:progress_handler(on_progress)
     timeout = 0

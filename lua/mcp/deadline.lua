@@ -37,11 +37,13 @@ end
 ---@param session userdata the client's C session
 ---@param opts table per-call options
 ---@param timeout_ms number the call's timeout (0 = none)
+---@param client mcp.Client|nil its notifications/cancelled carries the client's per-request headers
 ---@return table|nil
-function M.new(session, opts, timeout_ms)
+function M.new(session, opts, timeout_ms, client)
   if not opts.reset_timeout_on_progress and opts.max_total_timeout_ms == nil then return nil end
   return setmetatable({
     session = session,
+    client = client,
     timeout_ms = timeout_ms,
     reset = opts.reset_timeout_on_progress == true,
     max_total_ms = opts.max_total_timeout_ms,
@@ -51,7 +53,7 @@ end
 function Deadline:_expire(message)
   if self.done or self.expired then return end
   self.expired = message
-  if self.id then self.session:cancel(self.id, message) end
+  if self.id then self.session:cancel(self.id, message, self.client and self.client:_post_headers()) end
 end
 
 function Deadline:_arm()
