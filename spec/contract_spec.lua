@@ -361,6 +361,62 @@ describe("a transport written in Lua", function()
     assert.are.equal(call.msg.id, cancelled.msg.params.requestId)
     assert.is_truthy(cancelled.headers and cancelled.headers["X-Proof"]:match("^POST#%d+$"))
     assert.are_not.equal(call.headers["X-Proof"], cancelled.headers["X-Proof"])
+    -- what the core sends on its own: the answer to a server ping, the cancellation of a timeout
+    t.events.message(json.encode({ jsonrpc = "2.0", id = "p1", method = "ping" }))
+    helper.wait_until(function() return last_with(function(m) return m.id == "p1" end) ~= nil end, 5000)
+    local pong = assert(last_with(function(m) return m.id == "p1" end))
+    assert.is_table(pong.msg.result)
+    assert.is_truthy(pong.headers and pong.headers["X-Proof"]:match("^POST#%d+$"))
+    local _, terr = c:call_tool("slow", {}, { timeout_ms = 50 })
+    assert.are.equal("timeout", terr.kind)
+    local timed = assert(last_with(function(m) return m.method == "tools/call" end))
+    helper.wait_until(function()
+      local nc = last_with(function(m) return m.method == "notifications/cancelled" end)
+      return nc ~= nil and nc.msg.params.requestId == timed.msg.id
+    end, 5000)
+    local tcancel = assert(last_with(function(m) return m.method == "notifications/cancelled" end))
+    assert.are.equal(timed.msg.id, tcancel.msg.params.requestId)
+    assert.is_truthy(tcancel.headers and tcancel.headers["X-Proof"]:match("^POST#%d+$"))
+    assert.are_not.equal(timed.headers["X-Proof"], tcancel.headers["X-Proof"])
+    c:close()
+  end)
+
+  it("with request_headers that fail: the core's own messages go without them, reported, and the client goes on", function()
+    local sent, errs = {}, {}
+    local t = scripted({
+      send = function(self, text, opts)
+        local m = json.decode(text)
+        sent[#sent + 1] = { msg = m, headers = opts and opts.headers }
+        if m.method == "initialize" then
+          self.events.message(json.encode({ jsonrpc = "2.0", id = m.id, result = {
+            protocolVersion = mcp.PROTOCOL_VERSION, capabilities = json.object(), serverInfo = { name = "s", version = "1" } } }))
+        end
+        return true
+      end,
+      request_headers = function(self)
+        if self.broken == "raise" then error("no key") end
+        if self.broken == "bad" then return { ["X-Bad"] = "a\r\nb" } end
+        return nil
+      end,
+    })
+    local c = mcp.new_client(t, { protocol_version_discovery = false, on_error = function(e) errs[#errs + 1] = e end })
+    assert(c:connect())
+    for i, how in ipairs({ "raise", "bad" }) do
+      t.broken = how
+      local id = "p" .. i
+      t.events.message(json.encode({ jsonrpc = "2.0", id = id, method = "ping" }))
+      helper.wait_until(function()
+        for _, x in ipairs(sent) do if x.msg.id == id then return true end end
+      end, 5000)
+      helper.wait_until(function() return #errs >= i end, 5000)
+      assert.are.equal("transport", errs[i].kind)
+      assert.is_truthy(has(errs[i].message, how == "raise" and "no key" or "refused"))
+    end
+    for _, x in ipairs(sent) do
+      if x.msg.id == "p1" or x.msg.id == "p2" then assert.is_nil(x.headers and next(x.headers)) end
+    end
+    t.broken = nil
+    assert.is_true(c:is_connected())
     c:close()
   end)
 

@@ -28,6 +28,10 @@ typedef struct mcp_session {
     /* The host traces its traffic (client config on_message): each ping and its answer are also
      * told to the handler ("ping", id, answered), though the core still answers them itself. */
     int trace_pings;
+    /* s:set_post_headers(fn): fn() -> {Name = value} | nil for the messages the core sends on its
+     * own (a ping's answer, the cancellation of a timed-out request): an auth provider's
+     * per-request headers (a DPoP proof). LUA_NOREF when none. */
+    int post_headers_ref;
     mcp_buf out; /* scratch for encoding; owned here so a raised error leaks nothing */
 } mcp_session;
 
@@ -173,8 +177,6 @@ static void encode_or_raise(lua_State *L, mcp_session *s, int idx, const char *w
     }
 }
 
-static const mcp_send_info no_info = {0, NULL, 0, NULL, 0};
-
 /* Send what is in s->out. Pushes true (returns 1), or nil, message (returns 2). */
 static int flush_out(lua_State *L, mcp_session *s, const mcp_send_info *info)
 {
@@ -199,6 +201,61 @@ static int flush_out(lua_State *L, mcp_session *s, const mcp_send_info *info)
 }
 
 /* Tell the server we gave up on a request, and let the transport drop what carries it. */
+#define MAX_HEADERS 64
+
+/* The headers of a message the core sends on its own: s->post_headers_ref's answer, left on the
+ * stack (the caller pops one value after sending: the strings live in it), or none (nil pushed).
+ * Never raises: a failing function or a bad table is reported and the message goes without. */
+static size_t own_headers(lua_State *L, mcp_session *s, mcp_header *out)
+{
+    size_t n = 0;
+    const char *bad = NULL;
+    if (L == NULL || s->post_headers_ref == LUA_NOREF) {
+        if (L != NULL)
+            lua_pushnil(L);
+        return 0;
+    }
+    lua_rawgeti(L, LUA_REGISTRYINDEX, s->post_headers_ref);
+    if (lua_pcall(L, 0, 1, 0) != 0) {
+        char text[400];
+        snprintf(text, sizeof text, "the per-request headers failed: %s",
+                 lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "(not a string)");
+        lua_pop(L, 1);
+        lua_pushnil(L);
+        report_error(L, s, "transport", text);
+        return 0;
+    }
+    if (!lua_istable(L, -1))
+        return 0;
+    lua_pushnil(L);
+    while (lua_next(L, -2) != 0) {
+        mcp_header *h = &out[n];
+        if (n == MAX_HEADERS || lua_type(L, -2) != LUA_TSTRING || lua_type(L, -1) != LUA_TSTRING) {
+            bad = "a name or value that is not a string, or too many";
+            lua_pop(L, 2);
+            break;
+        }
+        h->name = lua_tolstring(L, -2, &h->name_len);
+        h->value = lua_tolstring(L, -1, &h->value_len);
+        if (h->name_len == 0 || h->name_len > 200 || h->value_len > 4000 ||
+            memchr(h->value, '\r', h->value_len) || memchr(h->value, '\n', h->value_len) ||
+            memchr(h->value, '\0', h->value_len)) {
+            bad = "a name or value out of bounds, or a line break or NUL";
+            lua_pop(L, 2);
+            break;
+        }
+        n++;
+        lua_pop(L, 1);
+    }
+    if (bad != NULL) {
+        char text[200];
+        snprintf(text, sizeof text, "the per-request headers were refused: %s", bad);
+        report_error(L, s, "transport", text);
+        return 0;
+    }
+    return n;
+}
+
 /* headers: the notification's own (an auth provider's per-request ones), or none. */
 static void send_cancelled(mcp_session *s, int64_t id, const char *reason,
                            const mcp_header *headers, size_t nheaders)
@@ -227,7 +284,13 @@ static void on_timeout(mcp_loop *loop, mcp_timer *timer)
     mcp_pending_take(&s->pending, p->id);
     snprintf(msg, sizeof msg, "request timed out after %u ms", (unsigned)p->timeout_ms);
     s->refs++;
-    send_cancelled(s, p->id, msg, NULL, 0);
+    {
+        mcp_header headers[MAX_HEADERS];
+        size_t n = own_headers(L, s, headers);
+        send_cancelled(s, p->id, msg, headers, n);
+        if (L != NULL)
+            lua_pop(L, 1);
+    }
     if (L != NULL) {
         complete_local_error(L, s, p, "timeout", msg);
     } else {
@@ -260,7 +323,19 @@ static int answer_ping(lua_State *L, inbound *in)
         return 0;
     }
     err[0] = '\0';
-    rc = s->t->vt->send(s->t, mcp_buf_head(&s->out), s->out.len, &no_info, err, sizeof err);
+    {
+        mcp_header headers[MAX_HEADERS];
+        mcp_send_info info = {0, NULL, 0, NULL, 0};
+        info.nheaders = own_headers(L, s, headers);
+        info.headers = headers;
+        if (s->closed || s->t == NULL) { /* closed by the headers function */
+            lua_pop(L, 1);
+            mcp_buf_reset(&s->out);
+            return 0;
+        }
+        rc = s->t->vt->send(s->t, mcp_buf_head(&s->out), s->out.len, &info, err, sizeof err);
+        lua_pop(L, 1);
+    }
     mcp_buf_reset(&s->out);
     if (rc == 0) {
         s->ping_drop_reported = 0;
@@ -572,8 +647,6 @@ static void put_method(lua_State *L, mcp_session *s, int idx)
     mcp_wire_put_method(&s->out, m, n);
 }
 
-#define MAX_HEADERS 64
-
 /* Per-request headers at idx ({name = string | false}) into out; the strings stay valid while
  * the table is on the stack. Misuse raises. */
 static size_t collect_headers(lua_State *L, int idx, mcp_header *out)
@@ -790,6 +863,8 @@ static int l_close(lua_State *L)
     const char *reason = luaL_optstring(L, 2, "the client was closed");
     if (s->t != NULL)
         s->t->vt->close(s->t);
+    luaL_unref(L, LUA_REGISTRYINDEX, s->post_headers_ref); /* nothing more is sent */
+    s->post_headers_ref = LUA_NOREF;
     if (!s->closed) {
         s->closed = 1;
         s->refs++;
@@ -821,6 +896,22 @@ static int l_trace_pings(lua_State *L)
     return 0;
 }
 
+/* s:set_post_headers(fn|nil): fn() -> {Name = value} | nil, asked for a ping's answer and for the
+ * cancellation of a timed-out request (messages the core sends on its own). It must not yield. */
+static int l_set_post_headers(lua_State *L)
+{
+    mcp_session *s = check_session(L);
+    if (!lua_isnoneornil(L, 2))
+        luaL_checktype(L, 2, LUA_TFUNCTION);
+    luaL_unref(L, LUA_REGISTRYINDEX, s->post_headers_ref);
+    s->post_headers_ref = LUA_NOREF;
+    if (!lua_isnoneornil(L, 2)) {
+        lua_settop(L, 2);
+        s->post_headers_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    }
+    return 0;
+}
+
 static int l_gc(lua_State *L)
 {
     session_box *box = luaL_checkudata(L, 1, MCP_SESSION_MT);
@@ -836,6 +927,8 @@ static int l_gc(lua_State *L)
     session_free_pending(L, s);
     luaL_unref(L, LUA_REGISTRYINDEX, s->handler_ref);
     s->handler_ref = LUA_NOREF;
+    luaL_unref(L, LUA_REGISTRYINDEX, s->post_headers_ref);
+    s->post_headers_ref = LUA_NOREF;
     session_unref(s);
     return 0;
 }
@@ -866,6 +959,7 @@ int mcp_session_new(lua_State *L)
     mcp_buf_init(&s->out);
     lua_pushvalue(L, 2);
     s->handler_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    s->post_headers_ref = LUA_NOREF;
     /* Keep the transport's userdata alive as long as the session. */
     lua_createtable(L, 0, 1);
     lua_pushvalue(L, 1);
@@ -888,6 +982,7 @@ void mcp_session_open(lua_State *L)
         {"pending", l_pending},
         {"is_open", l_is_open},
         {"trace_pings", l_trace_pings},
+        {"set_post_headers", l_set_post_headers},
         {NULL, NULL},
     };
     if (luaL_newmetatable(L, MCP_SESSION_MT)) {

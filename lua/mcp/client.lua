@@ -563,6 +563,14 @@ function Client:_start_transport()
     return nil, events
   end
   self.session = session
+  if type(self.transport.request_headers) == "function" then
+    -- the messages the core sends on its own (a ping's answer, a timed-out call's cancellation)
+    -- carry the transport's per-request headers too (a DPoP proof)
+    session:set_post_headers(function()
+      local client = weak.client
+      if client then return client:_post_headers() end
+    end)
+  end
   self.session_traced = false
   if self.config.on_message then
     self.session = require("mcp.trace").wrap(self, self.session)
