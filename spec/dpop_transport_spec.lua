@@ -258,12 +258,9 @@ describe("DPoP on the GET stream and the session DELETE #auth", function()
     assert.equals(0, #st.records.mcp_get)
     assert.equals(1, #st.records.mcp_delete)
     assert.is_true(st.records.mcp_delete[1].accepted)
-    -- the hooks are not re-entered: when the close ran the loop inside the GET's hook (busted's
-    -- reloaded modules chain the close wrappers, and an older one waits), the DELETE went from
-    -- there without asking; otherwise it asked for its own headers
-    assert.equals("GET " .. srv.url, asked[1])
-    assert.is_true(#asked <= 2)
-    if asked[2] then assert.equals("DELETE " .. srv.url, asked[2]) end
+    -- (the close inside the hook does not wait: with busted's reloaded modules it once did, in an
+    -- earlier instance's close wrapper, and that DELETE then went without asking)
+    assert.same({ "GET " .. srv.url, "DELETE " .. srv.url }, asked)
     assert.is_not_nil(err)
   end)
 

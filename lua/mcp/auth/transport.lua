@@ -257,22 +257,19 @@ end
 --- that first installs (or refreshes) the token.
 --- auth_of(box) finds a transport's authenticator (nil for transports without OAuth).
 --- The method table belongs to the C module, which outlives a reload of the Lua modules (busted
---- runs each spec file with fresh modules): after a reload the seams are installed again, with
---- the new module's auth_of, around whatever start is there then (not around our own wrapper).
-local wrapped = setmetatable({}, { __mode = "k" }) -- our wrapper functions -> what they wrap
-
-local function unwrap(fn)
-  while wrapped[fn] do fn = wrapped[fn] end
-  return fn
-end
+--- runs each spec file with fresh modules; a plugin manager reloads them): each instance installs
+--- once (LAYER marks the table), around what was below the OAuth layer when it was first put on
+--- (_under_auth: lua/mcp/transport/http.lua's start, which resets it when it installs a new one;
+--- _under_auth_version: the C set_protocol_version), never around an earlier instance's seams.
+local LAYER = {}
 
 function M.install_methods(box, auth_of)
   local mt = getmetatable(box)
   local methods = type(mt) == "table" and mt.__index
   if type(methods) ~= "table" then return end
-  local mine = methods.reauthorize
-  if mine ~= nil and wrapped[mine] ~= nil then return end -- installed by this module instance
-  local c_start = unwrap(methods.start)
+  if rawget(methods, "_auth_layer") == LAYER then return end
+  local c_start = rawget(methods, "_under_auth") or methods.start
+  methods._under_auth, methods._auth_layer = c_start, LAYER
   methods.start = function(b, ...)
     local a = auth_of(b)
     if not a then return c_start(b, ...) end
@@ -295,8 +292,8 @@ function M.install_methods(box, auth_of)
     if ok then return ok end
     return nil, err
   end
-  wrapped[methods.start] = c_start
-  local c_set_version = unwrap(methods.set_protocol_version)
+  local c_set_version = rawget(methods, "_under_auth_version") or methods.set_protocol_version
+  methods._under_auth_version = c_set_version
   if c_set_version then
     -- discovery requests carry MCP-Protocol-Version (MCP 2025-06-18 and later)
     methods.set_protocol_version = function(b, v, ...)
@@ -304,7 +301,6 @@ function M.install_methods(box, auth_of)
       if a then a.protocol_version = v end
       return c_set_version(b, v, ...)
     end
-    wrapped[methods.set_protocol_version] = c_set_version
   end
   methods.request_headers = function(b, method)
     local a = auth_of(b)
@@ -316,7 +312,6 @@ function M.install_methods(box, auth_of)
     if not a then return nil end
     return a:reauthorize(err, attempt)
   end
-  wrapped[methods.reauthorize] = true
 end
 
 --- The authenticator of a transport config (nil when it has neither auth_provider nor oauth).

@@ -92,12 +92,20 @@ local wait_ready
 -- The contract's start and close on top of the C methods (installed once on the method table
 -- the HTTP and SSE transports share): start returns once messages can be sent (legacy SSE: after
 -- the endpoint event), close(wait_ms) waits until the exchanges still running (the DELETE) end.
-local installed = false
+-- The method table belongs to the C module, which outlives a reload of these Lua modules (a
+-- plugin manager's reload, busted's fresh modules per spec file): each instance installs its
+-- wrappers once (LAYER marks the table), always on the C functions kept at the first install
+-- (_c_start, _c_close), never on an earlier instance's wrappers, which would chain (an old close
+-- waiting 3 s for every close(0)).
+local LAYER = {}
 local function install(box)
-  if installed then return end
-  installed = true
   local methods = getmetatable(box).__index
-  local c_start, c_close = methods.start, methods.close
+  if rawget(methods, "_http_layer") == LAYER then return end
+  local c_start = rawget(methods, "_c_start") or methods.start
+  local c_close = rawget(methods, "_c_close") or methods.close
+  methods._c_start, methods._c_close, methods._http_layer = c_start, c_close, LAYER
+  -- start is new: the OAuth seams (lua/mcp/auth/transport.lua) go on top of it again
+  methods._auth_layer, methods._under_auth = nil, nil
   methods.start = function(self, _, start_opts)
     local st = states[self]
     local ok, err
