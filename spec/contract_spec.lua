@@ -310,18 +310,23 @@ describe("a transport written in Lua", function()
     assert.are.equal(1, count(t.calls, "close"))
   end)
 
+  -- A send that records each message with its send options' headers in sent, and answers initialize.
+  local function recording_send(sent)
+    return function(self, text, opts)
+      local m = json.decode(text)
+      sent[#sent + 1] = { msg = m, headers = opts and opts.headers }
+      if m.method == "initialize" then
+        self.events.message(json.encode({ jsonrpc = "2.0", id = m.id, result = {
+          protocolVersion = mcp.PROTOCOL_VERSION, capabilities = json.object(), serverInfo = { name = "s", version = "1" } } }))
+      end
+      return true
+    end
+  end
+
   it("with request_headers: the POSTs the client sends on its own carry them too (answers, cancellations)", function()
     local sent, n = {}, 0
     local t = scripted({
-      send = function(self, text, opts)
-        local m = json.decode(text)
-        sent[#sent + 1] = { msg = m, headers = opts and opts.headers }
-        if m.method == "initialize" then
-          self.events.message(json.encode({ jsonrpc = "2.0", id = m.id, result = {
-            protocolVersion = mcp.PROTOCOL_VERSION, capabilities = json.object(), serverInfo = { name = "s", version = "1" } } }))
-        end
-        return true
-      end,
+      send = recording_send(sent),
       request_headers = function(_, method)
         n = n + 1
         return { ["X-Proof"] = method .. "#" .. n }
@@ -384,15 +389,7 @@ describe("a transport written in Lua", function()
   it("with request_headers that fail: the core's own messages go without them, reported, and the client goes on", function()
     local sent, errs = {}, {}
     local t = scripted({
-      send = function(self, text, opts)
-        local m = json.decode(text)
-        sent[#sent + 1] = { msg = m, headers = opts and opts.headers }
-        if m.method == "initialize" then
-          self.events.message(json.encode({ jsonrpc = "2.0", id = m.id, result = {
-            protocolVersion = mcp.PROTOCOL_VERSION, capabilities = json.object(), serverInfo = { name = "s", version = "1" } } }))
-        end
-        return true
-      end,
+      send = recording_send(sent),
       request_headers = function(self)
         if self.broken == "raise" then error("no key") end
         if self.broken == "bad" then return { ["X-Bad"] = "a\r\nb" } end

@@ -910,22 +910,36 @@ local function page(self, method, field, cursor, opts)
   return res, err
 end
 
-local function all_pages(self, method, field, opts)
+--- Every item of a paginated method over all its pages (the list_all_* methods, skills/list,
+--- resources/directory/read): fetch(cursor) -> one page's result (field already checked to be an
+--- array) | nil, err. At most opts.max_pages pages (default the client's); a repeated cursor, or a
+--- page past the bound, is kind "protocol". A bad max_pages raises at level.
+---@param method string
+---@param field string the result's array field
+---@param fetch fun(cursor: string|nil): table|nil, mcp.Error|nil
+---@param opts table|nil per-call options (max_pages)
+---@param level integer|nil the error level of a bad max_pages, counted from here (default 3: the
+--- caller of a list_all_* method)
+---@param where string|nil who asks (in that error; default "mcp")
+---@return table|nil items, mcp.Error|nil err
+function Client:_all_pages(method, field, fetch, opts, level, where)
   local out, seen, cursor, pages = json.array(), {}, nil, 0
   local max_pages = opts and opts.max_pages or self.config.max_pages
-  if type(max_pages) ~= "number" or not (max_pages >= 1) then error("mcp: max_pages must be a positive number", 3) end
+  if type(max_pages) ~= "number" or not (max_pages >= 1) then
+    error((where or "mcp") .. ": max_pages must be a positive number", level or 3)
+  end
   repeat
+    -- a server that sends a fresh cursor on every page must not keep the caller forever
     if pages >= max_pages then
       return nil, new_error(nil, ("the server sent more than %d pages (max_pages)"):format(max_pages), cursor,
         { kind = "protocol", method = method })
     end
     pages = pages + 1
-    local res, err = page(self, method, field, cursor, opts)
+    local res, err = fetch(cursor)
     if res == nil then return nil, err end
     for _, item in ipairs(res[field]) do out[#out + 1] = item end
     cursor = res.nextCursor
-    if cursor ~= nil and type(cursor) ~= "string" then cursor = nil end
-    if cursor == "" then cursor = nil end
+    if type(cursor) ~= "string" or cursor == "" then cursor = nil end
     if cursor ~= nil then
       if seen[cursor] then
         return nil, new_error(nil, "the server repeated a pagination cursor", cursor, { kind = "protocol", method = method })
@@ -953,7 +967,8 @@ for _, l in ipairs(LISTS) do
   end
   --- Every item over all pages, as one array.
   Client["list_all_" .. l.name] = function(self, opts)
-    return all_pages(self, method, field, opts)
+    return self:_all_pages(method, field, function(cursor) return page(self, method, field, cursor, opts) end,
+      opts, 3)
   end
 end
 

@@ -433,6 +433,18 @@ static int l_open_inbound(lua_State *L)
     return 1;
 }
 
+/* true, or nil and err: what start and reopen return. */
+static int outcome(lua_State *L, int rc, const char *err)
+{
+    if (rc != 0) {
+        lua_pushnil(L);
+        lua_pushstring(L, err);
+        return 2;
+    }
+    lua_pushboolean(L, 1);
+    return 1;
+}
+
 /* start(): the legacy SSE transport's GET starts here. */
 static int l_start(lua_State *L)
 {
@@ -441,13 +453,7 @@ static int l_start(lua_State *L)
     void *prev = enter(box, L);
     int rc = box->base.t->vt->start(box->base.t, err, sizeof err);
     leave(box, prev);
-    if (rc != 0) {
-        lua_pushnil(L);
-        lua_pushstring(L, err);
-        return 2;
-    }
-    lua_pushboolean(L, 1);
-    return 1;
+    return outcome(L, rc, err);
 }
 
 /* t:set_request_hooks(headers, refused): headers(method, url) -> {Name = value} | nil for each
@@ -546,13 +552,7 @@ static int l_reopen(lua_State *L)
     void *prev = enter(box, L);
     int rc = mcp_sse_reopen(box->base.t, err, sizeof err);
     leave(box, prev);
-    if (rc != 0) {
-        lua_pushnil(L);
-        lua_pushstring(L, err);
-        return 2;
-    }
-    lua_pushboolean(L, 1);
-    return 1;
+    return outcome(L, rc, err);
 }
 
 static int l_key(lua_State *L)

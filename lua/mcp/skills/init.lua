@@ -91,35 +91,16 @@ end
 ---@return table[]|nil entries, mcp.Error|nil err
 function M.list(client, opts)
   opts = check_opts(opts, "list_skills")
-  local max_pages = opts.max_pages or client.config.max_pages
-  if type(max_pages) ~= "number" or not (max_pages >= 1) then error("mcp.list_skills: max_pages must be a positive number", 2) end
   local ok, err = check_supported(client, "skills/list")
   if not ok then return nil, err end
-  local out, seen, cursor, pages = json.array(), {}, nil, 0
-  repeat
-    -- a server that sends a fresh cursor on every page must not keep the caller forever
-    if pages >= max_pages then
-      return nil, protocol_error(("the server sent more than %d pages (max_pages)"):format(max_pages), cursor,
-        "skills/list")
-    end
-    pages = pages + 1
-    local res
-    res, err = client:request("skills/list", cursor and { cursor = cursor } or nil, opts)
-    if res == nil then return nil, err end
+  return client:_all_pages("skills/list", "skills", function(cursor)
+    local res, rerr = client:request("skills/list", cursor and { cursor = cursor } or nil, opts)
+    if res == nil then return nil, rerr end
     if type(res) ~= "table" or type(res.skills) ~= "table" then
       return nil, protocol_error("invalid skills/list result: missing 'skills'", res, "skills/list")
     end
-    for _, entry in ipairs(res.skills) do out[#out + 1] = entry end
-    cursor = res.nextCursor
-    if type(cursor) ~= "string" or cursor == "" then cursor = nil end
-    if cursor ~= nil then
-      if seen[cursor] then
-        return nil, protocol_error("the server repeated a pagination cursor", cursor, "skills/list")
-      end
-      seen[cursor] = true
-    end
-  until cursor == nil
-  return out
+    return res
+  end, opts, 4, "mcp.list_skills")
 end
 
 --- The entry of one skill by the URI of its SKILL.md (`skills/get`), listed or not.
@@ -215,29 +196,9 @@ end
 function M.read_directory(client, uri, opts)
   local o, err = check_directory_read(client, uri, opts, "read_directory")
   if not o then return nil, err end
-  local max_pages = o.max_pages or client.config.max_pages
-  if type(max_pages) ~= "number" or not (max_pages >= 1) then error("mcp.read_directory: max_pages must be a positive number", 2) end
-  local out, seen, cursor, pages = json.array(), {}, nil, 0
-  repeat
-    if pages >= max_pages then
-      return nil, protocol_error(("the server sent more than %d pages (max_pages)"):format(max_pages), cursor,
-        DIRECTORY_READ)
-    end
-    pages = pages + 1
-    local res
-    res, err = directory_page(client, uri, cursor, o)
-    if res == nil then return nil, err end
-    for _, r in ipairs(res.resources) do out[#out + 1] = r end
-    cursor = res.nextCursor
-    if type(cursor) ~= "string" or cursor == "" then cursor = nil end
-    if cursor ~= nil then
-      if seen[cursor] then
-        return nil, protocol_error("the server repeated a pagination cursor", cursor, DIRECTORY_READ)
-      end
-      seen[cursor] = true
-    end
-  until cursor == nil
-  return out
+  return client:_all_pages(DIRECTORY_READ, "resources", function(cursor)
+    return directory_page(client, uri, cursor, o)
+  end, o, 4, "mcp.read_directory")
 end
 
 -- ---- verification --------------------------------------------------------------------------------
