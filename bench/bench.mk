@@ -3,7 +3,7 @@
 #   make bench            full run (median of 3), prints the table, writes bench/results.md
 #   make bench QUICK=1    short run (CI: checks that the benchmark still runs; never timed pass/fail),
 #                         writes build/bench/results.md
-#   make bench-floor-ratio  lua-mcp's sequential stdio calls vs bench/floor.c, alternately, ratios
+#   make bench-floor-ratio  lua-mcp's sequential stdio calls vs bench/floor.c's, in one process, pinned
 #   make bench-profile    callgrind / perf / Lua VM profile of sequential stdio calls and of the
 #                         10 MiB result (Lua 5.4), into build/bench/profile/
 #
@@ -49,7 +49,16 @@ $(BENCH_BUILDDIR)/luajit/benchclock.so: bench/benchclock.c bench/bench.mk
 	@mkdir -p $(@D)
 	$(CC) $(BENCH_CFLAGS) -fPIC -shared -I$(LUAJIT_INCDIR) -o $@ $<
 
-bench-build: $(BENCH_BUILDDIR)/tiny_server $(BENCH_BUILDDIR)/floor $(BENCH_BUILDDIR)/floor_http $(BENCH_BUILDDIR)/5.4/benchclock.so $(BENCH_BUILDDIR)/luajit/benchclock.so
+# bench/floor.c's call as a Lua module, for the driver's `pair` row (bench/benchfloor.c).
+$(BENCH_BUILDDIR)/5.4/benchfloor.so: bench/benchfloor.c bench/bench.mk
+	@mkdir -p $(@D)
+	$(CC) $(BENCH_CFLAGS) -fPIC -shared -I$(LUA54_INCDIR) -o $@ $<
+
+$(BENCH_BUILDDIR)/luajit/benchfloor.so: bench/benchfloor.c bench/bench.mk
+	@mkdir -p $(@D)
+	$(CC) $(BENCH_CFLAGS) -fPIC -shared -I$(LUAJIT_INCDIR) -o $@ $<
+
+bench-build: $(BENCH_BUILDDIR)/tiny_server $(BENCH_BUILDDIR)/floor $(BENCH_BUILDDIR)/floor_http $(BENCH_BUILDDIR)/5.4/benchclock.so $(BENCH_BUILDDIR)/luajit/benchclock.so $(BENCH_BUILDDIR)/5.4/benchfloor.so $(BENCH_BUILDDIR)/luajit/benchfloor.so
 	@$(MAKE) --no-print-directory build LUA=5.4
 	@$(MAKE) --no-print-directory build LUA=luajit
 
@@ -59,6 +68,6 @@ bench: deps bench-build
 bench-profile: deps bench-build $(BENCH_BUILDDIR)/lua_prof_host
 	bash bench/profile.sh
 
-# Sequential stdio calls against the floor, side by side in one run (bench/floor_ratio.sh).
+# Sequential stdio calls against the floor, side by side in one process (bench/floor_ratio.sh).
 bench-floor-ratio: bench-build
 	bash bench/floor_ratio.sh

@@ -1,13 +1,22 @@
 #!/usr/bin/env bash
-# lua-mcp's sequential stdio tools/call against the floor (bench/floor.c), side by side in one run
-# (issue 17): ROUNDS rounds, each running the floor and then the lua-mcp `seq stdio` row of every
-# client in CLIENTS, one process after the other, so that each lua-mcp run is compared with a floor
-# run made under the same load a moment before. Prints, per client, the ratios of each round and
-# their median: calls/s as a share of the floor's, and CPU per call as a multiple of the floor's.
-# Called by `make bench-floor-ratio` (which builds the module, the floor and the server first).
+# lua-mcp's sequential stdio tools/call against the floor (bench/floor.c's call), side by side in
+# one run (issue 17), with the processes pinned. Each round runs the driver's `pair` row once per
+# client in CLIENTS: one process that alternates batches of floor calls (bench/benchfloor.c, on a
+# server of its own) and of lua-mcp calls, so both sides meet the same machine state. Prints, per
+# placement and client, each round's calls/s as a share of the floor's and CPU per call as a
+# multiple of the floor's, and their medians.
 #
-# Environment: ROUNDS (default 5), CALLS (measured calls per run, default 20000), WARMUP (unmeasured
-# calls first, default 1000; the floor warms up CALLS/20), CLIENTS (default "lua5.4 luajit").
+# Placement decides what a round trip costs on a VM, more than either client does: a server on
+# the client's CPU answers in ~7 µs; one on the other CPU must be woken by an interprocessor
+# interrupt, ~70-90 µs and ~20 µs of the client's CPU (measured here). Unpinned, the scheduler
+# picks one or the other run by run. So each placement is measured on its own:
+#   split: the client on CPU 0, both servers on CPU 1 (the usual case of a multi-core machine);
+#   same:  the client and both servers on CPU 0 (the cost of the clients' own work shows most).
+# Called by `make bench-floor-ratio` (which builds the module, the server and bench/benchfloor.c).
+#
+# Environment: ROUNDS (default 5), CALLS (measured calls per side, default 20000), WARMUP
+# (unmeasured calls per side first, default 1000), PAIR_BATCH (calls per batch, default 500),
+# CLIENTS (default "lua5.4 luajit"), PLACEMENTS (default "split same"; split needs two CPUs).
 # Never judges the numbers; exits non-zero only when a run fails.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -16,49 +25,63 @@ ROUNDS=${ROUNDS:-5}
 CALLS=${CALLS:-20000}
 WARMUP=${WARMUP:-1000}
 CLIENTS=${CLIENTS:-lua5.4 luajit}
+PLACEMENTS=${PLACEMENTS:-split same}
 BENCH_DIR=$PWD/build/bench
 SERVER=$BENCH_DIR/tiny_server
-FLOOR=$BENCH_DIR/floor
-for f in "$SERVER" "$FLOOR"; do
-  [[ -x $f ]] || { echo "floor_ratio: $f not built (make bench-floor-ratio builds it)" >&2; exit 1; }
-done
+[[ -x $SERVER ]] || { echo "floor_ratio: $SERVER not built (make bench-floor-ratio builds it)" >&2; exit 1; }
+command -v taskset >/dev/null || { echo "floor_ratio: taskset (util-linux) not found" >&2; exit 1; }
 LUA_ENV=(env -u LUA_PATH_5_2 -u LUA_PATH_5_3 -u LUA_PATH_5_4 -u LUA_CPATH_5_2 -u LUA_CPATH_5_3 -u LUA_CPATH_5_4
          "LUA_PATH=$PWD/lua/?.lua;$PWD/lua/?/init.lua;;")
 
-# floor -> "calls_per_s us_cpu_per_call"
-run_floor() {
-  "$FLOOR" "$SERVER" "$CALLS" | awk '{ for (i = 1; i <= NF; i++) { if ($(i) == "calls/s,") r = $(i - 1); if ($(i) == "us") c = $(i - 1) } }
-    END { if (r == "" || c == "") exit 1; print r, c }'
+# The server as both sides start it (argv[0] only), pinned to a CPU: a generated wrapper.
+server_on() { # cpu -> path
+  local w=$BENCH_DIR/tiny_server_cpu$1
+  printf '#!/bin/sh\nexec taskset -c %s %q\n' "$1" "$SERVER" >"$w"
+  chmod +x "$w"
+  echo "$w"
 }
 
-# client -> "calls_per_s us_cpu_per_call"
-run_client() {
-  local abi=$1 exe=$1
-  [[ $1 == lua5.4 ]] && abi=5.4
-  "${LUA_ENV[@]}" "LUA_CPATH=$PWD/build/$abi/?.so;$BENCH_DIR/$abi/?.so;;" "$exe" "$PWD/bench/lua_driver.lua" \
-    seq stdio "$SERVER" "$CALLS" "$WARMUP" |
+# placement client -> "rate_ratio cpu_ratio lua_us floor_us lua_cpu_us floor_cpu_us"
+run_pair() {
+  local placement=$1 abi=$2 exe=$2 client_cpu server
+  [[ $2 == lua5.4 ]] && abi=5.4
+  case $placement in
+    split) client_cpu=0 server=$(server_on 1) ;;
+    same) client_cpu=0 server=$(server_on 0) ;;
+    *) echo "floor_ratio: unknown placement $placement" >&2; exit 1 ;;
+  esac
+  "${LUA_ENV[@]}" "LUA_CPATH=$PWD/build/$abi/?.so;$BENCH_DIR/$abi/?.so;;" taskset -c "$client_cpu" "$exe" \
+    "$PWD/bench/lua_driver.lua" pair stdio "$server" "$CALLS" "$WARMUP" |
     awk '/^BENCH/ { for (i = 1; i <= NF; i++) { split($(i), kv, "="); v[kv[1]] = kv[2] } }
-      END { if (v["ops"] == "") exit 1; printf "%.0f %.2f\n", v["ops"] / (v["wall_ms"] / 1000), v["cpu_s"] / v["ops"] * 1e6 }'
+      END { if (v["ops"] == "" || v["floor_wall_ms"] == "") exit 1
+        n = v["ops"]
+        printf "%.4f %.4f %.2f %.2f %.2f %.2f\n", v["floor_wall_ms"] / v["wall_ms"], v["cpu_s"] / v["floor_cpu_s"],
+          v["wall_ms"] * 1000 / n, v["floor_wall_ms"] * 1000 / n, v["cpu_s"] * 1e6 / n, v["floor_cpu_s"] * 1e6 / n }'
 }
-
-declare -A RATE CPU
-printf '%-7s %-6s %10s %10s %12s %12s %9s %9s\n' round client calls/s floor/s "CPU us/call" "floor us" "rate" "CPU"
-for ((r = 1; r <= ROUNDS; r++)); do
-  read -r frate fcpu < <(run_floor)
-  for c in $CLIENTS; do
-    read -r crate ccpu < <(run_client "$c")
-    rr=$(awk -v a="$crate" -v b="$frate" 'BEGIN { printf "%.3f", a / b }')
-    cr=$(awk -v a="$ccpu" -v b="$fcpu" 'BEGIN { printf "%.3f", a / b }')
-    RATE[$c]+="$rr "
-    CPU[$c]+="$cr "
-    printf '%-7s %-6s %10s %10s %12s %12s %8.1f%% %8.2fx\n' "$r" "$c" "$crate" "$frate" "$ccpu" "$fcpu" \
-      "$(awk -v x="$rr" 'BEGIN { print x * 100 }')" "$cr"
-  done
-done
 
 median() { tr ' ' '\n' | grep . | sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
-echo
-for c in $CLIENTS; do
-  printf '%s: median over %d rounds: %.1f%% of the floor'"'"'s calls/s, %.2fx its CPU per call (target: >= 95%%, <= 1.25x)\n' \
-    "$c" "$ROUNDS" "$(echo "${RATE[$c]}" | median | awk '{ print $1 * 100 }')" "$(echo "${CPU[$c]}" | median)"
+
+ncpu=$(nproc)
+for placement in $PLACEMENTS; do
+  if [[ $placement == split && $ncpu -lt 2 ]]; then
+    echo "placement split: skipped (one CPU)"
+    continue
+  fi
+  declare -A RATE=() CPU=()
+  echo "== placement $placement"
+  printf '%-6s %-7s %11s %11s %12s %12s %8s %7s\n' round client "us/call" "floor us" "CPU us" "floor CPU" rate CPU
+  for ((r = 1; r <= ROUNDS; r++)); do
+    for c in $CLIENTS; do
+      read -r rr cr lus fus lcpu fcpu < <(run_pair "$placement" "$c")
+      RATE[$c]+="$rr "
+      CPU[$c]+="$cr "
+      printf '%-6s %-7s %11s %11s %12s %12s %7.1f%% %6.2fx\n' "$r" "$c" "$lus" "$fus" "$lcpu" "$fcpu" \
+        "$(awk -v x="$rr" 'BEGIN { print x * 100 }')" "$cr"
+    done
+  done
+  for c in $CLIENTS; do
+    printf '%s, %s: median over %d rounds: %.1f%% of the floor'"'"'s calls/s, %.2fx its CPU per call (target: >= 95%%, <= 1.25x)\n' \
+      "$placement" "$c" "$ROUNDS" "$(echo "${RATE[$c]}" | median | awk '{ print $1 * 100 }')" "$(echo "${CPU[$c]}" | median)"
+  done
+  unset RATE CPU
 done

@@ -2,7 +2,8 @@
 ---
 ---   lua5.4|luajit bench/lua_driver.lua ROW TRANSPORT TARGET [N] [WARMUP]
 ---
---- ROW: connect | connect_nodisc | seq | inflight | big1m | big10m | list1000 | scale | flood
+--- ROW: connect | connect_nodisc | seq | pair | inflight | big1m | big10m | list1000 | scale | flood
+--- (pair: seq and bench/floor.c's call in alternating batches, stdio only; bench/floor_ratio.sh)
 --- TRANSPORT: stdio (TARGET = the server's executable) | http (TARGET = the server's URL)
 --- N: operations measured (connects, calls, lists; scale: servers; flood: calls made at once);
 --- WARMUP: unmeasured ones first.
@@ -117,6 +118,38 @@ elseif row == "seq" then
   end)
   emit(N, w, p)
   c:close()
+elseif row == "pair" then
+  -- The sequential row and bench/floor.c's call (bench/benchfloor.c, against a server of its own)
+  -- in alternating batches of PAIR_BATCH calls in this one process, the order swapped every
+  -- batch: both sides meet the same machine state. CPU from CLOCK_PROCESS_CPUTIME_ID (the floor
+  -- batches allocate nothing, so the collector runs only in lua-mcp's).
+  assert(transport == "stdio" and has_bc, "pair: stdio, with bench/benchclock.c built")
+  local f = require("benchfloor").spawn(target)
+  local c = connect()
+  for _ = 1, WARMUP do call(c, "echo") end
+  f:calls(WARMUP > 0 and WARMUP or 1)
+  local batch = tonumber(os.getenv("PAIR_BATCH") or "") or 500
+  local fw, fc, lw, lc, done, b = 0, 0, 0, 0, 0, 0
+  local function floor_batch(k)
+    local w0, c0 = bc.wall(), bc.cpu_ns()
+    f:calls(k)
+    fw, fc = fw + bc.wall() - w0, fc + bc.cpu_ns() - c0
+  end
+  local function mcp_batch(k)
+    local w0, c0 = bc.wall(), bc.cpu_ns()
+    for _ = 1, k do call(c, "echo") end
+    lw, lc = lw + bc.wall() - w0, lc + bc.cpu_ns() - c0
+  end
+  while done < N do
+    local k = math.min(batch, N - done)
+    b = b + 1
+    if b % 2 == 1 then floor_batch(k); mcp_batch(k) else mcp_batch(k); floor_batch(k) end
+    done = done + k
+  end
+  emit(N, lw * 1000, lc, { floor_wall_ms = ("%.3f"):format(fw * 1000), floor_cpu_s = ("%.6f"):format(fc),
+    batches = b })
+  c:close()
+  f:close()
 elseif row == "inflight" then
   -- 64 tasks on one connection, each making N/64 calls one after the other.
   local c = connect()
