@@ -58,7 +58,17 @@ $(BENCH_BUILDDIR)/luajit/benchfloor.so: bench/benchfloor.c bench/bench.mk
 	@mkdir -p $(@D)
 	$(CC) $(BENCH_CFLAGS) -fPIC -shared -I$(LUAJIT_INCDIR) -o $@ $<
 
-bench-build: $(BENCH_BUILDDIR)/tiny_server $(BENCH_BUILDDIR)/floor $(BENCH_BUILDDIR)/floor_http $(BENCH_BUILDDIR)/5.4/benchclock.so $(BENCH_BUILDDIR)/luajit/benchclock.so $(BENCH_BUILDDIR)/5.4/benchfloor.so $(BENCH_BUILDDIR)/luajit/benchfloor.so
+# bench/floor_http.c's call as a Lua module, for the `pair` row over HTTP (bench/benchfloor_http.c).
+BENCH_CURL_LIBS = $(shell $(PKG_CONFIG) --libs libcurl 2>/dev/null || echo -lcurl)
+$(BENCH_BUILDDIR)/5.4/benchfloor_http.so: bench/benchfloor_http.c bench/bench.mk
+	@mkdir -p $(@D)
+	$(CC) $(BENCH_CFLAGS) $(CURL_CFLAGS) -fPIC -shared -I$(LUA54_INCDIR) -o $@ $< $(BENCH_CURL_LIBS)
+
+$(BENCH_BUILDDIR)/luajit/benchfloor_http.so: bench/benchfloor_http.c bench/bench.mk
+	@mkdir -p $(@D)
+	$(CC) $(BENCH_CFLAGS) $(CURL_CFLAGS) -fPIC -shared -I$(LUAJIT_INCDIR) -o $@ $< $(BENCH_CURL_LIBS)
+
+bench-build: $(BENCH_BUILDDIR)/5.4/benchfloor_http.so $(BENCH_BUILDDIR)/luajit/benchfloor_http.so $(BENCH_BUILDDIR)/tiny_server $(BENCH_BUILDDIR)/floor $(BENCH_BUILDDIR)/floor_http $(BENCH_BUILDDIR)/5.4/benchclock.so $(BENCH_BUILDDIR)/luajit/benchclock.so $(BENCH_BUILDDIR)/5.4/benchfloor.so $(BENCH_BUILDDIR)/luajit/benchfloor.so
 	@$(MAKE) --no-print-directory build LUA=5.4
 	@$(MAKE) --no-print-directory build LUA=luajit
 

@@ -16,7 +16,9 @@
 #
 # Environment: ROUNDS (default 5), CALLS (measured calls per side, default 20000), WARMUP
 # (unmeasured calls per side first, default 1000), PAIR_BATCH (calls per batch, default 500),
-# CLIENTS (default "lua5.4 luajit"), PLACEMENTS (default "split same"; split needs two CPUs).
+# CLIENTS (default "lua5.4 luajit"), PLACEMENTS (default "split same"; split needs two CPUs),
+# TRANSPORTS (default "stdio http": over HTTP the floor is bench/floor_http.c's call,
+# bench/benchfloor_http.c, to the same pinned bench/tiny_server --http).
 # Never judges the numbers; exits non-zero only when a run fails.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -26,6 +28,7 @@ CALLS=${CALLS:-20000}
 WARMUP=${WARMUP:-1000}
 CLIENTS=${CLIENTS:-lua5.4 luajit}
 PLACEMENTS=${PLACEMENTS:-split same}
+TRANSPORTS=${TRANSPORTS:-stdio http}
 BENCH_DIR=$PWD/build/bench
 SERVER=$BENCH_DIR/tiny_server
 [[ -x $SERVER ]] || { echo "floor_ratio: $SERVER not built (make bench-floor-ratio builds it)" >&2; exit 1; }
@@ -41,17 +44,45 @@ server_on() { # cpu -> path
   echo "$w"
 }
 
-# placement client -> "rate_ratio cpu_ratio lua_us floor_us lua_cpu_us floor_cpu_us"
-run_pair() {
-  local placement=$1 abi=$2 exe=$2 client_cpu server
-  [[ $2 == lua5.4 ]] && abi=5.4
-  case $placement in
-    split) client_cpu=0 server=$(server_on 1) ;;
-    same) client_cpu=0 server=$(server_on 0) ;;
-    *) echo "floor_ratio: unknown placement $placement" >&2; exit 1 ;;
+# An HTTP server (bench/tiny_server --http) pinned to a CPU, for the rounds of one placement.
+HTTP_PID=
+stop_http() {
+  if [[ -n $HTTP_PID ]]; then
+    kill "$HTTP_PID" 2>/dev/null || true
+    wait "$HTTP_PID" 2>/dev/null || true
+    HTTP_PID=
+  fi
+}
+trap stop_http EXIT
+start_http() { # cpu -> HTTP_URL
+  local portfile=$BENCH_DIR/ratio-port-$$ i
+  rm -f "$portfile"
+  taskset -c "$1" "$SERVER" --http 0 --idle-exit 600 >"$portfile" &
+  HTTP_PID=$!
+  for ((i = 0; i < 200; i++)); do
+    [[ -s $portfile ]] && break
+    sleep 0.02
+  done
+  [[ -s $portfile ]] || { echo "floor_ratio: the HTTP server did not start" >&2; exit 1; }
+  HTTP_URL="http://127.0.0.1:$(head -n 1 "$portfile")/mcp"
+}
+
+placement_cpus() { # placement -> "client_cpu server_cpu"
+  case $1 in
+    split) echo "0 1" ;;
+    same) echo "0 0" ;;
+    *) echo "floor_ratio: unknown placement $1" >&2; exit 1 ;;
   esac
+}
+
+# transport placement client -> "rate_ratio cpu_ratio lua_us floor_us lua_cpu_us floor_cpu_us"
+run_pair() {
+  local transport=$1 placement=$2 abi=$3 exe=$3 client_cpu server_cpu target
+  [[ $3 == lua5.4 ]] && abi=5.4
+  read -r client_cpu server_cpu < <(placement_cpus "$placement")
+  if [[ $transport == stdio ]]; then target=$(server_on "$server_cpu"); else target=$HTTP_URL; fi
   "${LUA_ENV[@]}" "LUA_CPATH=$PWD/build/$abi/?.so;$BENCH_DIR/$abi/?.so;;" taskset -c "$client_cpu" "$exe" \
-    "$PWD/bench/lua_driver.lua" pair stdio "$server" "$CALLS" "$WARMUP" |
+    "$PWD/bench/lua_driver.lua" pair "$transport" "$target" "$CALLS" "$WARMUP" |
     awk '/^BENCH/ { for (i = 1; i <= NF; i++) { split($(i), kv, "="); v[kv[1]] = kv[2] } }
       END { if (v["ops"] == "" || v["floor_wall_ms"] == "") exit 1
         n = v["ops"]
@@ -62,17 +93,22 @@ run_pair() {
 median() { tr ' ' '\n' | grep . | sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
 
 ncpu=$(nproc)
+for transport in $TRANSPORTS; do
 for placement in $PLACEMENTS; do
   if [[ $placement == split && $ncpu -lt 2 ]]; then
     echo "placement split: skipped (one CPU)"
     continue
   fi
+  if [[ $transport == http ]]; then
+    read -r _ server_cpu < <(placement_cpus "$placement")
+    start_http "$server_cpu"
+  fi
   declare -A RATE=() CPU=()
-  echo "== placement $placement"
+  echo "== $transport, placement $placement"
   printf '%-6s %-7s %11s %11s %12s %12s %8s %7s\n' round client "us/call" "floor us" "CPU us" "floor CPU" rate CPU
   for ((r = 1; r <= ROUNDS; r++)); do
     for c in $CLIENTS; do
-      read -r rr cr lus fus lcpu fcpu < <(run_pair "$placement" "$c")
+      read -r rr cr lus fus lcpu fcpu < <(run_pair "$transport" "$placement" "$c")
       RATE[$c]+="$rr "
       CPU[$c]+="$cr "
       printf '%-6s %-7s %11s %11s %12s %12s %7.1f%% %6.2fx\n' "$r" "$c" "$lus" "$fus" "$lcpu" "$fcpu" \
@@ -80,8 +116,11 @@ for placement in $PLACEMENTS; do
     done
   done
   for c in $CLIENTS; do
-    printf '%s, %s: median over %d rounds: %.1f%% of the floor'"'"'s calls/s, %.2fx its CPU per call (target: >= 95%%, <= 1.25x)\n' \
-      "$placement" "$c" "$ROUNDS" "$(echo "${RATE[$c]}" | median | awk '{ print $1 * 100 }')" "$(echo "${CPU[$c]}" | median)"
+    printf '%s, %s, %s: median over %d rounds: %.1f%% of the floor'"'"'s calls/s, %.2fx its CPU per call (target: %s)\n' \
+      "$transport" "$placement" "$c" "$ROUNDS" "$(echo "${RATE[$c]}" | median | awk '{ print $1 * 100 }')" \
+      "$(echo "${CPU[$c]}" | median)" "$([[ $transport == stdio ]] && echo ">= 95%, <= 1.25x" || echo ">= 90%")"
   done
   unset RATE CPU
+  stop_http
+done
 done

@@ -3,7 +3,7 @@
 ---   lua5.4|luajit bench/lua_driver.lua ROW TRANSPORT TARGET [N] [WARMUP]
 ---
 --- ROW: connect | connect_nodisc | seq | pair | inflight | big1m | big10m | list1000 | scale | flood
---- (pair: seq and bench/floor.c's call in alternating batches, stdio only; bench/floor_ratio.sh)
+--- (pair: seq and the floor's call in alternating batches in this process; bench/floor_ratio.sh)
 --- TRANSPORT: stdio (TARGET = the server's executable) | http (TARGET = the server's URL)
 --- N: operations measured (connects, calls, lists; scale: servers; flood: calls made at once);
 --- WARMUP: unmeasured ones first.
@@ -123,8 +123,9 @@ elseif row == "pair" then
   -- in alternating batches of PAIR_BATCH calls in this one process, the order swapped every
   -- batch: both sides meet the same machine state. CPU from CLOCK_PROCESS_CPUTIME_ID (the floor
   -- batches allocate nothing, so the collector runs only in lua-mcp's).
-  assert(transport == "stdio" and has_bc, "pair: stdio, with bench/benchclock.c built")
-  local f = require("benchfloor").spawn(target)
+  -- Over HTTP the floor is bench/floor_http.c's call (bench/benchfloor_http.c) to the same server.
+  assert(has_bc, "pair: needs bench/benchclock.c built")
+  local f = transport == "stdio" and require("benchfloor").spawn(target) or require("benchfloor_http").open(target)
   local c = connect()
   for _ = 1, WARMUP do call(c, "echo") end
   f:calls(WARMUP > 0 and WARMUP or 1)
