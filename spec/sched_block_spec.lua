@@ -116,8 +116,13 @@ describe("sched.await_call", function()
   end)
 
   it("suspends a task and resumes it with cb's arguments", function()
+    -- start gets its nine extra arguments (nil past the ones given); cb's are what the task sees
+    local function later2(cb, ms, a, b, ...)
+      assert.are.equal(6, select("#", ...))
+      mcp.core.timer(ms, function() cb(a, b) end)
+    end
     local got
-    mcp.spawn(function() got = { n = select("#", sched.await_call(later, 5, "x", "y")), sched.await_call(later, 5, "x", "y") } end)
+    mcp.spawn(function() got = { n = select("#", sched.await_call(later2, 5, "x", "y")), sched.await_call(later2, 5, "x", "y") } end)
     mcp.run()
     assert.are.same({ n = 2, "x", "y" }, got)
   end)

@@ -309,6 +309,12 @@ function Client:_post_headers()
   return with_transport_headers(self, nil)
 end
 
+-- The cancel token's hook for request rid (a function of its own: the closure's upvalues would
+-- make start_request end in UCLO, which LuaJIT 2.1's trace compiler cannot compile).
+local function attach_cancel(self, session, rid, cancel)
+  cancel:_attach(function(reason) session:cancel(rid, reason, self:_post_headers()) end)
+end
+
 -- Sends a request for send_attempt (sched.await_call's start: its state comes as arguments, so a
 -- call makes no closure here); cb gets the answer, or the send error at once.
 local function start_request(cb, self, session, method, params, timeout, id, headers, dl, cancel)
@@ -318,7 +324,7 @@ local function start_request(cb, self, session, method, params, timeout, id, hea
     return
   end
   if dl then dl:start(rid) end
-  if cancel then cancel:_attach(function(reason) session:cancel(rid, reason, self:_post_headers()) end) end
+  if cancel then attach_cancel(self, session, rid, cancel) end
 end
 
 -- One attempt of one round trip: send the request and wait for its answer.
@@ -1027,6 +1033,18 @@ local function retry_delay_ms(attempt)
   return d > 60000 and 60000 or d
 end
 
+-- call_tool's retries after a first attempt failed with err: attempts, res, err.
+local function retry_call(self, params, opts, err)
+  local attempts, res = 1, nil
+  while attempts <= self.config.max_retries and retryable(err) do
+    sched.sleep(retry_delay_ms(attempts))
+    attempts = attempts + 1
+    res, err = self:request("tools/call", params, opts)
+    if res ~= nil then break end
+  end
+  return attempts, res, err
+end
+
 --- Call a tool (CallTool). arguments is a table (or nil for none).
 ---@param name string
 ---@param arguments table|nil
@@ -1044,12 +1062,11 @@ function Client:call_tool(name, arguments, opts)
     if type(opts.task) ~= "table" then error("mcp.call_tool: task must be a table ({ttl = ms})", 2) end
     params.task = opts.task
   end
-  local attempts, res, err = 0
-  while true do
-    attempts = attempts + 1
-    res, err = self:request("tools/call", params, opts)
-    if res ~= nil or attempts > self.config.max_retries or not retryable(err) then break end
-    sched.sleep(retry_delay_ms(attempts))
+  local attempts, res, err = 1, self:request("tools/call", params, opts)
+  -- (the retries in a function of their own: a loop here would be an inner loop of every
+  -- caller's, which LuaJIT's trace compiler does not follow)
+  if res == nil and self.config.max_retries > 0 and retryable(err) then
+    attempts, res, err = retry_call(self, params, opts, err)
   end
   if res == nil then
     if attempts > 1 then

@@ -163,6 +163,24 @@ function M.step(timeout_ms)
   return n
 end
 
+-- (a shared function: a closure made in loop_block would end every return of it in UCLO, which
+-- LuaJIT 2.1's trace compiler cannot compile)
+local function noop() end
+
+-- One round of loop_block without a deadline: run ready tasks, else step the loop once (sleeping
+-- in the core until an fd or a timer fires). True when pred() holds after it.
+local function block_round(pred)
+  if qhead <= qtail then -- (run_ready with nothing queued does nothing)
+    M.run_ready()
+    if pred() then return true end
+  end
+  local n, alive = core.step(qhead <= qtail and 0 or -1)
+  if n == 0 and not alive and qhead > qtail and not pred() then
+    error("mcp: waiting for a result but nothing is in flight (deadlock)", 4)
+  end
+  return pred()
+end
+
 --- How code outside any task waits until pred() holds: run ready tasks and step the loop, each
 --- step sleeping in the core until one of its fds or timers fires. With ms it gives up after ms
 --- milliseconds; without, it raises when nothing in flight could make pred() true. This is the
@@ -173,7 +191,7 @@ end
 function M.loop_block(pred, ms)
   if ms ~= nil then
     local deadline = core.now_ms() + ms
-    local guard = core.timer(ms, function() end)
+    local guard = core.timer(ms, noop)
     while not pred() and core.now_ms() < deadline do
       M.run_ready()
       -- A task run just now may have made pred() true: do not sleep until the guard then.
@@ -183,16 +201,10 @@ function M.loop_block(pred, ms)
     guard:cancel()
     return
   end
-  while not pred() do
-    if qhead <= qtail then -- (run_ready with nothing queued does nothing)
-      M.run_ready()
-      if pred() then break end
-    end
-    local n, alive = core.step(qhead <= qtail and 0 or -1)
-    if n == 0 and not alive and qhead > qtail and not pred() then
-      error("mcp: waiting for a result but nothing is in flight (deadlock)", 3)
-    end
-  end
+  -- Most waits end after one round, taken before the loop: a loop here would be an inner loop of
+  -- every caller's, which LuaJIT's trace compiler does not follow.
+  if pred() or block_round(pred) then return end
+  while not block_round(pred) do end
 end
 
 --- The blocking wait used by await (outside tasks) and wait_until: fn(pred, ms|nil). Replaceable.
@@ -246,22 +258,29 @@ local function new_waiter()
   return w
 end
 
---- await for a start function that takes its state as arguments: start(cb, ...) is called with
---- the extra arguments, so the caller needs no closure per call. Returns the first 8 arguments cb
---- was called with (always 8 values outside a task; inside a task, cb's arguments as await does).
+-- await_call inside a task: the completion closes over co here, not in await_call (a function
+-- whose locals a closure captures ends in UCLO, which LuaJIT 2.1's trace compiler cannot compile,
+-- so every blocking call would leave compiled code).
+local function await_call_in_task(co, start, a1, a2, a3, a4, a5, a6, a7, a8, a9)
+  local fired = false
+  start(function(...)
+    if fired then return end
+    fired = true
+    push_ready(co, ...)
+  end, a1, a2, a3, a4, a5, a6, a7, a8, a9)
+  return coroutine.yield()
+end
+
+--- await for a start function that takes its state as arguments: start(cb, a1, ..., a9) is
+--- called with the (at most 9) extra arguments, always nine (nil past the ones given), so the
+--- caller needs no closure per call. Returns
+--- the first 8 arguments cb was called with (always 8 values outside a task; inside a task, cb's
+--- arguments as await does). (Fixed parameters, not `...`: LuaJIT compiles no vararg call here.)
 ---@param start fun(cb: function, ...)
 ---@return any, any, any, any, any, any, any, any
-function M.await_call(start, ...)
+function M.await_call(start, a1, a2, a3, a4, a5, a6, a7, a8, a9)
   local co = M.current()
-  if co ~= nil then
-    local fired = false
-    start(function(...)
-      if fired then return end
-      fired = true
-      push_ready(co, ...)
-    end, ...)
-    return coroutine.yield()
-  end
+  if co ~= nil then return await_call_in_task(co, start, a1, a2, a3, a4, a5, a6, a7, a8, a9) end
   local w
   if nspare > 0 then
     w = spare[nspare]
@@ -271,15 +290,15 @@ function M.await_call(start, ...)
     w = new_waiter()
   end
   local done = w.done
-  start(w.cb, ...)
+  start(w.cb, a1, a2, a3, a4, a5, a6, a7, a8, a9)
   if not done() then M.block(done) end
   -- as in await: handlers queued by the same read run before the caller goes on
   if qhead <= qtail then M.run_ready() end
-  local a, b, c, d, e, f, g, h = w.take()
+  local r1, r2, r3, r4, r5, r6, r7, r8 = w.take()
   -- only a waiter whose completion ran is reused (one left by an error above is dropped)
   nspare = nspare + 1
   spare[nspare] = w
-  return a, b, c, d, e, f, g, h
+  return r1, r2, r3, r4, r5, r6, r7, r8
 end
 
 --- Sleep ms milliseconds without blocking other tasks (blocks the caller outside a task).
