@@ -44,28 +44,9 @@ server_on() { # cpu -> path
   echo "$w"
 }
 
-# An HTTP server (bench/tiny_server --http) pinned to a CPU, for the rounds of one placement.
-HTTP_PID=
-stop_http() {
-  if [[ -n $HTTP_PID ]]; then
-    kill "$HTTP_PID" 2>/dev/null || true
-    wait "$HTTP_PID" 2>/dev/null || true
-    HTTP_PID=
-  fi
-}
-trap stop_http EXIT
-start_http() { # cpu -> HTTP_URL
-  local portfile=$BENCH_DIR/ratio-port-$$ i
-  rm -f "$portfile"
-  taskset -c "$1" "$SERVER" --http 0 --idle-exit 600 >"$portfile" &
-  HTTP_PID=$!
-  for ((i = 0; i < 200; i++)); do
-    [[ -s $portfile ]] && break
-    sleep 0.02
-  done
-  [[ -s $portfile ]] || { echo "floor_ratio: the HTTP server did not start" >&2; exit 1; }
-  HTTP_URL="http://127.0.0.1:$(head -n 1 "$portfile")/mcp"
-}
+# start_http CPU, stop_http: an HTTP server pinned to a CPU, for the rounds of one placement
+# shellcheck source=bench/http_server.sh
+source "$PWD/bench/http_server.sh"
 
 placement_cpus() { # placement -> "client_cpu server_cpu"
   case $1 in

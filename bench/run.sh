@@ -79,30 +79,9 @@ set_cmd() { # client -> CMD, the driver's command line
   esac
 }
 
-HTTP_PID=
-stop_http() {
-  if [[ -n $HTTP_PID ]]; then
-    kill "$HTTP_PID" 2>/dev/null || true
-    wait "$HTTP_PID" 2>/dev/null || true
-    HTTP_PID=
-  fi
-}
-trap stop_http EXIT
-
-start_http() { # starts a fresh server; sets HTTP_URL
-  local portfile=$BENCH_DIR/port-$$
-  rm -f "$portfile"
-  "$SERVER" --http 0 --idle-exit 120 >"$portfile" &
-  HTTP_PID=$!
-  local i
-  for ((i = 0; i < 200; i++)); do
-    [[ -s $portfile ]] && break
-    sleep 0.02
-  done
-  [[ -s $portfile ]] || { log "the HTTP server did not start"; exit 1; }
-  HTTP_URL="http://127.0.0.1:$(head -n1 "$portfile")/mcp"
-  rm -f "$portfile"
-}
+# start_http, stop_http (a fresh server per process)
+# shellcheck source=bench/http_server.sh
+source "$PWD/bench/http_server.sh"
 
 run_one() { # client transport row
   local client=$1 transport=$2 row=$3 target n warm out rc=0
