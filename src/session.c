@@ -200,8 +200,24 @@ static int flush_out(lua_State *L, mcp_session *s, const mcp_send_info *info)
     return 1;
 }
 
-/* Tell the server we gave up on a request, and let the transport drop what carries it. */
 #define MAX_HEADERS 64
+
+/* Whether header h (its name, and its value unless NULL: sent without it) may be sent; when not,
+ * why in err. collect_headers raises that, own_headers reports it. */
+static int header_ok(const mcp_header *h, char *err, size_t errlen)
+{
+    if (h->name_len == 0 || h->name_len > 200)
+        snprintf(err, errlen, "mcp: a header name must have 1 to 200 bytes");
+    else if (h->value != NULL && h->value_len > 4000)
+        snprintf(err, errlen, "mcp: header %s: a value must have at most 4000 bytes", h->name);
+    else if (h->value != NULL &&
+             (memchr(h->value, '\r', h->value_len) || memchr(h->value, '\n', h->value_len) ||
+              memchr(h->value, '\0', h->value_len)))
+        snprintf(err, errlen, "mcp: header %s contains a line break or NUL", h->name);
+    else
+        return 1;
+    return 0;
+}
 
 /* The headers of a message the core sends on its own: s->post_headers_ref's answer, left on the
  * stack (the caller pops one value after sending: the strings live in it), or none (nil pushed).
@@ -209,7 +225,8 @@ static int flush_out(lua_State *L, mcp_session *s, const mcp_send_info *info)
 static size_t own_headers(lua_State *L, mcp_session *s, mcp_header *out)
 {
     size_t n = 0;
-    const char *bad = NULL;
+    char bad[300];
+    bad[0] = '\0';
     if (L == NULL || s->post_headers_ref == LUA_NOREF) {
         if (L != NULL)
             lua_pushnil(L);
@@ -231,24 +248,21 @@ static size_t own_headers(lua_State *L, mcp_session *s, mcp_header *out)
     while (lua_next(L, -2) != 0) {
         mcp_header *h = &out[n];
         if (n == MAX_HEADERS || lua_type(L, -2) != LUA_TSTRING || lua_type(L, -1) != LUA_TSTRING) {
-            bad = "a name or value that is not a string, or too many";
+            snprintf(bad, sizeof bad, "a name or value that is not a string, or too many");
             lua_pop(L, 2);
             break;
         }
         h->name = lua_tolstring(L, -2, &h->name_len);
         h->value = lua_tolstring(L, -1, &h->value_len);
-        if (h->name_len == 0 || h->name_len > 200 || h->value_len > 4000 ||
-            memchr(h->value, '\r', h->value_len) || memchr(h->value, '\n', h->value_len) ||
-            memchr(h->value, '\0', h->value_len)) {
-            bad = "a name or value out of bounds, or a line break or NUL";
+        if (!header_ok(h, bad, sizeof bad)) {
             lua_pop(L, 2);
             break;
         }
         n++;
         lua_pop(L, 1);
     }
-    if (bad != NULL) {
-        char text[200];
+    if (bad[0] != '\0') {
+        char text[400];
         snprintf(text, sizeof text, "the per-request headers were refused: %s", bad);
         report_error(L, s, "transport", text);
         return 0;
@@ -256,7 +270,8 @@ static size_t own_headers(lua_State *L, mcp_session *s, mcp_header *out)
     return n;
 }
 
-/* headers: the notification's own (an auth provider's per-request ones), or none. */
+/* Tell the server we gave up on a request, and let the transport drop what carries it.
+ * headers: the notification's own (an auth provider's per-request ones), or none. */
 static void send_cancelled(mcp_session *s, int64_t id, const char *reason,
                            const mcp_header *headers, size_t nheaders)
 {
@@ -652,6 +667,7 @@ static void put_method(lua_State *L, mcp_session *s, int idx)
 static size_t collect_headers(lua_State *L, int idx, mcp_header *out)
 {
     size_t n = 0;
+    char err[300];
     if (lua_isnoneornil(L, idx))
         return 0;
     luaL_checktype(L, idx, LUA_TTABLE);
@@ -663,21 +679,14 @@ static size_t collect_headers(lua_State *L, int idx, mcp_header *out)
         if (lua_type(L, -2) != LUA_TSTRING)
             luaL_error(L, "mcp: header names must be strings");
         h->name = lua_tolstring(L, -2, &h->name_len);
-        if (h->name_len == 0 || h->name_len > 200)
-            luaL_error(L, "mcp: a header name must have 1 to 200 bytes");
-        if (lua_type(L, -1) == LUA_TSTRING) {
+        h->value = NULL; /* false: send without this header */
+        h->value_len = 0;
+        if (lua_type(L, -1) == LUA_TSTRING)
             h->value = lua_tolstring(L, -1, &h->value_len);
-            if (h->value_len > 4000)
-                luaL_error(L, "mcp: header %s: a value must have at most 4000 bytes", h->name);
-            if (memchr(h->value, '\r', h->value_len) || memchr(h->value, '\n', h->value_len) ||
-                memchr(h->value, '\0', h->value_len))
-                luaL_error(L, "mcp: header %s contains a line break or NUL", h->name);
-        } else if (lua_type(L, -1) == LUA_TBOOLEAN && !lua_toboolean(L, -1)) {
-            h->value = NULL; /* send without this header */
-            h->value_len = 0;
-        } else {
+        if (!header_ok(h, err, sizeof err))
+            luaL_error(L, "%s", err);
+        if (h->value == NULL && !(lua_type(L, -1) == LUA_TBOOLEAN && !lua_toboolean(L, -1)))
             luaL_error(L, "mcp: header %s must be a string or false", h->name);
-        }
         n++;
         lua_pop(L, 1);
     }
