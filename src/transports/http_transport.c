@@ -509,6 +509,24 @@ static int is_redirect(long status)
     return status == 301 || status == 302 || status == 303 || status == 307 || status == 308;
 }
 
+/* n, a new exchange for what r carried (a redirect's next hop, a refused GET sent again), started
+ * in r's place: it answers r's request, and is the inbound stream when r was. 1 when it started;
+ * else n is freed. */
+static int take_place(mcp_http *h, mcp_hreq *r, mcp_hreq *n)
+{
+    n->request_id = r->request_id;
+    n->for_request = r->for_request;
+    n->attempt = r->attempt;
+    if (mcp_hreq_start(n) != 0) {
+        mcp_hreq_free(n);
+        return 0;
+    }
+    mcp_http_link_req(h, n);
+    if (h->inbound == r)
+        h->inbound = n;
+    return 1;
+}
+
 /* redirect = "follow": each hop is a new exchange with the same method and body, at most
  * MAX_REDIRECTS of them, to http(s) only. A hop to another origin than the one before it drops
  * every user and session header (config headers, Authorization, Mcp-Session-Id) for the rest of
@@ -531,21 +549,11 @@ static int follow_redirect(mcp_http *h, mcp_hreq *r, CURLcode rc)
                     copy_lines(r->extra_headers), r->last_event_id, cross);
     if (n == NULL)
         return 0;
-    n->request_id = r->request_id;
-    n->for_request = r->for_request;
-    n->attempt = r->attempt;
     n->body_max = r->body_max;
     n->redirects = r->redirects + 1;
     n->counted = r->counted; /* the hop takes over the slot */
     r->counted = MCP_HTTP_SLOT_NONE;
-    if (mcp_hreq_start(n) != 0) {
-        mcp_hreq_free(n);
-        return 0;
-    }
-    mcp_http_link_req(h, n);
-    if (h->inbound == r)
-        h->inbound = n;
-    return 1;
+    return take_place(h, r, n);
 }
 
 /* A GET or DELETE sent with the request hooks' headers and refused (400, 401) before any
@@ -575,19 +583,9 @@ static int retry_get(mcp_http *h, mcp_hreq *r)
     mcp_hreq *n = new_request(h, MCP_HREQ_GET, r->hook_url, NULL, 0, 0, NULL, r->last_event_id, 0);
     if (n == NULL)
         return 0;
-    n->request_id = r->request_id;
-    n->for_request = r->for_request;
-    n->attempt = r->attempt;
     n->redirects = r->redirects;
     n->hook_retried = 1;
-    if (mcp_hreq_start(n) != 0) {
-        mcp_hreq_free(n);
-        return 0;
-    }
-    mcp_http_link_req(h, n);
-    if (h->inbound == r)
-        h->inbound = n;
-    return 1;
+    return take_place(h, r, n);
 }
 
 /* ---- outcomes ------------------------------------------------------------------------------ */
