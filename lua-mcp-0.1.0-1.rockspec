@@ -147,6 +147,7 @@ build = {
       ["mcp.transport.stdio"] = "lua/mcp/transport/stdio.lua",
       ["mcp.types"] = "lua/mcp/types.lua",
       ["mcp.util.canonical"] = "lua/mcp/util/canonical.lua",
+      ["mcp.util.header_lines"] = "lua/mcp/util/header_lines.lua",
       ["mcp.util.options"] = "lua/mcp/util/options.lua",
       ["mcp.util.utf8"] = "lua/mcp/util/utf8.lua",
       -- END modules

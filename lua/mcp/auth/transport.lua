@@ -16,6 +16,7 @@ local fetch = require("mcp.fetch")
 local flow = require("mcp.auth.flow")
 local json = require("mcp.json")
 local oerr = require("mcp.auth.errors")
+local parse_header_lines = require("mcp.util.header_lines").parse
 local sched = require("mcp.sched")
 
 local M = {}
@@ -211,19 +212,6 @@ function A:request_headers(method, url)
   local p = self.provider
   if p == nil or type(p.request_headers) ~= "function" then return nil end
   return p:request_headers(method, url or (method == "POST" and self.post_url) or self.server_url)
-end
-
--- "Name: value\r\n" lines as {name (lower case) = value}, repeated names joined with ", ".
-local function parse_header_lines(text)
-  local hdrs = {}
-  for line in text:gmatch("[^\r\n]+") do
-    local name, v = line:match("^([^:]+):[ \t]*(.-)[ \t]*$")
-    if name then
-      name = name:lower()
-      hdrs[name] = hdrs[name] and (hdrs[name] .. ", " .. v) or v
-    end
-  end
-  return hdrs
 end
 
 --- The C transport's request hooks (t:set_request_hooks) for a provider with per-request

@@ -2,6 +2,7 @@
 --- mapped onto the C core's libcurl transports.
 local core = require("mcp.core")
 local errors = require("mcp.errors")
+local parse_header_lines = require("mcp.util.header_lines").parse
 local options = require("mcp.util.options")
 local protocol = require("mcp.protocol")
 local sched = require("mcp.sched")
@@ -33,15 +34,7 @@ local function on_event(kind, value, key)
   elseif kind == "endpoint_auth" then
     -- "<status>\n<header lines>" of a 401/403 on the legacy stream's GET (before endpoint_failed)
     local status, lines = value:match("^(%d+)\n(.*)$")
-    local hdrs = {}
-    for line in (lines or ""):gmatch("[^\n]+") do
-      local name, v = line:match("^([^:]+):[ \t]*(.-)[\r \t]*$")
-      if name then
-        name = name:lower()
-        hdrs[name] = hdrs[name] and (hdrs[name] .. ", " .. v) or v
-      end
-    end
-    st.endpoint_status, st.endpoint_headers = tonumber(status), hdrs
+    st.endpoint_status, st.endpoint_headers = tonumber(status), parse_header_lines(lines or "")
   elseif kind == "endpoint" or kind == "endpoint_failed" then
     st.endpoint, st.endpoint_error = kind == "endpoint" and value or nil, kind ~= "endpoint" and value or nil
     -- legacy SSE POSTs go to the endpoint: a per-request proof (DPoP htu) is made for it
