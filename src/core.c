@@ -18,10 +18,7 @@
 #define LOOP_MT "mcp.loop"
 #define LOOP_KEY "mcp.loop.instance"
 
-typedef struct loop_box {
-    mcp_loop *loop;
-    int stepping; /* guards against a step inside a callback of a step */
-} loop_box;
+typedef mcp_loop_box loop_box;
 
 static loop_box *get_box(lua_State *L)
 {
@@ -33,8 +30,6 @@ static loop_box *get_box(lua_State *L)
         luaL_error(L, "mcp: the event loop is gone (the Lua state is closing)");
     return box;
 }
-
-mcp_loop *mcp_core_loop(lua_State *L) { return get_box(L)->loop; }
 
 static int loop_gc(lua_State *L)
 {
@@ -136,6 +131,29 @@ static void check_abi(lua_State *L)
 #endif
 }
 
+/* Pushes this Lua state's loop box, made (with its loop) by the first luaopen_mcp_core. */
+static void push_loop_box(lua_State *L)
+{
+    loop_box *box;
+    lua_getfield(L, LUA_REGISTRYINDEX, LOOP_KEY);
+    if (!lua_isnil(L, -1))
+        return;
+    lua_pop(L, 1);
+    box = mcp_newuserdata(L, sizeof *box);
+    box->loop = NULL;
+    box->stepping = 0;
+    if (luaL_newmetatable(L, LOOP_MT)) {
+        lua_pushcfunction(L, loop_gc);
+        lua_setfield(L, -2, "__gc");
+    }
+    lua_setmetatable(L, -2);
+    box->loop = mcp_loop_new();
+    if (box->loop == NULL)
+        luaL_error(L, "mcp: cannot create the event loop");
+    lua_pushvalue(L, -1);
+    lua_setfield(L, LUA_REGISTRYINDEX, LOOP_KEY);
+}
+
 #if defined(__GNUC__)
 __attribute__((visibility("default")))
 #endif
@@ -164,6 +182,7 @@ int luaopen_mcp_core(lua_State *L)
         {NULL, NULL},
     };
     struct sigaction sa;
+    int box_index;
     check_abi(L);
     /* A write to a server that died must fail with EPIPE, not kill the host. Only when nobody
      * chose a disposition: Neovim (libuv) and most hosts ignore SIGPIPE already. */
@@ -175,35 +194,21 @@ int luaopen_mcp_core(lua_State *L)
     mcp_json_init(L);
     mcp_session_open(L);
 
-    lua_getfield(L, LUA_REGISTRYINDEX, LOOP_KEY);
-    if (lua_isnil(L, -1)) {
-        loop_box *box = mcp_newuserdata(L, sizeof *box);
-        box->loop = NULL;
-        box->stepping = 0;
-        if (luaL_newmetatable(L, LOOP_MT)) {
-            lua_pushcfunction(L, loop_gc);
-            lua_setfield(L, -2, "__gc");
-        }
-        lua_setmetatable(L, -2);
-        box->loop = mcp_loop_new();
-        if (box->loop == NULL)
-            return luaL_error(L, "mcp: cannot create the event loop");
-        lua_setfield(L, LUA_REGISTRYINDEX, LOOP_KEY);
-    }
-    lua_pop(L, 1);
+    push_loop_box(L);
+    box_index = lua_gettop(L); /* handed to the bindings, stays below the module table */
 
     lua_newtable(L);
     mcp_setfuncs(L, funcs, 0);
-    mcp_stdio_lua_open(L);
-    mcp_timer_lua_open(L);
-    mcp_http_lua_open(L);
+    mcp_stdio_lua_open(L, box_index);
+    mcp_timer_lua_open(L, box_index);
+    mcp_http_lua_open(L, box_index);
 #ifdef MCP_TEST_HOOKS
     mcp_sse_lua_open(L);
 #endif
-    mcp_fetch_lua_open(L);
+    mcp_fetch_lua_open(L, box_index);
     mcp_pkey_lua_open(L);
-    mcp_lua_transport_open(L);
-    mcp_redirect_listener_lua_open(L);
+    mcp_lua_transport_open(L, box_index);
+    mcp_redirect_listener_lua_open(L, box_index);
     lua_pushlightuserdata(L, NULL);
     lua_setfield(L, -2, "null");
     luaL_getmetatable(L, MCP_JSON_ARRAY_MT);

@@ -1,4 +1,7 @@
-/* The loop of this Lua state (created by luaopen_mcp_core, kept in the registry). */
+/* The loop of this Lua state and how the bindings reach it. luaopen_mcp_core (core.c) makes the
+ * loop box once per Lua state, keeps it in the registry and hands it to each binding's open
+ * function (the stack index `box`), which makes it upvalue 1 of the functions that need the loop:
+ * no binding calls back into core.c. */
 #ifndef MCP_CORE_LOOP_H
 #define MCP_CORE_LOOP_H
 
@@ -6,25 +9,48 @@
 
 #include "loop.h"
 
-mcp_loop *mcp_core_loop(lua_State *L);
+typedef struct mcp_loop_box {
+    mcp_loop *loop; /* NULL once the box's finalizer ran (the Lua state is closing) */
+    int stepping;   /* guards against a step inside a callback of a step */
+} mcp_loop_box;
+
+/* The loop of a C function whose upvalue 1 is the loop box; raises once the loop is gone. */
+static inline mcp_loop *mcp_upvalue_loop(lua_State *L)
+{
+    mcp_loop_box *box = (mcp_loop_box *)lua_touserdata(L, lua_upvalueindex(1));
+    if (box == NULL || box->loop == NULL)
+        luaL_error(L, "mcp: the event loop is gone (the Lua state is closing)");
+    return box->loop;
+}
+
+/* Sets field `name` of the table on top to fn closed over the loop box at index `box`. */
+static inline void mcp_set_loop_function(lua_State *L, int box, const char *name, lua_CFunction fn)
+{
+    lua_pushvalue(L, box);
+    lua_pushcclosure(L, fn, 1);
+    lua_setfield(L, -2, name);
+}
+
 /* The Lua state whose `core.step` is dispatching right now (NULL outside a step): core.c sets
  * it as the loop's dispatch context. */
 static inline lua_State *mcp_loop_lua(mcp_loop *loop)
 {
     return (lua_State *)mcp_loop_context(loop);
 }
-void mcp_stdio_lua_open(lua_State *L);     /* adds stdio_transport to the table on top */
-void mcp_timer_lua_open(lua_State *L);     /* adds timer to the table on top */
-void mcp_http_lua_open(lua_State *L);      /* adds http_transport and sse_transport */
-void mcp_pkey_lua_open(lua_State *L);      /* adds pkey_generate, pkey_load, is_pkey (JWS keys) */
-void mcp_lua_transport_open(lua_State *L); /* adds lua_transport (the bridge for Lua transports) */
+/* Each adds its functions to the table on top; `box` is the loop box's stack index. */
+void mcp_stdio_lua_open(lua_State *L, int box);     /* stdio_transport */
+void mcp_timer_lua_open(lua_State *L, int box);     /* timer */
+void mcp_http_lua_open(lua_State *L, int box);      /* http_transport and sse_transport */
+void mcp_pkey_lua_open(lua_State *L);               /* pkey_generate, pkey_load, is_pkey (JWS) */
+void mcp_lua_transport_open(lua_State *L, int box); /* lua_transport (the bridge for Lua ones) */
 #ifdef MCP_TEST_HOOKS
 /* Test builds only (src/testing/): adds _sse_parse (SSE parser test hook) to the table on top. */
 void mcp_sse_lua_open(lua_State *L);
 #endif
-void mcp_fetch_lua_open(lua_State *L); /* adds http_fetch (one plain HTTP exchange) */
+void mcp_fetch_lua_open(lua_State *L, int box); /* adds http_fetch (one plain HTTP exchange) */
 struct mcp_curl;
-/* The libcurl context of this Lua state, created on first use; raises when libcurl is missing. */
-struct mcp_curl *mcp_http_lua_curl(lua_State *L);
+/* The libcurl context of this Lua state on its loop, created on first use; raises when libcurl
+ * is missing. */
+struct mcp_curl *mcp_http_lua_curl(lua_State *L, mcp_loop *loop);
 
 #endif

@@ -218,7 +218,7 @@ static int l_listen(lua_State *L)
         return luaL_error(L, "mcp: out of memory");
     l->fd = -1;
     l->fn_ref = LUA_NOREF;
-    l->loop = mcp_core_loop(L);
+    l->loop = mcp_upvalue_loop(L);
     mcp_loop_ref(l->loop);
     box->l = l;
     l->fd = socket(AF_INET, SOCK_STREAM, 0);
@@ -284,7 +284,7 @@ static int l_gc(lua_State *L)
     return 0;
 }
 
-void mcp_redirect_listener_lua_open(lua_State *L)
+void mcp_redirect_listener_lua_open(lua_State *L, int box)
 {
     static const luaL_Reg methods[] = {{"port", l_port}, {"close", l_close}, {NULL, NULL}};
     if (luaL_newmetatable(L, LISTENER_MT)) {
@@ -295,6 +295,5 @@ void mcp_redirect_listener_lua_open(lua_State *L)
         lua_setfield(L, -2, "__gc");
     }
     lua_pop(L, 1);
-    lua_pushcfunction(L, l_listen);
-    lua_setfield(L, -2, "redirect_listener");
+    mcp_set_loop_function(L, box, "redirect_listener", l_listen);
 }

@@ -4,6 +4,7 @@
 
 #include "compat.h"
 
-void mcp_redirect_listener_lua_open(lua_State *L); /* adds redirect_listener to the table on top */
+/* Adds redirect_listener to the table on top; `box` is the loop box's index (core_loop.h). */
+void mcp_redirect_listener_lua_open(lua_State *L, int box);
 
 #endif

@@ -61,7 +61,7 @@ static int l_timer(lua_State *L)
         return luaL_error(L, "mcp: out of memory");
     box->t = t;
     t->fn_ref = t->self_ref = LUA_NOREF;
-    t->loop = mcp_core_loop(L);
+    t->loop = mcp_upvalue_loop(L);
     mcp_loop_ref(t->loop);
     mcp_timer_init(&t->timer, on_fire, t);
     lua_pushvalue(L, 2);
@@ -100,7 +100,7 @@ static int l_gc(lua_State *L)
     return 0;
 }
 
-void mcp_timer_lua_open(lua_State *L)
+void mcp_timer_lua_open(lua_State *L, int box)
 {
     static const luaL_Reg methods[] = {{"cancel", l_cancel}, {"active", l_active}, {NULL, NULL}};
     if (luaL_newmetatable(L, TIMER_MT)) {
@@ -111,6 +111,5 @@ void mcp_timer_lua_open(lua_State *L)
         lua_setfield(L, -2, "__gc");
     }
     lua_pop(L, 1);
-    lua_pushcfunction(L, l_timer);
-    lua_setfield(L, -2, "timer");
+    mcp_set_loop_function(L, box, "timer", l_timer);
 }

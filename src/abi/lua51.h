@@ -30,6 +30,7 @@ typedef struct luaL_Reg {
 
 /* ---- pseudo-index, type tags, references ---- */
 #define LUA_REGISTRYINDEX (-10000)
+#define LUA_GLOBALSINDEX (-10002)
 
 #define LUA_TNIL 0
 #define LUA_TBOOLEAN 1
@@ -43,6 +44,7 @@ typedef struct luaL_Reg {
 
 /* ---- what the manual documents as macros, written here over the functions below ---- */
 #define lua_pop(L, n) lua_settop((L), -(n)-1)
+#define lua_upvalueindex(i) (LUA_GLOBALSINDEX - (i))
 #define lua_newtable(L) lua_createtable((L), 0, 0)
 #define lua_pushcfunction(L, f) lua_pushcclosure((L), (f), 0)
 #define lua_pushliteral(L, s) lua_pushlstring((L), "" s, sizeof(s) - 1)

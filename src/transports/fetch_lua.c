@@ -203,11 +203,11 @@ static int l_fetch(lua_State *L)
     o.timeout_ms = opt_long(L, "timeout_ms");
     o.connect_timeout_ms = opt_long(L, "connect_timeout_ms");
     o.body_max = (size_t)opt_long(L, "max_body");
-    curl = mcp_http_lua_curl(L); /* raises when libcurl is missing */
+    curl = mcp_http_lua_curl(L, mcp_upvalue_loop(L)); /* raises when libcurl is missing */
     /* Nothing below raises before the exchange is owned by the box. */
     b = mcp_newuserdata(L, sizeof *b);
     b->f = NULL;
-    b->loop = mcp_core_loop(L);
+    b->loop = mcp_upvalue_loop(L);
     b->cb_ref = b->self_ref = LUA_NOREF;
     luaL_getmetatable(L, FETCH_MT);
     lua_setmetatable(L, -2);
@@ -254,7 +254,7 @@ static int l_gc(lua_State *L)
     return 0;
 }
 
-void mcp_fetch_lua_open(lua_State *L)
+void mcp_fetch_lua_open(lua_State *L, int box)
 {
     static const luaL_Reg methods[] = {{"cancel", l_cancel}, {"active", l_active}, {NULL, NULL}};
     if (luaL_newmetatable(L, FETCH_MT)) {
@@ -265,6 +265,5 @@ void mcp_fetch_lua_open(lua_State *L)
         lua_setfield(L, -2, "__gc");
     }
     lua_pop(L, 1);
-    lua_pushcfunction(L, l_fetch);
-    lua_setfield(L, -2, "http_fetch");
+    mcp_set_loop_function(L, box, "http_fetch", l_fetch);
 }

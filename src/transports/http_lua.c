@@ -40,7 +40,7 @@ static int curl_gc(lua_State *L)
 }
 
 /* The curl context of this Lua state, created on first use (also for core.http_fetch). */
-mcp_curl *mcp_http_lua_curl(lua_State *L)
+mcp_curl *mcp_http_lua_curl(lua_State *L, mcp_loop *loop)
 {
     curl_box *b;
     lua_getfield(L, LUA_REGISTRYINDEX, CURL_KEY);
@@ -60,7 +60,7 @@ mcp_curl *mcp_http_lua_curl(lua_State *L)
         lua_setfield(L, -2, "__gc");
     }
     lua_setmetatable(L, -2);
-    b->c = mcp_curl_new(mcp_core_loop(L));
+    b->c = mcp_curl_new(loop);
     if (b->c == NULL)
         luaL_error(L, "mcp: cannot create a libcurl multi handle");
     lua_setfield(L, LUA_REGISTRYINDEX, CURL_KEY);
@@ -365,7 +365,7 @@ static int new_transport(lua_State *L, int legacy)
     http_box *box;
     luaL_checktype(L, 1, LUA_TTABLE);
     check_config(L);
-    curl = mcp_http_lua_curl(L);
+    curl = mcp_http_lua_curl(L, mcp_upvalue_loop(L));
     memset(&cfg, 0, sizeof cfg);
     read_config(L, &cfg);
     cfg.legacy_sse = legacy;
@@ -373,7 +373,7 @@ static int new_transport(lua_State *L, int legacy)
         mcp_http_config_free(&cfg);
         return luaL_error(L, "mcp: out of memory");
     }
-    t = mcp_http_new(mcp_core_loop(L), curl, &cfg);
+    t = mcp_http_new(mcp_upvalue_loop(L), curl, &cfg);
     if (t == NULL)
         return luaL_error(L, "mcp: out of memory");
     box = (http_box *)mcp_newuserdata(L, sizeof *box);
@@ -579,7 +579,7 @@ static int l_gc(lua_State *L)
     return mcp_transport_lua_gc(L);
 }
 
-void mcp_http_lua_open(lua_State *L)
+void mcp_http_lua_open(lua_State *L, int box)
 {
     static const luaL_Reg methods[] = {
         {"start", l_start},
@@ -607,8 +607,6 @@ void mcp_http_lua_open(lua_State *L)
         lua_setfield(L, -2, "__mcp_transport");
     }
     lua_pop(L, 1);
-    lua_pushcfunction(L, l_http_transport);
-    lua_setfield(L, -2, "http_transport");
-    lua_pushcfunction(L, l_sse_transport);
-    lua_setfield(L, -2, "sse_transport");
+    mcp_set_loop_function(L, box, "http_transport", l_http_transport);
+    mcp_set_loop_function(L, box, "sse_transport", l_sse_transport);
 }

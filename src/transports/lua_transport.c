@@ -448,7 +448,7 @@ static int l_lua_transport(lua_State *L)
         return luaL_error(L, "mcp: out of memory");
     b->base.vt = &bridge_vt;
     b->base.refs = 1;
-    b->base.loop = mcp_core_loop(L);
+    b->base.loop = mcp_upvalue_loop(L);
     mcp_loop_ref(b->base.loop);
     mcp_timer_init(&b->timer, on_timer, b);
     mcp_transport_push(L, &b->base, BRIDGE_MT);
@@ -464,7 +464,7 @@ static int l_lua_transport(lua_State *L)
     return 1;
 }
 
-void mcp_lua_transport_open(lua_State *L)
+void mcp_lua_transport_open(lua_State *L, int box)
 {
     static const luaL_Reg methods[] = {
         {"push_message", l_push_message},       {"push_error", l_push_error},
@@ -493,6 +493,5 @@ void mcp_lua_transport_open(lua_State *L)
     } else {
         lua_pop(L, 1);
     }
-    lua_pushcfunction(L, l_lua_transport);
-    lua_setfield(L, -2, "lua_transport");
+    mcp_set_loop_function(L, box, "lua_transport", l_lua_transport);
 }

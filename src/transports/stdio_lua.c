@@ -102,7 +102,7 @@ static size_t size_option(lua_State *L, const char *name)
 static int l_stdio_transport(lua_State *L)
 {
     mcp_stdio_config cfg;
-    mcp_loop *loop = mcp_core_loop(L);
+    mcp_loop *loop = mcp_upvalue_loop(L);
     mcp_transport *t;
     stdio_box *box;
     const char *command;
@@ -221,7 +221,7 @@ static int l_tostring(lua_State *L)
     return 1;
 }
 
-void mcp_stdio_lua_open(lua_State *L)
+void mcp_stdio_lua_open(lua_State *L, int box)
 {
     static const luaL_Reg methods[] = {
         {"start", mcp_transport_lua_start},
@@ -244,6 +244,5 @@ void mcp_stdio_lua_open(lua_State *L)
         lua_setfield(L, -2, "__tostring");
     }
     lua_pop(L, 1);
-    lua_pushcfunction(L, l_stdio_transport);
-    lua_setfield(L, -2, "stdio_transport");
+    mcp_set_loop_function(L, box, "stdio_transport", l_stdio_transport);
 }
