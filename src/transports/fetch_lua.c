@@ -134,13 +134,48 @@ static int append_lines(lua_State *L, int idx, size_t n, struct curl_slist **lis
     return 0;
 }
 
+/* The length of the array on top (0 for nil) once each item is checked to be a string with no
+ * CR or LF (and a ':' when need_colon); raises "<field>[i] must be <must>" otherwise. */
+static size_t check_lines(lua_State *L, const char *field, int need_colon, const char *must)
+{
+    size_t i, n;
+    if (lua_isnil(L, -1))
+        return 0;
+    luaL_checktype(L, -1, LUA_TTABLE);
+    n = mcp_rawlen(L, -1);
+    for (i = 1; i <= n; i++) {
+        const char *s;
+        lua_rawgeti(L, -1, (int)i);
+        /* a string, not a number lua_tolstring would turn into one */
+        s = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
+        if (s == NULL || strpbrk(s, "\r\n") != NULL || (need_colon && strchr(s, ':') == NULL))
+            luaL_error(L, "mcp: http_fetch: %s[%d] must be %s", field, (int)i, must);
+        lua_pop(L, 1);
+    }
+    return n;
+}
+
+/* refuse_addresses (on top): nil, "loopback" or "local". */
+static mcp_addr_guard read_guard(lua_State *L)
+{
+    const char *g = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
+    if (lua_isnil(L, -1))
+        return MCP_GUARD_NONE;
+    if (g != NULL && strcmp(g, "loopback") == 0)
+        return MCP_GUARD_LOOPBACK;
+    if (g != NULL && strcmp(g, "local") == 0)
+        return MCP_GUARD_LOCAL;
+    luaL_error(L, "mcp: http_fetch: refuse_addresses must be \"loopback\" or \"local\"");
+    return MCP_GUARD_NONE;
+}
+
 static int l_fetch(lua_State *L)
 {
     mcp_fetch_opts o;
     fetch_box *b;
     mcp_curl *curl;
     char err[256];
-    size_t i, n, m;
+    size_t n, m;
     const char *method, *url;
     luaL_checktype(L, 1, LUA_TTABLE);
     luaL_checktype(L, 2, LUA_TFUNCTION);
@@ -158,48 +193,12 @@ static int l_fetch(lua_State *L)
     lua_getfield(L, 1, "body");
     if (!lua_isnil(L, -1) && lua_type(L, -1) != LUA_TSTRING)
         return luaL_error(L, "mcp: http_fetch: body must be a string");
-    lua_getfield(L, 1, "headers");
-    n = 0;
-    if (!lua_isnil(L, -1)) {
-        luaL_checktype(L, -1, LUA_TTABLE);
-        n = mcp_rawlen(L, -1);
-        for (i = 1; i <= n; i++) {
-            const char *h;
-            lua_rawgeti(L, -1, (int)i);
-            h = lua_tostring(L, -1);
-            if (lua_type(L, -1) != LUA_TSTRING || strpbrk(h, "\r\n") != NULL ||
-                strchr(h, ':') == NULL)
-                return luaL_error(L, "mcp: http_fetch: headers[%d] must be a \"Name: value\" line",
-                                  (int)i);
-            lua_pop(L, 1);
-        }
-    }
+    lua_getfield(L, 1, "headers"); /* 6 */
+    n = check_lines(L, "headers", 1, "a \"Name: value\" line");
     lua_getfield(L, 1, "refuse_addresses"); /* 7 */
-    if (!lua_isnil(L, -1)) {
-        const char *g = lua_tostring(L, -1);
-        if (lua_type(L, -1) == LUA_TSTRING && strcmp(g, "loopback") == 0)
-            o.guard = MCP_GUARD_LOOPBACK;
-        else if (lua_type(L, -1) == LUA_TSTRING && strcmp(g, "local") == 0)
-            o.guard = MCP_GUARD_LOCAL;
-        else
-            return luaL_error(L, "mcp: http_fetch: refuse_addresses must be \"loopback\" or "
-                                 "\"local\"");
-    }
+    o.guard = read_guard(L);
     lua_getfield(L, 1, "resolve"); /* 8 */
-    m = 0;
-    if (!lua_isnil(L, -1)) {
-        luaL_checktype(L, -1, LUA_TTABLE);
-        m = mcp_rawlen(L, -1);
-        for (i = 1; i <= m; i++) {
-            lua_rawgeti(L, -1, (int)i);
-            if (lua_type(L, -1) != LUA_TSTRING || strpbrk(lua_tostring(L, -1), "\r\n") != NULL)
-                return luaL_error(L,
-                                  "mcp: http_fetch: resolve[%d] must be a \"host:port:address\" "
-                                  "string",
-                                  (int)i);
-            lua_pop(L, 1);
-        }
-    }
+    m = check_lines(L, "resolve", 0, "a \"host:port:address\" string");
     o.timeout_ms = opt_long(L, "timeout_ms");
     o.connect_timeout_ms = opt_long(L, "connect_timeout_ms");
     o.body_max = (size_t)opt_long(L, "max_body");

@@ -28,96 +28,106 @@ static void key_done(mcp_idscan *s)
     }
 }
 
+/* One byte inside a string. */
+static void string_byte(mcp_idscan *s, char c)
+{
+    if (s->esc) {
+        s->esc = 0;
+        if (s->depth == 1 && s->in_id)
+            s->id_bad = 1; /* escapes in an id: not one of ours */
+        return;
+    }
+    if (c == '\\') {
+        s->esc = 1;
+        return;
+    }
+    if (c == '"') {
+        s->in_str = 0;
+        if (s->depth == 1 && s->want_key) {
+            s->want_key = 0;
+            key_done(s);
+        } else if (s->depth == 1 && s->in_id && s->id_is_str) {
+            s->in_id = 0; /* the id's value is complete: later bytes are not it */
+            s->id_done = 1;
+        }
+        return;
+    }
+    if (s->depth == 1 && s->want_key) {
+        if (s->key_len < (int)sizeof s->key)
+            s->key[s->key_len] = c;
+        s->key_len++;
+    } else if (s->depth == 1 && s->in_id && s->id_is_str) {
+        id_put(s, c);
+    }
+}
+
+/* One byte outside any string. */
+static void structure_byte(mcp_idscan *s, char c)
+{
+    switch (c) {
+    case '"':
+        s->in_str = 1;
+        if (s->depth == 1 && s->want_key)
+            s->key_len = 0;
+        else if (s->depth == 1 && s->in_id) {
+            if (s->id_len > 0 || s->id_closed)
+                s->id_bad = 1; /* "id": 12 "x" */
+            else
+                s->id_is_str = 1;
+        }
+        break;
+    case '{':
+    case '[':
+        if (s->depth == 0 && c == '{') {
+            s->started = 1;
+            s->want_key = 1;
+        } else if (s->depth == 1 && s->in_id) {
+            s->id_bad = 1; /* an object or array as id */
+        }
+        s->depth++;
+        break;
+    case '}':
+    case ']':
+        if (s->depth > 0)
+            s->depth--;
+        if (s->depth == 0 && s->in_id)
+            s->in_id = 0, s->id_done = 1;
+        break;
+    case ',':
+        if (s->depth == 1) {
+            if (s->in_id)
+                s->in_id = 0, s->id_done = 1;
+            s->want_key = 1;
+        }
+        break;
+    case ':': break;
+    case ' ':
+    case '\t':
+    case '\r':
+    case '\n':
+        /* whitespace ends a number, but only ',' or '}' completes it */
+        if (s->depth == 1 && s->in_id && !s->id_is_str && s->id_len > 0)
+            s->id_closed = 1;
+        break;
+    default:
+        if (s->depth == 1 && s->in_id && !s->id_is_str) {
+            if (s->id_closed)
+                s->id_bad = 1; /* "id": 12 34 */
+            else
+                id_put(s, c);
+        }
+        break;
+    }
+}
+
 void mcp_idscan_feed(mcp_idscan *s, const char *p, size_t n)
 {
     size_t i;
     for (i = 0; i < n; i++) {
-        char c = p[i];
-        if (s->in_str) {
-            if (s->esc) {
-                s->esc = 0;
-                if (s->depth == 1 && s->in_id)
-                    s->id_bad = 1; /* escapes in an id: not one of ours */
-                continue;
-            }
-            if (c == '\\') {
-                s->esc = 1;
-                continue;
-            }
-            if (c == '"') {
-                s->in_str = 0;
-                if (s->depth == 1 && s->want_key) {
-                    s->want_key = 0;
-                    key_done(s);
-                } else if (s->depth == 1 && s->in_id && s->id_is_str) {
-                    s->in_id = 0; /* the id's value is complete: later bytes are not it */
-                    s->id_done = 1;
-                }
-                continue;
-            }
-            if (s->depth == 1 && s->want_key) {
-                if (s->key_len < (int)sizeof s->key)
-                    s->key[s->key_len] = c;
-                s->key_len++;
-            } else if (s->depth == 1 && s->in_id && s->id_is_str) {
-                id_put(s, c);
-            }
-            continue;
-        }
-        switch (c) {
-        case '"':
-            s->in_str = 1;
-            if (s->depth == 1 && s->want_key)
-                s->key_len = 0;
-            else if (s->depth == 1 && s->in_id) {
-                if (s->id_len > 0 || s->id_closed)
-                    s->id_bad = 1; /* "id": 12 "x" */
-                else
-                    s->id_is_str = 1;
-            }
-            break;
-        case '{':
-        case '[':
-            if (s->depth == 0 && c == '{') {
-                s->started = 1;
-                s->want_key = 1;
-            } else if (s->depth == 1 && s->in_id) {
-                s->id_bad = 1; /* an object or array as id */
-            }
-            s->depth++;
-            break;
-        case '}':
-        case ']':
-            if (s->depth > 0)
-                s->depth--;
-            if (s->depth == 0 && s->in_id)
-                s->in_id = 0, s->id_done = 1;
-            break;
-        case ',':
-            if (s->depth == 1) {
-                if (s->in_id)
-                    s->in_id = 0, s->id_done = 1;
-                s->want_key = 1;
-            }
-            break;
-        case ':': break;
-        case ' ':
-        case '\t':
-        case '\r':
-        case '\n':
-            /* whitespace ends a number, but only ',' or '}' completes it */
-            if (s->depth == 1 && s->in_id && !s->id_is_str && s->id_len > 0)
-                s->id_closed = 1;
-            break;
-        default:
-            if (s->depth == 1 && s->in_id && !s->id_is_str) {
-                if (s->id_closed)
-                    s->id_bad = 1; /* "id": 12 34 */
-                else
-                    id_put(s, c);
-            }
-            break;
-        }
+        if (s->in_str)
+            string_byte(s, p[i]);
+        else
+            structure_byte(s, p[i]);
     }
 }
 
