@@ -345,7 +345,7 @@ FUZZ_SRCS_json := fuzz/json_fuzz.c src/json_decode.c src/json_encode.c src/buf.c
 # shorter, so its build logs from 16 bytes.
 FUZZ_DEFS_json := -DMCP_JSON_UNDO_LOG_MIN=16
 FUZZ_LIBS_json = -I$(LUA_INCDIR) $(shell $(PKG_CONFIG) --libs lua5.4 2>/dev/null || echo -llua5.4) -lm
-FUZZ_SRCS_header := fuzz/header_fuzz.c fuzz/lua_embed.c src/digest.c src/lazylib.c
+FUZZ_SRCS_header := fuzz/header_fuzz.c fuzz/lua_embed.c src/digest.c src/crypto_api.c src/lazylib.c
 FUZZ_LIBS_header = $(FUZZ_LIBS_json) $(CRYPTO_CFLAGS) -ldl -pthread
 FUZZ_SRCS_wwwauth := fuzz/wwwauth_fuzz.c fuzz/lua_embed.c
 FUZZ_LIBS_wwwauth = $(FUZZ_LIBS_json)

@@ -57,6 +57,7 @@ build = {
          sources = {
             "src/buf.c",
             "src/core.c",
+            "src/crypto_api.c",
             "src/digest.c",
             "src/fdlimit.c",
             "src/json_decode.c",

@@ -8,37 +8,11 @@
  *                            v "std" (default) accepts + and /, "url" accepts - and _, "any" both.
  *                            Padding is optional, but when present it must be complete and last;
  *                            CR and LF are skipped (MIME line breaks); anything else is an error. */
-#include <pthread.h>
 #include <string.h>
 
 #include "crypto_api.h"
 
 #include "digest.h"
-#include "lazylib.h"
-
-/* libcrypto is opened on the first digest (see lazylib.h): a host that never fingerprints
- * never maps it. Written once under pthread_once, read-only afterwards. */
-static struct {
-    __typeof__(&EVP_Digest) digest;
-    __typeof__(&EVP_sha256) sha256;
-    __typeof__(&RAND_bytes) rand_bytes;
-} crypto;
-static pthread_once_t crypto_once = PTHREAD_ONCE_INIT;
-static int crypto_rc = -1;
-static char crypto_err[256];
-
-static void load_crypto(void)
-{
-    static const char *const names[] = {"libcrypto.so.3",    "libcrypto.so.1.1", "libcrypto.so",
-                                        "libcrypto.3.dylib", "libcrypto.dylib",  NULL};
-    const mcp_lazysym syms[] = {
-        {"EVP_Digest", (void **)&crypto.digest},
-        {"EVP_sha256", (void **)&crypto.sha256},
-        {"RAND_bytes", (void **)&crypto.rand_bytes},
-        {NULL, NULL},
-    };
-    crypto_rc = mcp_lazylib_load(names, syms, crypto_err, sizeof crypto_err);
-}
 
 int mcp_digest_sha256(lua_State *L)
 {
@@ -46,10 +20,10 @@ int mcp_digest_sha256(lua_State *L)
     const char *s = luaL_checklstring(L, 1, &n);
     unsigned char md[EVP_MAX_MD_SIZE];
     unsigned int len = 0;
-    pthread_once(&crypto_once, load_crypto);
-    if (crypto_rc != 0)
-        return luaL_error(L, "mcp: SHA-256 needs OpenSSL's libcrypto: %s", crypto_err);
-    if (crypto.digest(s, n, md, &len, crypto.sha256(), NULL) != 1 || len != 32)
+    char why[256];
+    if (mcp_crypto_load(why, sizeof why) != 0)
+        return luaL_error(L, "mcp: SHA-256 needs OpenSSL's libcrypto: %s", why);
+    if (EVP_Digest(s, n, md, &len, EVP_sha256(), NULL) != 1 || len != 32)
         return luaL_error(L, "mcp: SHA-256 failed (libcrypto)");
     lua_pushlstring(L, (const char *)md, len);
     return 1;
@@ -60,11 +34,11 @@ int mcp_digest_random_bytes(lua_State *L)
     lua_Integer n = luaL_checkinteger(L, 1);
     unsigned char *out;
     luaL_argcheck(L, n >= 1 && n <= 4096, 1, "expected 1 to 4096 bytes");
-    pthread_once(&crypto_once, load_crypto);
-    if (crypto_rc != 0)
-        return luaL_error(L, "mcp: random bytes need OpenSSL's libcrypto: %s", crypto_err);
+    char why[256];
+    if (mcp_crypto_load(why, sizeof why) != 0)
+        return luaL_error(L, "mcp: random bytes need OpenSSL's libcrypto: %s", why);
     out = mcp_newuserdata(L, (size_t)n); /* collected: no leak if pushing raises */
-    if (crypto.rand_bytes(out, (int)n) != 1)
+    if (RAND_bytes(out, (int)n) != 1)
         return luaL_error(L, "mcp: libcrypto's RAND_bytes failed");
     lua_pushlstring(L, (const char *)out, (size_t)n);
     memset(out, 0, (size_t)n);

@@ -4,29 +4,56 @@
 #include <stdio.h>
 #include <string.h>
 
-int mcp_lazylib_load(const char *const *names, const mcp_lazysym *syms, char *err, size_t errlen)
+/* The one list of file names per library, the first that loads wins: the ELF soname of each ABI
+ * we call (libcrypto 3 and 1.1 both have every entry point crypto_api.h lists), the development
+ * link, then macOS's names. */
+static const char *const curl_names[] = {"libcurl.so.4", "libcurl.so", "libcurl.4.dylib",
+                                         "libcurl.dylib", NULL};
+static const char *const crypto_names[] = {"libcrypto.so.3",    "libcrypto.so.1.1", "libcrypto.so",
+                                           "libcrypto.3.dylib", "libcrypto.dylib",  NULL};
+
+static const char *const *names_of(mcp_lazylib_id id)
 {
-    void *lib = NULL;
+    return id == MCP_LIBCURL ? curl_names : crypto_names;
+}
+
+void mcp_lazylib_fill(mcp_lazylib *lib)
+{
+    const char *const *names = names_of(lib->id);
     const char *const *n;
-    const char *why = "";
-    for (n = names; *n != NULL && lib == NULL; n++) {
-        lib = dlopen(*n, RTLD_NOW | RTLD_LOCAL);
-        if (lib == NULL)
-            why = dlerror();
-    }
-    if (lib == NULL) {
-        snprintf(err, errlen, "cannot load %s (%s)", names[0], why ? why : "not found");
-        return -1;
-    }
-    for (; syms->name != NULL; syms++) {
-        /* POSIX: a data pointer from dlsym may be converted to a function pointer. */
-        void *p = dlsym(lib, syms->name);
-        if (p == NULL) {
-            snprintf(err, errlen, "%s has no %s: the library is too old", names[0], syms->name);
-            return -1;
+    const mcp_lazysym *sym;
+    void *handle = NULL;
+    for (n = names; *n != NULL && handle == NULL; n++) {
+        handle = dlopen(*n, RTLD_NOW | RTLD_LOCAL);
+        /* the reason is the first name's (the soname we are built for); dlerror's text is
+         * overwritten by the next failure, so it is kept now */
+        if (handle == NULL && n == names) {
+            const char *why = dlerror();
+            snprintf(lib->err, sizeof lib->err, "cannot load %s (%s)", names[0],
+                     why ? why : "not found");
         }
-        memcpy(syms->slot, &p, sizeof p);
+    }
+    if (handle == NULL)
+        return;
+    for (sym = lib->syms; sym->name != NULL; sym++) {
+        /* POSIX: a data pointer from dlsym may be converted to a function pointer. */
+        void *p = dlsym(handle, sym->name);
+        if (p == NULL) {
+            snprintf(lib->err, sizeof lib->err, "%s has no %s: the library is too old",
+                     n[-1], /* the name that loaded */
+                     sym->name);
+            return;
+        }
+        memcpy(sym->slot, &p, sizeof p);
     }
     /* Never closed: the entry points stay valid for the life of the process, like a linked one. */
-    return 0;
+    lib->rc = lib->init != NULL ? lib->init(lib->err, sizeof lib->err) : 0;
+}
+
+int mcp_lazylib_open(mcp_lazylib *lib, char *err, size_t errlen)
+{
+    pthread_once(&lib->once, lib->once_fn);
+    if (lib->rc != 0)
+        snprintf(err, errlen, "%s", lib->err);
+    return lib->rc;
 }

@@ -1,115 +1,24 @@
 /* EC P-256 and RSA keys for JWS (ES256, RS256) through OpenSSL's libcrypto (see pkey.h).
  *
- * libcrypto is opened on the first key operation (lazylib.h), like digest.c does. Only entry
+ * libcrypto is opened on the first key operation (crypto_api.h), as for a digest. Only entry
  * points present, as functions, in both OpenSSL 1.1.1 and 3.x are used. The key's kind and public
  * numbers come from the SubjectPublicKeyInfo that libcrypto encodes (i2d_PUBKEY): reading those
  * few DER headers here avoids the accessors that differ between 1.1 and 3.x. */
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "crypto_api.h"
 
-#include "lazylib.h"
 #include "pkey.h"
-
-static struct {
-    __typeof__(&BIO_new_mem_buf) bio_new_mem_buf;
-    __typeof__(&BIO_new) bio_new;
-    __typeof__(&BIO_s_mem) bio_s_mem;
-    __typeof__(&BIO_ctrl) bio_ctrl;
-    __typeof__(&BIO_free) bio_free;
-    __typeof__(&PEM_read_bio_PrivateKey) pem_read_private;
-    __typeof__(&PEM_read_bio_PUBKEY) pem_read_public;
-    __typeof__(&PEM_write_bio_PrivateKey) pem_write_private;
-    __typeof__(&PEM_write_bio_PUBKEY) pem_write_public;
-    __typeof__(&EVP_PKEY_free) pkey_free;
-    __typeof__(&EVP_PKEY_CTX_new_id) pctx_new_id;
-    __typeof__(&EVP_PKEY_CTX_free) pctx_free;
-    __typeof__(&EVP_PKEY_CTX_ctrl) pctx_ctrl;
-    __typeof__(&EVP_PKEY_keygen_init) keygen_init;
-    __typeof__(&EVP_PKEY_keygen) keygen;
-    __typeof__(&EVP_MD_CTX_new) md_ctx_new;
-    __typeof__(&EVP_MD_CTX_free) md_ctx_free;
-    __typeof__(&EVP_DigestSignInit) sign_init;
-    __typeof__(&EVP_DigestSign) sign;
-    __typeof__(&EVP_DigestVerifyInit) verify_init;
-    __typeof__(&EVP_DigestVerify) verify;
-    __typeof__(&EVP_sha256) sha256;
-    __typeof__(&i2d_PUBKEY) i2d_pubkey;
-    __typeof__(&d2i_ECDSA_SIG) d2i_ecdsa_sig;
-    __typeof__(&i2d_ECDSA_SIG) i2d_ecdsa_sig;
-    __typeof__(&ECDSA_SIG_new) ecdsa_sig_new;
-    __typeof__(&ECDSA_SIG_free) ecdsa_sig_free;
-    __typeof__(&ECDSA_SIG_get0) ecdsa_sig_get0;
-    __typeof__(&ECDSA_SIG_set0) ecdsa_sig_set0;
-    __typeof__(&BN_bin2bn) bn_bin2bn;
-    __typeof__(&BN_bn2binpad) bn_bn2binpad;
-    __typeof__(&BN_free) bn_free;
-    __typeof__(&ERR_peek_last_error) err_peek_last;
-    __typeof__(&ERR_reason_error_string) err_reason;
-    __typeof__(&ERR_clear_error) err_clear;
-    __typeof__(&OPENSSL_cleanse) cleanse;
-} C;
-static pthread_once_t crypto_once = PTHREAD_ONCE_INIT;
-static int crypto_rc = -1;
-static char crypto_err[256];
-
-static void load_crypto(void)
-{
-    static const char *const names[] = {"libcrypto.so.3",    "libcrypto.so.1.1", "libcrypto.so",
-                                        "libcrypto.3.dylib", "libcrypto.dylib",  NULL};
-    const mcp_lazysym syms[] = {
-        {"BIO_new_mem_buf", (void **)&C.bio_new_mem_buf},
-        {"BIO_new", (void **)&C.bio_new},
-        {"BIO_s_mem", (void **)&C.bio_s_mem},
-        {"BIO_ctrl", (void **)&C.bio_ctrl},
-        {"BIO_free", (void **)&C.bio_free},
-        {"PEM_read_bio_PrivateKey", (void **)&C.pem_read_private},
-        {"PEM_read_bio_PUBKEY", (void **)&C.pem_read_public},
-        {"PEM_write_bio_PrivateKey", (void **)&C.pem_write_private},
-        {"PEM_write_bio_PUBKEY", (void **)&C.pem_write_public},
-        {"EVP_PKEY_free", (void **)&C.pkey_free},
-        {"EVP_PKEY_CTX_new_id", (void **)&C.pctx_new_id},
-        {"EVP_PKEY_CTX_free", (void **)&C.pctx_free},
-        {"EVP_PKEY_CTX_ctrl", (void **)&C.pctx_ctrl},
-        {"EVP_PKEY_keygen_init", (void **)&C.keygen_init},
-        {"EVP_PKEY_keygen", (void **)&C.keygen},
-        {"EVP_MD_CTX_new", (void **)&C.md_ctx_new},
-        {"EVP_MD_CTX_free", (void **)&C.md_ctx_free},
-        {"EVP_DigestSignInit", (void **)&C.sign_init},
-        {"EVP_DigestSign", (void **)&C.sign},
-        {"EVP_DigestVerifyInit", (void **)&C.verify_init},
-        {"EVP_DigestVerify", (void **)&C.verify},
-        {"EVP_sha256", (void **)&C.sha256},
-        {"i2d_PUBKEY", (void **)&C.i2d_pubkey},
-        {"d2i_ECDSA_SIG", (void **)&C.d2i_ecdsa_sig},
-        {"i2d_ECDSA_SIG", (void **)&C.i2d_ecdsa_sig},
-        {"ECDSA_SIG_new", (void **)&C.ecdsa_sig_new},
-        {"ECDSA_SIG_free", (void **)&C.ecdsa_sig_free},
-        {"ECDSA_SIG_get0", (void **)&C.ecdsa_sig_get0},
-        {"ECDSA_SIG_set0", (void **)&C.ecdsa_sig_set0},
-        {"BN_bin2bn", (void **)&C.bn_bin2bn},
-        {"BN_bn2binpad", (void **)&C.bn_bn2binpad},
-        {"BN_free", (void **)&C.bn_free},
-        {"ERR_peek_last_error", (void **)&C.err_peek_last},
-        {"ERR_reason_error_string", (void **)&C.err_reason},
-        {"ERR_clear_error", (void **)&C.err_clear},
-        {"OPENSSL_cleanse", (void **)&C.cleanse},
-        {NULL, NULL},
-    };
-    crypto_rc = mcp_lazylib_load(names, syms, crypto_err, sizeof crypto_err);
-}
 
 static int need_crypto(char *err, size_t errlen)
 {
-    pthread_once(&crypto_once, load_crypto);
-    if (crypto_rc != 0) {
-        snprintf(err, errlen, "keys and signatures need OpenSSL's libcrypto: %s", crypto_err);
-        return -1;
-    }
-    return 0;
+    char why[256];
+    if (mcp_crypto_load(why, sizeof why) == 0)
+        return 0;
+    snprintf(err, errlen, "keys and signatures need OpenSSL's libcrypto: %s", why);
+    return -1;
 }
 
 struct mcp_pkey {
@@ -129,13 +38,13 @@ struct mcp_pkey {
  * error queue, so no stale entry reaches another user of libcrypto in this thread (libcurl). */
 static int fail(char *err, size_t errlen, const char *what)
 {
-    unsigned long e = C.err_peek_last();
-    const char *why = e != 0 ? C.err_reason(e) : NULL;
+    unsigned long e = ERR_peek_last_error();
+    const char *why = e != 0 ? ERR_reason_error_string(e) : NULL;
     if (why != NULL)
         snprintf(err, errlen, "%s (%s)", what, why);
     else
         snprintf(err, errlen, "%s", what);
-    C.err_clear();
+    ERR_clear_error();
     return -1;
 }
 
@@ -144,7 +53,7 @@ void mcp_pkey_wipe_free(void *p, size_t len)
     if (p == NULL)
         return;
     if (len > 0)
-        C.cleanse(p, len);
+        OPENSSL_cleanse(p, len);
     free(p);
 }
 
@@ -260,13 +169,13 @@ static int wrap(EVP_PKEY *pkey, int is_private, mcp_pkey **out, char *err, size_
     int n;
     unsigned char *q;
     if (k == NULL) {
-        C.pkey_free(pkey);
+        EVP_PKEY_free(pkey);
         snprintf(err, errlen, "out of memory");
         return -1;
     }
     k->pkey = pkey;
     k->is_private = is_private;
-    n = C.i2d_pubkey(pkey, NULL);
+    n = i2d_PUBKEY(pkey, NULL);
     if (n <= 0) {
         mcp_pkey_free(k);
         return fail(err, errlen, "cannot encode the public key");
@@ -278,7 +187,7 @@ static int wrap(EVP_PKEY *pkey, int is_private, mcp_pkey **out, char *err, size_
         return -1;
     }
     q = k->spki;
-    if (C.i2d_pubkey(pkey, &q) != n) {
+    if (i2d_PUBKEY(pkey, &q) != n) {
         mcp_pkey_free(k);
         return fail(err, errlen, "cannot encode the public key");
     }
@@ -296,7 +205,7 @@ void mcp_pkey_free(mcp_pkey *k)
     if (k == NULL)
         return;
     if (k->pkey != NULL)
-        C.pkey_free(k->pkey);
+        EVP_PKEY_free(k->pkey);
     free(k->spki);
     free(k);
 }
@@ -308,18 +217,18 @@ int mcp_pkey_generate(int kind, int bits, mcp_pkey **out, char *err, size_t errl
     int ok;
     if (need_crypto(err, errlen) != 0)
         return -1;
-    ctx = C.pctx_new_id(kind == MCP_PKEY_RSA ? EVP_PKEY_RSA : EVP_PKEY_EC, NULL);
+    ctx = EVP_PKEY_CTX_new_id(kind == MCP_PKEY_RSA ? EVP_PKEY_RSA : EVP_PKEY_EC, NULL);
     if (ctx == NULL)
         return fail(err, errlen, "cannot generate a key");
-    ok = C.keygen_init(ctx) == 1;
+    ok = EVP_PKEY_keygen_init(ctx) == 1;
     if (ok && kind == MCP_PKEY_RSA)
-        ok = C.pctx_ctrl(ctx, EVP_PKEY_RSA, EVP_PKEY_OP_KEYGEN, EVP_PKEY_CTRL_RSA_KEYGEN_BITS, bits,
-                         NULL) > 0;
+        ok = EVP_PKEY_CTX_ctrl(ctx, EVP_PKEY_RSA, EVP_PKEY_OP_KEYGEN, EVP_PKEY_CTRL_RSA_KEYGEN_BITS,
+                               bits, NULL) > 0;
     else if (ok)
-        ok = C.pctx_ctrl(ctx, EVP_PKEY_EC, EVP_PKEY_OP_PARAMGEN | EVP_PKEY_OP_KEYGEN,
-                         EVP_PKEY_CTRL_EC_PARAMGEN_CURVE_NID, NID_X9_62_prime256v1, NULL) > 0;
-    ok = ok && C.keygen(ctx, &pkey) == 1 && pkey != NULL;
-    C.pctx_free(ctx);
+        ok = EVP_PKEY_CTX_ctrl(ctx, EVP_PKEY_EC, EVP_PKEY_OP_PARAMGEN | EVP_PKEY_OP_KEYGEN,
+                               EVP_PKEY_CTRL_EC_PARAMGEN_CURVE_NID, NID_X9_62_prime256v1, NULL) > 0;
+    ok = ok && EVP_PKEY_keygen(ctx, &pkey) == 1 && pkey != NULL;
+    EVP_PKEY_CTX_free(ctx);
     if (!ok)
         return fail(err, errlen, "cannot generate a key");
     return wrap(pkey, 1, out, err, errlen);
@@ -366,24 +275,24 @@ int mcp_pkey_load_pem(const char *pem, size_t len, const char *pass, mcp_pkey **
         snprintf(err, errlen, "not a PEM key: %lu bytes is too long", (unsigned long)len);
         return -1;
     }
-    bio = C.bio_new_mem_buf(pem, (int)len);
+    bio = BIO_new_mem_buf(pem, (int)len);
     if (bio == NULL)
         return fail(err, errlen, "out of memory");
     if (is_public)
-        pkey = C.pem_read_public(bio, NULL, give_passphrase, &pw);
+        pkey = PEM_read_bio_PUBKEY(bio, NULL, give_passphrase, &pw);
     else
-        pkey = C.pem_read_private(bio, NULL, give_passphrase, &pw);
-    C.bio_free(bio);
+        pkey = PEM_read_bio_PrivateKey(bio, NULL, give_passphrase, &pw);
+    BIO_free(bio);
     if (pkey == NULL) {
         if (pw.asked && pass == NULL) {
-            C.err_clear();
+            ERR_clear_error();
             snprintf(err, errlen, "the private key is encrypted: a passphrase is needed");
             return -1;
         }
         if (pw.asked)
             return fail(err, errlen, "cannot decrypt the private key: wrong passphrase?");
         if (!contains(pem, len, "-----BEGIN ")) {
-            C.err_clear();
+            ERR_clear_error();
             snprintf(err, errlen, "not a PEM key (no -----BEGIN line)");
             return -1;
         }
@@ -441,16 +350,16 @@ int mcp_pkey_sign(const mcp_pkey *k, int alg, const void *data, size_t len, unsi
         return -1;
     }
     buf = malloc(cap);
-    ctx = C.md_ctx_new();
+    ctx = EVP_MD_CTX_new();
     if (buf == NULL || ctx == NULL) {
         free(buf);
-        C.md_ctx_free(ctx);
+        EVP_MD_CTX_free(ctx);
         snprintf(err, errlen, "out of memory");
         return -1;
     }
-    ok = C.sign_init(ctx, NULL, C.sha256(), NULL, k->pkey) == 1 &&
-         C.sign(ctx, buf, &n, (const unsigned char *)data, len) == 1;
-    C.md_ctx_free(ctx);
+    ok = EVP_DigestSignInit(ctx, NULL, EVP_sha256(), NULL, k->pkey) == 1 &&
+         EVP_DigestSign(ctx, buf, &n, (const unsigned char *)data, len) == 1;
+    EVP_MD_CTX_free(ctx);
     if (!ok) {
         free(buf);
         return fail(err, errlen, "signing failed");
@@ -458,16 +367,16 @@ int mcp_pkey_sign(const mcp_pkey *k, int alg, const void *data, size_t len, unsi
     if (alg == MCP_ALG_ES256) {
         /* JWS (RFC 7518 3.4) wants r || s, each 32 bytes big-endian, not the DER SEQUENCE. */
         const unsigned char *p = buf;
-        ECDSA_SIG *es = C.d2i_ecdsa_sig(NULL, &p, (long)n);
+        ECDSA_SIG *es = d2i_ECDSA_SIG(NULL, &p, (long)n);
         const BIGNUM *r = NULL, *s = NULL;
         unsigned char *raw = malloc(64);
         ok = es != NULL && raw != NULL;
         if (ok) {
-            C.ecdsa_sig_get0(es, &r, &s);
-            ok = C.bn_bn2binpad(r, raw, 32) == 32 && C.bn_bn2binpad(s, raw + 32, 32) == 32;
+            ECDSA_SIG_get0(es, &r, &s);
+            ok = BN_bn2binpad(r, raw, 32) == 32 && BN_bn2binpad(s, raw + 32, 32) == 32;
         }
         if (es != NULL)
-            C.ecdsa_sig_free(es);
+            ECDSA_SIG_free(es);
         free(buf);
         if (!ok) {
             free(raw);
@@ -484,26 +393,26 @@ int mcp_pkey_sign(const mcp_pkey *k, int alg, const void *data, size_t len, unsi
 /* The DER form libcrypto verifies, from JOSE's r || s. */
 static unsigned char *ecdsa_der(const unsigned char *raw, int *derlen)
 {
-    ECDSA_SIG *es = C.ecdsa_sig_new();
-    BIGNUM *r = C.bn_bin2bn(raw, 32, NULL), *s = C.bn_bin2bn(raw + 32, 32, NULL);
+    ECDSA_SIG *es = ECDSA_SIG_new();
+    BIGNUM *r = BN_bin2bn(raw, 32, NULL), *s = BN_bin2bn(raw + 32, 32, NULL);
     unsigned char *der = NULL, *q;
     int n;
-    if (es == NULL || r == NULL || s == NULL || C.ecdsa_sig_set0(es, r, s) != 1) {
-        C.bn_free(r);
-        C.bn_free(s);
+    if (es == NULL || r == NULL || s == NULL || ECDSA_SIG_set0(es, r, s) != 1) {
+        BN_free(r);
+        BN_free(s);
         if (es != NULL)
-            C.ecdsa_sig_free(es);
+            ECDSA_SIG_free(es);
         return NULL;
     }
-    n = C.i2d_ecdsa_sig(es, NULL);
+    n = i2d_ECDSA_SIG(es, NULL);
     if (n > 0 && (der = malloc((size_t)n)) != NULL) {
         q = der;
-        if (C.i2d_ecdsa_sig(es, &q) != n) {
+        if (i2d_ECDSA_SIG(es, &q) != n) {
             free(der);
             der = NULL;
         }
     }
-    C.ecdsa_sig_free(es);
+    ECDSA_SIG_free(es);
     *derlen = n;
     return der;
 }
@@ -527,45 +436,45 @@ int mcp_pkey_verify(const mcp_pkey *k, int alg, const void *data, size_t len,
     } else if (siglen != k->alen) {
         return 0;
     }
-    ctx = C.md_ctx_new();
+    ctx = EVP_MD_CTX_new();
     if (ctx == NULL) {
         free(der);
         snprintf(err, errlen, "out of memory");
         return -1;
     }
-    if (C.verify_init(ctx, NULL, C.sha256(), NULL, k->pkey) != 1) {
-        C.md_ctx_free(ctx);
+    if (EVP_DigestVerifyInit(ctx, NULL, EVP_sha256(), NULL, k->pkey) != 1) {
+        EVP_MD_CTX_free(ctx);
         free(der);
         return fail(err, errlen, "verification failed");
     }
-    rc = C.verify(ctx, sig, siglen, (const unsigned char *)data, len) == 1;
-    C.md_ctx_free(ctx);
+    rc = EVP_DigestVerify(ctx, sig, siglen, (const unsigned char *)data, len) == 1;
+    EVP_MD_CTX_free(ctx);
     free(der);
-    C.err_clear(); /* a bad signature leaves a reason in the queue */
+    ERR_clear_error(); /* a bad signature leaves a reason in the queue */
     return rc;
 }
 
 int mcp_pkey_pem(const mcp_pkey *k, int private_part, char **pem, size_t *len, char *err,
                  size_t errlen)
 {
-    BIO *bio = C.bio_new(C.bio_s_mem());
+    BIO *bio = BIO_new(BIO_s_mem());
     char *data = NULL;
     long n;
     int ok;
     *pem = NULL;
     if (private_part && !k->is_private) {
         if (bio != NULL)
-            C.bio_free(bio);
+            BIO_free(bio);
         snprintf(err, errlen, "a public key has no private part");
         return -1;
     }
     if (bio == NULL)
         return fail(err, errlen, "out of memory");
-    ok = private_part ? C.pem_write_private(bio, k->pkey, NULL, NULL, 0, NULL, NULL) == 1
-                      : C.pem_write_public(bio, k->pkey) == 1;
-    n = ok ? C.bio_ctrl(bio, BIO_CTRL_INFO, 0, (char *)&data) : 0;
+    ok = private_part ? PEM_write_bio_PrivateKey(bio, k->pkey, NULL, NULL, 0, NULL, NULL) == 1
+                      : PEM_write_bio_PUBKEY(bio, k->pkey) == 1;
+    n = ok ? BIO_ctrl(bio, BIO_CTRL_INFO, 0, (char *)&data) : 0;
     if (!ok || n <= 0 || data == NULL) {
-        C.bio_free(bio); /* a memory BIO wipes its buffer when freed */
+        BIO_free(bio); /* a memory BIO wipes its buffer when freed */
         return fail(err, errlen, "cannot write the key as PEM");
     }
     *pem = malloc((size_t)n);
@@ -573,7 +482,7 @@ int mcp_pkey_pem(const mcp_pkey *k, int private_part, char **pem, size_t *len, c
         memcpy(*pem, data, (size_t)n);
         *len = (size_t)n;
     }
-    C.bio_free(bio);
+    BIO_free(bio);
     if (*pem == NULL) {
         snprintf(err, errlen, "out of memory");
         return -1;
