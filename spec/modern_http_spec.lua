@@ -197,7 +197,7 @@ describe("2026-07-28 over streamable HTTP", function()
     local l
     assert.is_true(helper.wait_until(function() l = listens(); return #l == 1 end, helper.ms(3000)))
     local first = l[1].id
-    assert.is_true(helper.wait_until(function() return c.listening and c.listening.acknowledged ~= nil end,
+    assert.is_true(helper.wait_until(function() return c.era.listen.current and c.era.listen.current.acknowledged ~= nil end,
       helper.ms(3000)))
     assert.are.equal(1, H.get_json(srv, "/cut-listens").cut)
     -- a new listen (another request id) takes its place, and its notifications arrive
@@ -231,7 +231,7 @@ describe("2026-07-28 over streamable HTTP", function()
       end
     end
     assert.are.equal(3, n) -- the ones re-opened after the cut, and no more
-    assert.is_nil(c.listen_timer)
+    assert.is_nil(c.era.listen.timer)
     assert(c:list_tools()) -- the client itself is fine
   end)
 

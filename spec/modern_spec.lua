@@ -461,10 +461,10 @@ describe("subscriptions/listen (stdio)", function()
       local c = assert(modern_server())
       finally(function() c:close() end)
       c:on_tools_list_changed(function() end)
-      assert.is_table(c.listening)
+      assert.is_table(c.era.listen.current)
       assert(c:call_tool("end_listen", { how = how }))
       if how == "result" then
-        assert.is_true(helper.wait_until(function() return c.listening == nil end, helper.ms(2000)))
+        assert.is_true(helper.wait_until(function() return c.era.listen.current == nil end, helper.ms(2000)))
       else
         -- a server's notifications/cancelled for the listen: the handler sees it; the request
         -- itself stays until the client replaces or closes it

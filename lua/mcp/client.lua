@@ -2,11 +2,10 @@
 --- layer builds params, checks results, and runs server requests and notifications as tasks.
 local core = require("mcp.core")
 local contract = require("mcp.transport")
+local eras = require("mcp.era")
 local errors = require("mcp.errors")
-local cache = require("mcp.cache")
+local handlers = require("mcp.handlers")
 local json = require("mcp.json")
-local listen = require("mcp.listen")
-local modern = require("mcp.modern")
 local options = require("mcp.util.options")
 local protocol = require("mcp.protocol")
 local sched = require("mcp.sched")
@@ -126,15 +125,23 @@ function M.new(transport, config)
     notification_handlers = {},
     progress = {},
     init_result = nil,
-    era = nil, -- "legacy" | "modern", decided once by connect
-    tool_bindings = {}, -- tool name -> x-mcp-header bindings (modern HTTP)
-    cache = cache.new(), -- ttlMs caching of results (modern era)
-    subscriptions = {}, -- uri -> true: subscribe_resource in the modern era (subscriptions/listen)
-    listening = nil, -- the open subscriptions/listen request (listen.lua)
+    era = nil, -- the protocol era object (lua/mcp/era/), decided by connect; legacy until then
     tasks = {}, -- taskId -> the task's last known fields (tasks.lua)
     task_progress = {}, -- taskId -> the progress token of the call that created it, while followed
   }, Client)
+  self.era = eras.legacy(self, self:_era_settings())
   return self
+end
+
+-- What an era object is made with (lua/mcp/era/init.lua): the client's settings it needs.
+function Client:_era_settings()
+  local cfg = self.config
+  return {
+    client_info = { name = cfg.client_name, version = cfg.client_version },
+    connect_timeout_ms = cfg.connect_timeout_ms,
+    max_input_rounds = cfg.max_input_rounds,
+    tool_headers = self.tool_headers,
+  }
 end
 
 -- ---- reporting -------------------------------------------------------------------------------
@@ -154,11 +161,11 @@ end
 
 -- ---- the session's event handler -------------------------------------------------------------
 
-local request_handlers = {}
-
+-- A server request: answered by the handler of its method (lua/mcp/handlers/init.lua, the table
+-- both eras use), in a task of its own; -32601 when the client has none.
 function Client:_on_request(id, method, params)
   local session = self.session
-  local h = request_handlers[method]
+  local h = handlers.SERVER_REQUESTS[method]
   if h == nil or (h.enabled and not h.enabled(self)) then
     session:respond_error(id, errors.ERROR_CODES.METHOD_NOT_FOUND, "Method not found: " .. method, nil,
       self:_post_headers())
@@ -194,8 +201,7 @@ end
 
 function Client:_on_notification(method, params)
   params = type(params) == "table" and params or {}
-  if self.era == "modern" and not listen.accept(self, method, params) then return end
-  self.cache:on_notification(method, params)
+  if not self.era:on_notification(method, params) then return end
   if method == "notifications/progress" then
     local cb = self.progress[params.progressToken]
     if cb then
@@ -353,10 +359,7 @@ local function send_attempt(self, session, method, params, opts, headers, timeou
   if on_progress then
     -- a tools/call answered with a task that call_tool follows keeps its progress token for the
     -- task's life (tasks.lua releases it); anything else releases it now
-    local task = res ~= nil and method == "tools/call" and type(res) == "table"
-      and ((self.era == "modern" and res.resultType == "task")
-        or (self.era ~= "modern" and opts.task ~= nil and res.content == nil and type(res.task) == "table"))
-      and tasks.task_of(res)
+    local task = res ~= nil and self.era:is_task_result(method, res, opts) and tasks.task_of(res)
     if task then self.task_progress[task.taskId] = id else self.progress[id] = nil end
   end
   if cancel then cancel:_attach(nil) end
@@ -405,61 +408,6 @@ function Client:_roundtrip(method, params, opts, headers)
   return res, err
 end
 
--- A modern-era request: _meta on every round, the HTTP headers, resultType read on every
--- result, and input_required answered through the handlers and sent again (SEP-2322).
-function Client:_modern_request(method, params, opts)
-  if opts.cache ~= false then
-    local hit = self.cache:get(method, params)
-    if hit ~= nil then return hit end
-  end
-  local caps = self:_capabilities()
-  local send = params
-  local rounds = 0
-  while true do
-    local hdrs
-    if self.tool_headers then
-      local herr
-      hdrs, herr = modern.request_headers(self, method, send)
-      if not hdrs then return nil, herr end
-    end
-    local res, err = self:_roundtrip(method, modern.with_meta(self, send, caps), opts, hdrs)
-    if res == nil then
-      -- an invalid cursor: every cached page of that list is suspect
-      if err.code == errors.ERROR_CODES.INVALID_PARAMS and type(params) == "table" and params.cursor ~= nil then
-        self.cache:drop_method(method)
-      end
-      return nil, err
-    end
-    local rt
-    rt, err = modern.result_type(method, res)
-    if rt == nil then return nil, err end
-    if rt == "complete" then
-      -- the result of an input round is never cached (SEP-2322)
-      if rounds == 0 then self.cache:put(method, params, res) end
-      return res
-    end
-    if rt == "task" then
-      if method == "tools/call" then return tasks.await(self, method, res, opts) end
-      if method == "tasks/get" then return res end
-      return nil, new_error(nil, "the server answered " .. method .. " with a task, where the protocol allows none",
-        res, { kind = "protocol", method = method })
-    end
-    if not modern.INPUT_METHODS[method] then
-      return nil, new_error(nil, "the server asked for input on " .. method .. ", where the protocol allows none",
-        res, { kind = "protocol", method = method })
-    end
-    rounds = rounds + 1
-    if rounds > self.config.max_input_rounds then
-      return nil, new_error(nil, ("the server still asked for input after %d rounds"):format(rounds - 1), res,
-        { kind = "protocol", method = method })
-    end
-    local responses
-    responses, err = modern.fulfil(self, method, res.inputRequests)
-    if responses == nil then return nil, err end
-    send = modern.retry_params(params, responses, res)
-  end
-end
-
 --- Send a raw request and wait for its result. In the 2026-07-28 era the request carries the
 --- per-request `_meta`, and a tools/call, prompts/get or resources/read the server answers with
 --- input_required is fulfilled and sent again until it completes (the caller sees one call).
@@ -476,8 +424,7 @@ function Client:request(method, params, opts)
   elseif opts ~= NO_OPTIONS then
     check_call_options(opts, 2)
   end
-  if self.era == "modern" then return self:_modern_request(method, params, opts) end
-  return self:_roundtrip(method, params, opts)
+  return self.era:request(method, params, opts)
 end
 
 --- Send a notification.
@@ -513,15 +460,21 @@ end
 -- mcp.skills.EXTENSION, named here so that declaring it does not load lua/mcp/skills/.
 local SKILLS_EXTENSION = "io.modelcontextprotocol/skills"
 
-local function advertised_capabilities(self, modern_era)
+--- The ClientCapabilities this client declares, for the era object to send (in initialize, or in
+--- every modern request): the config's, plus those of the registered handlers (roots: the era's
+--- roots capability, made fresh for each call) and the extensions this client implements (the
+--- era's extra ones: extra_extensions, ids).
+---@param roots table the roots capability when roots are served
+---@param extra_extensions string[]|nil
+---@return table
+function Client:_advertised_capabilities(roots, extra_extensions)
   local caps = shallow_copy(self.config.capabilities or {})
   setmetatable(caps, core.object_mt)
   if self.handlers.elicitation and caps.elicitation == nil then
     caps.elicitation = json.object({ form = json.object() })
   end
   if (self.handlers.roots or self.roots) and caps.roots == nil then
-    -- 2026-07-28 has no roots/list_changed notification.
-    caps.roots = modern_era and json.object() or { listChanged = true }
+    caps.roots = roots
   end
   if self.handlers.sampling and caps.sampling == nil then
     caps.sampling = json.object()
@@ -531,17 +484,11 @@ local function advertised_capabilities(self, modern_era)
   local ext = json.object(shallow_copy(type(caps.extensions) == "table" and caps.extensions or nil))
   -- skills (SEP-2640, lua/mcp/skills/): no client settings are defined, so an empty object
   if ext[SKILLS_EXTENSION] == nil then ext[SKILLS_EXTENSION] = json.object() end
-  if modern_era then
-    -- 2026-07-28: tool calls may become tasks (the tasks extension), followed by tasks.lua
-    if ext[tasks.EXTENSION] == nil then ext[tasks.EXTENSION] = json.object() end
+  for _, id in ipairs(extra_extensions or {}) do
+    if ext[id] == nil then ext[id] = json.object() end
   end
   caps.extensions = ext
   return caps
-end
-
---- The ClientCapabilities this client declares (in initialize, or in every modern request).
-function Client:_capabilities()
-  return advertised_capabilities(self, self.era == "modern")
 end
 
 -- An optional capability of the transport that answers a yes/no question (docs/API.md,
@@ -600,40 +547,6 @@ function Client:_set_transport_version(v)
   if t.set_protocol_version then t:set_protocol_version(v) end
 end
 
--- The server/discover probe. Returns "modern", init_result; "legacy", version|nil (initialize,
--- with that version when the server named one); "restart" (a stdio server closed on the probe);
--- or nil, err (a modern server we cannot talk to: never a fallback).
-function Client:_discover()
-  local retried = false
-  local version = modern.MODERN_PROTOCOL_VERSION
-  while true do
-    self.modern_version = version
-    self:_set_transport_version(version)
-    self.era, self.probing = "modern", true
-    local res, err = self:request("server/discover", nil,
-      { timeout_ms = self.config.protocol_discovery_timeout_ms })
-    self.era, self.probing = nil, false
-    if res ~= nil then
-      local init = modern.init_result_from_discover(res)
-      if init then
-        init.protocolVersion = version
-        return "modern", init
-      end
-      break
-    end
-    if err.kind == "closed" and self.transport.respawn then return "restart", err end
-    local what, v = modern.classify_probe_error(err, retried)
-    if what == nil then return nil, v end
-    if what ~= "retry" then
-      self:_set_transport_version(nil)
-      return "legacy", v
-    end
-    version, retried = v, true
-  end
-  self:_set_transport_version(nil)
-  return "legacy"
-end
-
 -- A stdio server that died or closed on the probe: start it again (once) for the legacy era.
 function Client:_restart_after_probe(cause)
   local fresh = self.transport:respawn() -- optional capability: a new transport for the same server
@@ -645,6 +558,34 @@ function Client:_restart_after_probe(cause)
   self:_report(new_error(nil, "the server closed on the server/discover probe (" .. tostring(cause.message)
     .. "); restarted it once and fell back to initialize", nil, { kind = "transport", method = "server/discover" }))
   return true
+end
+
+-- What connect needs before it starts anything (lua/mcp/era/init.lua's decide takes it), or nil,
+-- err (kind "config").
+function Client:_connect_settings()
+  local cfg = self.config
+  if cfg.max_retries < 0 then
+    return nil, new_error(nil, "maxRetries must be >= 0", nil, { kind = "config" })
+  end
+  local want = cfg.protocol_version
+  local version, verr = protocol.requestable(want)
+  if not version then
+    return nil, new_error(nil, verr, want, { kind = "config" })
+  end
+  local reattach = cfg.initialize_result
+  if reattach ~= nil and (type(reattach.protocolVersion) ~= "string"
+      or not protocol.is_supported(reattach.protocolVersion)) then
+    return nil, new_error(nil, "initialize_result needs a supported protocolVersion", reattach, { kind = "config" })
+  end
+  -- Optional capabilities (the reference's ProtocolVersionDiscoveryTransport and
+  -- MCPToolParameterHeadersTransport): asked once per connection.
+  local discovery = capable(self.transport, "supports_protocol_discovery")
+  self.tool_headers = capable(self.transport, "supports_tool_parameter_headers")
+  local o = self:_era_settings()
+  o.want, o.version, o.reattach = want, version, reattach
+  o.discovery = cfg.protocol_version_discovery and discovery
+  o.discovery_timeout_ms = cfg.protocol_discovery_timeout_ms
+  return o
 end
 
 --- Start the transport and decide the protocol era: the server/discover probe (stdio and
@@ -660,100 +601,104 @@ function Client:connect()
   if self.state == "closed" then
     return nil, new_error(nil, "the client is closed", nil, { kind = "closed" })
   end
-  if self.config.max_retries < 0 then
-    return nil, new_error(nil, "maxRetries must be >= 0", nil, { kind = "config" })
-  end
-  local want = self.config.protocol_version
-  local version, verr = protocol.requestable(want)
-  if not version then
-    return nil, new_error(nil, verr, want, { kind = "config" })
-  end
-  local reattach = self.config.initialize_result
-  if reattach ~= nil and (type(reattach.protocolVersion) ~= "string"
-      or not protocol.is_supported(reattach.protocolVersion)) then
-    return nil, new_error(nil, "initialize_result needs a supported protocolVersion", reattach, { kind = "config" })
-  end
-  -- Optional capabilities (the reference's ProtocolVersionDiscoveryTransport and
-  -- MCPToolParameterHeadersTransport): asked once per connection.
-  local discovery = capable(self.transport, "supports_protocol_discovery")
-  self.tool_headers = capable(self.transport, "supports_tool_parameter_headers")
-  self.era, self.tool_bindings, self.log_level = nil, {}, nil
-  self.cache:clear()
-  listen.forget(self)
+  local o, cerr = self:_connect_settings()
+  if not o then return nil, cerr end
+  self.era:close()
+  self.era = eras.legacy(self, o)
   self.state = "connecting"
   local ok, err = self:_start_transport()
   if not ok then return nil, err end
-  local wants_modern = want == nil or modern.is_modern_version(want)
-  local init
-  if reattach == nil and wants_modern and self.config.protocol_version_discovery and discovery then
-    local what, x = self:_discover()
-    if what == nil then
-      self:close()
-      return nil, x
-    elseif what == "modern" then
-      init = x
-    elseif what == "restart" then
-      ok, err = self:_restart_after_probe(x)
-      if not ok then
-        self:close()
-        return nil, err
-      end
-    elseif x ~= nil then
-      version = x -- the server named the legacy version to use
-    end
-  elseif reattach == nil and want ~= nil and modern.is_modern_version(want) then
-    -- Modern without the probe: the server's capabilities are not known.
-    init = { protocolVersion = want, capabilities = json.object(), serverInfo = json.object() }
+  local era, init = eras.decide(self, o)
+  if era == nil then
+    self:close()
+    return nil, init
   end
-  if init ~= nil then
-    self.init_result, self.era, self.modern_version = init, "modern", init.protocolVersion
-    self.state = "connected"
-    self:_set_transport_version(init.protocolVersion)
-    listen.refresh(self) -- handlers registered before connect
-    return true
-  end
-  if modern.is_modern_version(version) then version = protocol.PROTOCOL_VERSION end
-  self.era = "legacy"
-  local transport = self.transport
-  local res
-  if reattach ~= nil then
-    -- Reattach to a session that is already initialized (with the transport's
-    -- initial_session_id, say): its InitializeResult stands in for the handshake.
-    res = reattach
-  else
-    res, err = self:request("initialize", {
-      protocolVersion = version,
-      capabilities = advertised_capabilities(self, false),
-      clientInfo = { name = self.config.client_name, version = self.config.client_version },
-    }, self.config.connect_timeout_ms and { timeout_ms = self.config.connect_timeout_ms } or nil)
-  end
-  if res ~= nil and (type(res) ~= "table" or type(res.protocolVersion) ~= "string") then
-    err = new_error(nil, "invalid initialize result", res, { kind = "protocol", method = "initialize" })
-    res = nil
-  end
-  if res ~= nil and (not protocol.is_supported(res.protocolVersion) or modern.is_modern_version(res.protocolVersion)) then
-    err = new_error(nil, "server's protocol version is not supported: " .. res.protocolVersion, res,
-      { kind = "protocol", method = "initialize" })
-    res = nil
-  end
-  if res == nil then
+  self.era, self.init_result, self.state = era, init, "connected"
+  ok, err = era:start(init, o.reattach ~= nil)
+  if not ok then
     self:close()
     return nil, err
   end
-  self.init_result = res
-  self.state = "connected"
-  -- Optional capabilities (docs/API.md, Transports): called when the transport has them.
-  if transport.set_protocol_version then transport:set_protocol_version(res.protocolVersion) end
-  if reattach == nil then
-    local nok, nerr = self:notify("notifications/initialized")
-    if not nok then
-      self:close()
-      return nil, nerr
-    end
-  end
-  -- Streamable HTTP: the standalone GET stream for server-initiated messages (405 is fine).
-  if transport.open_inbound then transport:open_inbound() end
   return true
+end
+
+-- ---- the client's internal interface (docs/ARCHITECTURE.md, The protocol eras) --------------
+-- What the era objects (lua/mcp/era/), listen.lua and tasks.lua may use of the client, besides
+-- its public methods, _roundtrip, _report, _advertised_capabilities and _restart_after_probe.
+
+-- The era that answers the client's calls from now on; probing: it is the server/discover
+-- probe's (a close meanwhile is not the connection's, on_close is not called).
+function Client:_use_era(era, probing)
+  self.era, self.probing = era, probing
+end
+
+-- Whether the transport can make a new transport for the same server (a stdio server closed on
+-- the probe is started again).
+function Client:_can_respawn()
+  return self.transport.respawn ~= nil
+end
+
+-- Streamable HTTP: the standalone GET stream for server-initiated messages (405 is fine).
+function Client:_open_inbound()
+  local t = self.transport
+  if t.open_inbound then t:open_inbound() end
+end
+
+-- Connected, with a session to send on.
+function Client:_connected()
+  return self.state == "connected" and self.session ~= nil
+end
+
+-- Send a request that nobody waits for (subscriptions/listen): no timeout; done(result, code,
+-- message, data, kind) when it ends. The request id, or nil, err.
+function Client:_send_detached(method, params, done, headers)
+  return self.session:request(method, params, 0, done, nil, headers)
+end
+
+-- Cancel a request _send_detached sent (notifications/cancelled, or its HTTP stream closed).
+function Client:_cancel_request(id, reason)
+  if self.session then self.session:cancel(id, reason) end
+end
+
+-- Whether a notification handler (or a "*" one) is registered for method.
+function Client:_has_notification_handler(method)
+  local hs = self.notification_handlers
+  return (hs[method] ~= nil and #hs[method] > 0) or (hs["*"] ~= nil and #hs["*"] > 0)
+end
+
+-- A call's timeout: its timeout_ms, else the client's request_timeout_ms.
+function Client:_timeout_ms(opts)
+  return opts.timeout_ms or self.config.request_timeout_ms
+end
+
+-- Merge a task's fields into what the client knows of it (list_tasks in the 2026-07-28 era).
+function Client:_remember_task(task)
+  local known = self.tasks[task.taskId] or {}
+  for k, v in pairs(task) do known[k] = v end
+  self.tasks[task.taskId] = known
+end
+
+-- The tasks the client knows, by id, as an array.
+function Client:_known_tasks()
+  local out, ids = json.array(), {}
+  for id in pairs(self.tasks) do ids[#ids + 1] = id end
+  table.sort(ids)
+  for _, id in ipairs(ids) do out[#out + 1] = self.tasks[id] end
+  return out
+end
+
+-- The progress token a tools/call that became task task_id kept (send_attempt), handed over once:
+-- token, its on_progress; nil when the call had none.
+function Client:_claim_task_progress(task_id)
+  local token = self.task_progress[task_id]
+  if token == nil then return nil end
+  self.task_progress[task_id] = nil
+  return token, self.progress[token]
+end
+
+-- Set (or, with nil, release) the on_progress of a progress token.
+function Client:_set_progress(token, fn)
+  self.progress[token] = fn
 end
 
 --- Close the connection and stop the server (idempotent). Outside a task it waits, bounded,
@@ -764,7 +709,7 @@ function Client:close()
   if self.state == "closed" and self.transport_closed then return true end
   self.state = "closed"
   self.transport_closed = true
-  listen.forget(self)
+  self.era:close()
   if self.session then self.session:close("the client was closed") end
   contract.close(self.transport)
   return true
@@ -840,23 +785,12 @@ end
 ---@param opts table|nil
 ---@return table[]|nil tasks, mcp.Error|nil err
 function Client:list_tasks(opts)
-  if self.era == "modern" then
-    local out, ids = json.array(), {}
-    for id in pairs(self.tasks) do ids[#ids + 1] = id end
-    table.sort(ids)
-    for _, id in ipairs(ids) do out[#out + 1] = self.tasks[id] end
-    return out
-  end
-  local res, err = self:request("tasks/list", nil, opts)
-  if res == nil then return nil, err end
-  res, err = expect_table(res, "tasks", "tasks/list")
-  if res == nil then return nil, err end
-  return res.tasks
+  return self.era:list_tasks(opts)
 end
 
 --- Forget every cached result (2026-07-28 ttlMs caching); the next calls go to the server.
 function Client:clear_cache()
-  self.cache:clear()
+  self.era:clear_cache()
 end
 
 ---@return boolean
@@ -908,11 +842,8 @@ local function page(self, method, field, cursor, opts)
   local res, err = self:request(method, params, opts)
   if res == nil then return nil, err end
   res, err = expect_table(res, field, method)
-  if res ~= nil and method == "tools/list" and self.era == "modern" and self.tool_headers then
-    -- x-mcp-header: a tool whose header bindings are invalid is dropped (and reported).
-    if params == nil then self.tool_bindings = {} end
-    res.tools = modern.filter_tools(self, res.tools)
-  end
+  -- the 2026-07-28 era over HTTP drops a tool whose x-mcp-header bindings are invalid
+  if res ~= nil and method == "tools/list" then res = self.era:tools_page(res, params == nil) end
   return res, err
 end
 
@@ -1057,11 +988,10 @@ function Client:call_tool(name, arguments, opts)
   end
   local params = { name = name, arguments = arguments or json.object() }
   if opts and opts.meta then params._meta = opts.meta end
-  if opts and opts.task ~= nil and self.era ~= "modern" then
-    -- 2025-11-25 task augmentation: ask the server to run the call as a task
-    if type(opts.task) ~= "table" then error("mcp.call_tool: task must be a table ({ttl = ms})", 2) end
-    params.task = opts.task
-  end
+  local task = opts and opts.task
+  if task ~= nil and type(task) ~= "table" then error("mcp.call_tool: task must be a table ({ttl = ms})", 2) end
+  -- the legacy era's task augmentation (2025-11-25): ask the server to run the call as a task
+  params = self.era:tool_call_params(params, task)
   local attempts, res, err = 1, self:request("tools/call", params, opts)
   -- (the retries in a function of their own: a loop here would be an inner loop of every
   -- caller's, which LuaJIT's trace compiler does not follow)
@@ -1079,13 +1009,11 @@ function Client:call_tool(name, arguments, opts)
   end
   res, err = expect_table(res, nil, "tools/call")
   if res == nil then return nil, err end
-  if self.era ~= "modern" and res.content == nil and type(res.task) == "table" then
-    -- a CreateTaskResult (2025-11-25): follow the task to the tool's result
-    res, err = tasks.await_legacy(self, "tools/call", res, opts or NO_OPTIONS)
-    if res == nil then return nil, err end
-    res, err = expect_table(res, nil, "tools/call")
-    if res == nil then return nil, err end
-  end
+  -- the legacy era follows a CreateTaskResult (2025-11-25) to the tool's result
+  res, err = self.era:tool_result(res, opts or NO_OPTIONS)
+  if res == nil then return nil, err end
+  res, err = expect_table(res, nil, "tools/call")
+  if res == nil then return nil, err end
   if res.content == nil and res.structuredContent ~= nil then
     -- As the reference: a result with only structuredContent gets a text rendering of it.
     local ok, text = pcall(json.encode, res.structuredContent)
@@ -1221,15 +1149,8 @@ end
 ---@param opts table|nil
 ---@return table|nil result, mcp.Error|nil err
 function Client:ping(opts)
-  if self.era == "modern" then
-    -- 2026-07-28 has no ping: server/discover is the cheapest request every server answers.
-    local o = shallow_copy(opts)
-    o.cache = false
-    local res, err = self:request("server/discover", nil, o)
-    if res == nil then return nil, err end
-    return json.object()
-  end
-  return self:request("ping", nil, opts)
+  -- (2026-07-28 has no ping: the modern era sends server/discover)
+  return self.era:ping(opts)
 end
 
 ---@param level string one of mcp.LOGGING_LEVELS
@@ -1239,12 +1160,8 @@ function Client:set_logging_level(level, opts)
   local valid = false
   for _, l in ipairs(protocol.LOGGING_LEVELS) do valid = valid or l == level end
   if not valid then error("mcp.set_logging_level: unknown level " .. tostring(level), 2) end
-  if self.era == "modern" then
-    -- 2026-07-28: no logging/setLevel; every later request asks for this level in its _meta.
-    self.log_level = level
-    return json.object()
-  end
-  return self:request("logging/setLevel", { level = level }, opts)
+  -- (2026-07-28: no logging/setLevel; every later request asks for this level in its _meta)
+  return self.era:set_logging_level(level, opts)
 end
 
 ---@param uri string
@@ -1252,18 +1169,8 @@ end
 ---@return table|nil result, mcp.Error|nil err
 function Client:subscribe_resource(uri, opts)
   if type(uri) ~= "string" then error("mcp.subscribe_resource: uri must be a string", 2) end
-  if self.era == "modern" then
-    -- 2026-07-28: the uri joins the subscriptions/listen request (replaced at once; no wait).
-    local res = self:server_capabilities().resources
-    if type(res) ~= "table" or res.subscribe ~= true then
-      return nil, new_error(nil, "the server does not support resource subscriptions", nil,
-        { kind = "protocol", method = "subscriptions/listen" })
-    end
-    self.subscriptions[uri] = true
-    listen.refresh(self)
-    return json.object()
-  end
-  return self:request("resources/subscribe", { uri = uri }, opts)
+  -- (2026-07-28: the uri joins the subscriptions/listen request, replaced at once; no wait)
+  return self.era:subscribe(uri, opts)
 end
 
 ---@param uri string
@@ -1271,12 +1178,7 @@ end
 ---@return table|nil result, mcp.Error|nil err
 function Client:unsubscribe_resource(uri, opts)
   if type(uri) ~= "string" then error("mcp.unsubscribe_resource: uri must be a string", 2) end
-  if self.era == "modern" then
-    self.subscriptions[uri] = nil
-    listen.refresh(self)
-    return json.object()
-  end
-  return self:request("resources/unsubscribe", { uri = uri }, opts)
+  return self.era:unsubscribe(uri, opts)
 end
 
 -- ---- handlers --------------------------------------------------------------------------------
@@ -1309,10 +1211,8 @@ end
 function Client:set_roots(roots)
   if type(roots) ~= "table" then error("mcp.set_roots: roots must be an array", 2) end
   self.roots = roots
-  if self.state == "connected" and self.era ~= "modern" then -- 2026-07-28 has no roots/list_changed
-    return self:notify("notifications/roots/list_changed")
-  end
-  return true
+  -- (a connected legacy era sends notifications/roots/list_changed; 2026-07-28 has none)
+  return self.era:roots_changed()
 end
 
 --- fn(params, method) for a notification method, or "*" for every notification.
@@ -1328,7 +1228,7 @@ function Client:on_notification(method, fn)
     self.notification_handlers[method] = list
   end
   list[#list + 1] = fn
-  if self.era == "modern" then listen.refresh(self) end -- 2026-07-28: ask the listen request for it
+  self.era:handlers_changed() -- 2026-07-28: ask the listen request for it
 end
 
 local SHORTCUTS = {
@@ -1343,23 +1243,5 @@ local SHORTCUTS = {
 for name, method in pairs(SHORTCUTS) do
   Client[name] = function(self, fn) return self:on_notification(method, fn) end
 end
-
--- ---- built-in server request handlers ---------------------------------------------------------
-
-request_handlers["elicitation/create"] = {
-  enabled = function(self) return self.handlers.elicitation ~= nil end,
-  -- Checks the params, applies the schema's defaults, validates the answer (mcp/elicitation/init.lua).
-  run = function(self, params) return require("mcp.elicitation").handle(self, params) end,
-}
-
-request_handlers["sampling/createMessage"] = {
-  enabled = function(self) return self.handlers.sampling ~= nil end,
-  run = function(self, params) return require("mcp.handlers.sampling").handle(self, params) end,
-}
-
-request_handlers["roots/list"] = {
-  enabled = function(self) return self.handlers.roots ~= nil or self.roots ~= nil end,
-  run = function(self) return require("mcp.handlers.roots").handle(self) end,
-}
 
 return M

@@ -7,10 +7,13 @@
 --- (its HTTP stream dropped without a result) is opened again after a delay that doubles with each
 --- end in a row that had no acknowledgment between (REOPEN), until it gives up; a listen the server
 --- ends (a result, or its notifications/cancelled) stays ended.
+---
+--- One Listen object per modern era object (lua/mcp/era/modern.lua), which owns it; it holds the
+--- listen state and reaches the client only through the client's internal interface
+--- (docs/ARCHITECTURE.md, The protocol eras).
 local core = require("mcp.core")
 local errors = require("mcp.errors")
 local json = require("mcp.json")
-local modern = require("mcp.modern")
 
 local M = {}
 
@@ -26,27 +29,38 @@ local LIST_FLAGS = {
   { flag = "resourcesListChanged", method = "notifications/resources/list_changed", cap = "resources" },
 }
 
-local function has_handler(client, method)
-  local hs = client.notification_handlers
-  return (hs[method] ~= nil and #hs[method] > 0) or (hs["*"] ~= nil and #hs["*"] > 0)
+---@class mcp.Listen
+---@field current table|nil the open listen request: {id, text, filter, done, acknowledged}
+---@field timer userdata|nil the pending re-open of an abruptly ended listen
+---@field tries integer|nil abrupt ends in a row without an acknowledgment
+---@field subscriptions table uri -> true (subscribe_resource)
+local Listen = {}
+Listen.__index = Listen
+
+--- The listen state of one modern era.
+---@param era table the modern era object: with_meta(params), protocol_headers(method, params)
+---@param client mcp.Client
+---@return mcp.Listen
+function M.new(era, client)
+  return setmetatable({ era = era, client = client, subscriptions = {} }, Listen)
 end
 
 --- What the client wants to hear about now: the `notifications` filter of a listen request, and
 --- its canonical text (to compare filters), or nil when there is nothing to listen for.
----@param client mcp.Client
 ---@return table|nil filter, string|nil text
-function M.wanted(client)
+function Listen:wanted()
+  local client = self.client
   local caps = client:server_capabilities()
   local filter, parts = json.object(), {}
   for _, l in ipairs(LIST_FLAGS) do
     local cap = caps[l.cap]
-    if type(cap) == "table" and cap.listChanged == true and has_handler(client, l.method) then
+    if type(cap) == "table" and cap.listChanged == true and client:_has_notification_handler(l.method) then
       filter[l.flag] = true
       parts[#parts + 1] = l.flag
     end
   end
   local uris = {}
-  for uri in pairs(client.subscriptions) do uris[#uris + 1] = uri end
+  for uri in pairs(self.subscriptions) do uris[#uris + 1] = uri end
   table.sort(uris)
   if #uris > 0 then
     filter.resourceSubscriptions = json.array(uris)
@@ -56,93 +70,95 @@ function M.wanted(client)
   return filter, table.concat(parts, "\0")
 end
 
-local function cancel_reopen(client)
-  if client.listen_timer then client.listen_timer:cancel() end
-  client.listen_timer = nil
+function Listen:_cancel_reopen()
+  if self.timer then self.timer:cancel() end
+  self.timer = nil
 end
 
-local function stop(client, reason)
-  local l = client.listening
-  client.listening = nil
-  cancel_reopen(client)
-  if l and not l.done and client.session then client.session:cancel(l.id, reason) end
+--- Cancel the open listen request (if any) and a scheduled re-open.
+---@param reason string
+function Listen:stop(reason)
+  local l = self.current
+  self.current = nil
+  self:_cancel_reopen()
+  if l and not l.done then self.client:_cancel_request(l.id, reason) end
 end
-M.stop = stop
 
---- A new connection, or none: no listen, none scheduled, no ends counted.
----@param client mcp.Client
-function M.forget(client)
-  cancel_reopen(client)
-  client.listening, client.listen_tries = nil, nil
+--- The era ends (a new connection, or none): no listen, none scheduled, no ends counted.
+function Listen:forget()
+  self:_cancel_reopen()
+  self.current, self.tries = nil, nil
 end
 
 -- The listen `entry` ended abruptly (kind "transport"): schedule a new one, or give up. Returns
 -- what to add to the report.
-local function schedule_reopen(client, entry)
+function Listen:_schedule_reopen(entry)
   local r = M.REOPEN
-  local tries = entry.acknowledged and 1 or (client.listen_tries or 0) + 1
-  client.listen_tries = tries
+  local tries = entry.acknowledged and 1 or (self.tries or 0) + 1
+  self.tries = tries
   if tries > r.max_tries then
     return "; gave up after " .. r.max_tries .. " abrupt ends in a row"
   end
   local delay = math.min(r.base_ms * 2 ^ (tries - 1), r.max_ms)
-  client.listen_timer = core.timer(delay, function()
-    client.listen_timer = nil
-    M.refresh(client)
+  self.timer = core.timer(delay, function()
+    self.timer = nil
+    self:refresh()
   end)
   return ("; opening it again in %d ms"):format(delay)
 end
 
---- Open, replace or close the listen request so that it asks for what M.wanted says. Does not
+--- Open, replace or close the listen request so that it asks for what wanted() says. Does not
 --- wait: the request stays open until the server ends it or the client replaces it.
----@param client mcp.Client
-function M.refresh(client)
-  if client.era ~= "modern" or client.state ~= "connected" or client.session == nil then return end
-  local filter, text = M.wanted(client)
-  local cur = client.listening
+function Listen:refresh()
+  local client = self.client
+  if not client:_connected() then return end
+  local filter, text = self:wanted()
+  local cur = self.current
   if cur and not cur.done and cur.text == text then return end
-  stop(client, "the subscriptions changed")
+  self:stop("the subscriptions changed")
   if filter == nil then return end
-  local session = client.session
   local entry = { text = text, filter = filter }
-  local params = modern.with_meta(client, { notifications = filter }, client:_capabilities())
+  local params = self.era:with_meta({ notifications = filter })
   local function done(_, code, message, data, kind)
     entry.done = true
-    local current = client.listening == entry
-    if current then client.listening = nil end
+    local current = self.current == entry
+    if current then self.current = nil end
     if kind ~= nil and kind ~= "cancelled" and kind ~= "closed" then
       local more = ""
-      if current and kind == "transport" and client.state == "connected" then more = schedule_reopen(client, entry) end
+      if current and kind == "transport" and client:_connected() then more = self:_schedule_reopen(entry) end
       client:_report(errors.new(code, "subscriptions/listen ended: " .. tostring(message) .. more, data,
         { kind = kind, method = "subscriptions/listen" }))
     end
   end
-  local id, err
-  if client.tool_headers then -- Mcp-Method on HTTP (the transports that take the protocol's headers)
-    id, err = session:request("subscriptions/listen", params, 0, done, nil,
-      (modern.request_headers(client, "subscriptions/listen", params)))
-  else
-    id, err = session:request("subscriptions/listen", params, 0, done)
-  end
+  -- Mcp-Method on HTTP (the transports that take the protocol's headers); nil elsewhere
+  local hdrs = self.era:protocol_headers("subscriptions/listen", params)
+  local id, err = client:_send_detached("subscriptions/listen", params, done, hdrs)
   if not id then
     client:_report(errors.new(nil, "subscriptions/listen could not be sent: " .. tostring(err), nil,
       { kind = "transport", method = "subscriptions/listen" }))
     return
   end
   entry.id = id
-  client.listening = entry
+  self.current = entry
+end
+
+--- Add (true) or drop (nil) a resource subscription and replace the listen request at once.
+---@param uri string
+---@param on true|nil
+function Listen:subscribe(uri, on)
+  self.subscriptions[uri] = on
+  self:refresh()
 end
 
 --- A notification in the modern era: false when it belongs to another (older) listen request and
 --- must be dropped. The acknowledgment is checked against what was asked for.
----@param client mcp.Client
 ---@param method string
 ---@param params table
 ---@return boolean
-function M.accept(client, method, params)
+function Listen:accept(method, params)
   local meta = type(params._meta) == "table" and params._meta or nil
   local sid = meta and meta[M.META_SUBSCRIPTION_ID]
-  local l = client.listening
+  local l = self.current
   if sid ~= nil and (l == nil or sid ~= l.id) then return false end
   if method == "notifications/subscriptions/acknowledged" and l then
     local got = type(params.notifications) == "table" and params.notifications or {}
@@ -162,7 +178,7 @@ function M.accept(client, method, params)
     end
     l.acknowledged = got
     if #missing > 0 then
-      client:_report(errors.new(nil, "the server does not honor every subscription asked for: "
+      self.client:_report(errors.new(nil, "the server does not honor every subscription asked for: "
         .. table.concat(missing, ", "), got, { kind = "protocol", method = "subscriptions/listen" }))
     end
   end

@@ -1,7 +1,8 @@
---- The 2026-07-28 ("modern") protocol beside the legacy one: the server/discover probe and the
---- era it decides, the per-request `_meta`, `resultType`, multi round-trip requests (SEP-2322)
---- and the HTTP request headers (Mcp-Method, Mcp-Name, Mcp-Param-*). client.lua calls into this
---- module; nothing here talks to the C core directly.
+--- The 2026-07-28 ("modern") protocol's wire rules, as functions of their inputs: the per-request
+--- `_meta`, `resultType`, multi round-trip requests (SEP-2322), reading server/discover and
+--- classifying a failed probe, and the HTTP request headers (Mcp-Method, Mcp-Name, Mcp-Param-*).
+--- The era's state (version, log level, tool bindings, cache, listen) lives in the era object,
+--- lua/mcp/era/modern.lua, which calls these; nothing here holds state or talks to the C core.
 local errors = require("mcp.errors")
 -- x-mcp-header bindings (and the JSON Schema code under them) load on the first modern request:
 -- a client of a 2025 server never needs them.
@@ -14,7 +15,6 @@ local headers = setmetatable({}, {
 })
 local json = require("mcp.json")
 local protocol = require("mcp.protocol")
-local sched = require("mcp.sched")
 
 local M = {}
 
@@ -51,18 +51,20 @@ end
 
 --- params with the modern `_meta` keys merged in (the caller's own `_meta` keys are kept; ours win
 --- on a collision, as in the reference). Never modifies params.
----@param client mcp.Client
 ---@param params table|nil
+---@param version string the protocol version of the era
 ---@param capabilities table the ClientCapabilities for this request
+---@param client_info table {name=, version=}
+---@param log_level string|nil the level set_logging_level asked for
 ---@return table
-function M.with_meta(client, params, capabilities)
+function M.with_meta(params, version, capabilities, client_info, log_level)
   local p = json.object(copy(params))
   local meta = json.object(copy(p._meta))
-  meta[M.META_PROTOCOL_VERSION] = client.modern_version or M.MODERN_PROTOCOL_VERSION
+  meta[M.META_PROTOCOL_VERSION] = version or M.MODERN_PROTOCOL_VERSION
   meta[M.META_CLIENT_CAPABILITIES] = capabilities
-  meta[M.META_CLIENT_INFO] = { name = client.config.client_name, version = client.config.client_version }
-  if client.log_level ~= nil and meta[M.META_LOG_LEVEL] == nil then
-    meta[M.META_LOG_LEVEL] = client.log_level
+  meta[M.META_CLIENT_INFO] = { name = client_info.name, version = client_info.version }
+  if log_level ~= nil and meta[M.META_LOG_LEVEL] == nil then
+    meta[M.META_LOG_LEVEL] = log_level
   end
   p._meta = meta
   return p
@@ -85,70 +87,6 @@ function M.result_type(method, res)
   if rt == "input_required" or rt == "task" then return rt end
   return nil, errors.new(nil, "invalid " .. method .. " result: unknown resultType " .. tostring(rt), res,
     { kind = "protocol", method = method })
-end
-
-local INPUT_HANDLERS = {
-  ["elicitation/create"] = {
-    enabled = function(client) return client.handlers.elicitation ~= nil end,
-    run = function(client, params) return require("mcp.elicitation").handle(client, params) end,
-  },
-  ["sampling/createMessage"] = {
-    enabled = function(client) return client.handlers.sampling ~= nil end,
-    run = function(client, params) return require("mcp.handlers.sampling").handle(client, params) end,
-  },
-  ["roots/list"] = {
-    enabled = function(client) return client.handlers.roots ~= nil or client.roots ~= nil end,
-    run = function(client) return require("mcp.handlers.roots").handle(client) end,
-  },
-}
-
-local function sorted_keys(t)
-  local keys = {}
-  for k in pairs(t) do keys[#keys + 1] = k end
-  table.sort(keys, function(a, b) return tostring(a) < tostring(b) end)
-  return keys
-end
-
---- Fulfil an InputRequiredResult's inputRequests with the client's elicitation, sampling and roots
---- handlers (the ones the legacy era answers server requests with), one after the other.
----@param client mcp.Client
----@param method string the request that asked for input
----@param requests any the result's inputRequests (nil: none)
----@return table|nil responses {[key] = result}, mcp.Error|nil err
-function M.fulfil(client, method, requests)
-  local responses = json.object()
-  if requests == nil or requests == json.null then return responses end
-  if type(requests) ~= "table" then
-    return nil, errors.new(nil, "invalid input_required result: inputRequests must be an object", requests,
-      { kind = "protocol", method = method })
-  end
-  for _, key in ipairs(sorted_keys(requests)) do
-    local req = requests[key]
-    if type(key) ~= "string" or type(req) ~= "table" or type(req.method) ~= "string" then
-      return nil, errors.new(nil, "invalid input_required result: input request " .. tostring(key)
-        .. " needs a method", requests, { kind = "protocol", method = method })
-    end
-    local h = INPUT_HANDLERS[req.method]
-    if h == nil or not h.enabled(client) then
-      return nil, errors.new(nil, "the server asked for " .. req.method .. " input (" .. key
-        .. "), which this client has no handler for", req, { kind = "protocol", method = method })
-    end
-    local params = type(req.params) == "table" and req.params or {}
-    local ok, result, err = sched.pcall(h.run, client, params) -- the handler may yield
-    if not ok then
-      return nil, errors.new(nil, "the " .. req.method .. " handler raised: " .. tostring(result), nil,
-        { kind = "handler", method = method })
-    end
-    if result == nil then
-      if not errors.is_error(err) then
-        err = errors.new(nil, "the " .. req.method .. " handler failed: " .. tostring(err), nil,
-          { kind = "handler", method = method })
-      end
-      return nil, err
-    end
-    responses[key] = result
-  end
-  return responses
 end
 
 --- The params of the next round: the original params, the responses and the server's
@@ -227,11 +165,11 @@ end
 -- ---- HTTP request headers ------------------------------------------------------------------------
 
 --- Mcp-Method, Mcp-Name and, for tools/call, the tool's Mcp-Param-* headers, as {name = value}.
----@param client mcp.Client
+---@param bindings table tool name -> its x-mcp-header bindings (M.filter_tools fills it)
 ---@param method string
 ---@param params table|nil
 ---@return table|nil hdrs, mcp.Error|nil err
-function M.request_headers(client, method, params)
+function M.request_headers(bindings, method, params)
   local h = { ["Mcp-Method"] = method }
   local name
   if method == "tools/call" or method == "prompts/get" then
@@ -241,10 +179,10 @@ function M.request_headers(client, method, params)
   end
   if type(name) == "string" then h["Mcp-Name"] = headers.encode_header_value(name) end
   if method == "tools/call" and type(name) == "string" then
-    local bindings = client.tool_bindings[name]
+    local tool = bindings[name]
     local args = params.arguments
-    if bindings and #bindings > 0 and type(args) == "table" then
-      local extra, err = headers.create_tool_headers(bindings, args)
+    if tool and #tool > 0 and type(args) == "table" then
+      local extra, err = headers.create_tool_headers(tool, args)
       if not extra then
         return nil, errors.new(nil, 'Failed to create MCP headers for tool "' .. name .. '": ' .. err.message,
           nil, { kind = "validation", method = method, cause = err })
@@ -255,25 +193,26 @@ function M.request_headers(client, method, params)
   return h
 end
 
---- Drop the tools whose x-mcp-header bindings are invalid (reported to on_error with the tool's
---- name and the reason) and remember the bindings of the others for call_tool.
----@param client mcp.Client
----@param tools table the tools/list page's array (filtered in place into a new array)
+--- Drop the tools whose x-mcp-header bindings are invalid (given to report with the tool's name
+--- and the reason) and remember the bindings of the others for call_tool.
+---@param tools table the tools/list page's array (filtered into a new array)
+---@param bindings table tool name -> bindings, updated
+---@param report fun(err: mcp.Error)
 ---@return table tools
-function M.filter_tools(client, tools)
+function M.filter_tools(tools, bindings, report)
   local kept = json.array()
   for _, tool in ipairs(tools) do
     local name = type(tool) == "table" and tool.name
     if type(name) ~= "string" then
       kept[#kept + 1] = tool
     else
-      local bindings, err = headers.get_tool_header_bindings(tool.inputSchema)
-      if bindings then
-        client.tool_bindings[name] = bindings
+      local found, err = headers.get_tool_header_bindings(tool.inputSchema)
+      if found then
+        bindings[name] = found
         kept[#kept + 1] = tool
       else
-        client.tool_bindings[name] = nil
-        client:_report(errors.new(nil, 'Ignoring MCP tool "' .. name .. '": ' .. err.message, tool,
+        bindings[name] = nil
+        report(errors.new(nil, 'Ignoring MCP tool "' .. name .. '": ' .. err.message, tool,
           { kind = "protocol", method = "tools/list" }))
       end
     end

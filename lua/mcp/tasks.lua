@@ -5,7 +5,7 @@
 --- call's on_progress hears the server's progress (the call's progressToken) until the task ends.
 local core = require("mcp.core")
 local errors = require("mcp.errors")
-local modern = require("mcp.modern")
+local handlers = require("mcp.handlers")
 local sched = require("mcp.sched")
 
 local M = {}
@@ -25,12 +25,6 @@ local function task_of(res)
   return nil
 end
 M.task_of = task_of
-
-local function remember(client, task)
-  local known = client.tasks[task.taskId] or {}
-  for k, v in pairs(task) do known[k] = v end
-  client.tasks[task.taskId] = known
-end
 
 local function protocol_error(method, msg, data)
   return nil, errors.new(nil, msg, data, { kind = "protocol", method = method })
@@ -89,7 +83,7 @@ function Follow:get()
   if got == nil then return nil, err end
   local t = task_of(got)
   if t == nil or t.taskId ~= self.id then return protocol_error("tasks/get", "invalid tasks/get result", got) end
-  remember(self.client, t)
+  self.client:_remember_task(t)
   return t
 end
 
@@ -106,27 +100,23 @@ local function follow(loop, client, method, res, opts, req_opts)
   local task = task_of(res)
   if task == nil then return protocol_error(method, "invalid task result: no taskId", res) end
   local id = task.taskId
-  remember(client, task)
-  local timeout = opts.timeout_ms or client.config.request_timeout_ms
+  client:_remember_task(task)
+  local timeout = client:_timeout_ms(opts)
   local f = setmetatable({
     client = client, method = method, id = id, timeout = timeout, cancel = opts.cancel, req_opts = req_opts,
     deadline = timeout > 0 and core.now_ms() + timeout or nil, reset = opts.reset_timeout_on_progress == true,
     max_total_ms = opts.max_total_timeout_ms,
   }, Follow)
   if f.max_total_ms then f.total_at = core.now_ms() + f.max_total_ms end
-  local token = client.task_progress[id]
-  if token ~= nil then
-    client.task_progress[id] = nil
-    local on_progress = client.progress[token]
-    if f.reset and f.deadline then
-      client.progress[token] = function(params)
-        f:progressed()
-        if on_progress then return on_progress(params) end
-      end
-    end
+  local token, on_progress = client:_claim_task_progress(id)
+  if token ~= nil and f.reset and f.deadline then
+    client:_set_progress(token, function(params)
+      f:progressed()
+      if on_progress then return on_progress(params) end
+    end)
   end
   local r, e = loop(f, task) -- no pcall: it yields (Lua 5.1)
-  if token ~= nil then client.progress[token] = nil end
+  if token ~= nil then client:_set_progress(token, nil) end
   return r, e
 end
 
@@ -147,7 +137,7 @@ local function await(f, task)
     elseif status == "cancelled" then
       return nil, errors.new(nil, "task " .. id .. " was cancelled by the server", task, { kind = "cancelled", method = method })
     elseif status == "input_required" and task.inputRequests ~= nil then
-      local responses, err = modern.fulfil(f.client, method, task.inputRequests)
+      local responses, err = handlers.fulfil(f.client, method, task.inputRequests)
       if responses == nil then
         f:give_up("handler", "task input failed")
         return nil, err

@@ -1,0 +1,192 @@
+--- The legacy era (2024-11-05 .. 2025-11-25): one object per connection, made by Client:connect
+--- (and the stand-in of a client that is not connected yet). The initialize handshake and
+--- notifications/initialized, the session the transport keeps, the standalone GET stream,
+--- logging/setLevel, resources/subscribe and unsubscribe, notifications/roots/list_changed, and
+--- the task-augmented tool calls of 2025-11-25. It implements the era interface
+--- (lua/mcp/era/init.lua) and reaches the client only through the client's internal interface
+--- (docs/ARCHITECTURE.md, The protocol eras).
+local errors = require("mcp.errors")
+local modern = require("mcp.modern")
+local protocol = require("mcp.protocol")
+local tasks = require("mcp.tasks")
+
+local M = {}
+
+---@class mcp.LegacyEra
+local Era = {}
+Era.__index = Era
+
+--- A legacy era object.
+---@param client mcp.Client
+---@param o table client_info ({name=, version=}), connect_timeout_ms (the bound on initialize)
+---@return mcp.LegacyEra
+function M.new(client, o)
+  return setmetatable({
+    name = "legacy",
+    client = client,
+    client_info = o.client_info,
+    connect_timeout_ms = o.connect_timeout_ms,
+  }, Era)
+end
+
+--- The ClientCapabilities declared in initialize (roots with listChanged).
+---@return table
+function Era:capabilities()
+  return self.client:_advertised_capabilities({ listChanged = true }, nil)
+end
+
+--- A request: one round trip through the session.
+---@param method string
+---@param params table|nil
+---@param opts table the checked per-call options
+---@return any result, mcp.Error|nil err
+function Era:request(method, params, opts)
+  return self.client:_roundtrip(method, params, opts)
+end
+
+---@param opts table|nil
+---@return table|nil result, mcp.Error|nil err
+function Era:ping(opts)
+  return self.client:request("ping", nil, opts)
+end
+
+---@param level string
+---@param opts table|nil
+---@return table|nil result, mcp.Error|nil err
+function Era:set_logging_level(level, opts)
+  return self.client:request("logging/setLevel", { level = level }, opts)
+end
+
+---@param uri string
+---@param opts table|nil
+---@return table|nil result, mcp.Error|nil err
+function Era:subscribe(uri, opts)
+  return self.client:request("resources/subscribe", { uri = uri }, opts)
+end
+
+---@param uri string
+---@param opts table|nil
+---@return table|nil result, mcp.Error|nil err
+function Era:unsubscribe(uri, opts)
+  return self.client:request("resources/unsubscribe", { uri = uri }, opts)
+end
+
+--- Every notification is delivered (the session carries only this connection's).
+---@return boolean
+function Era:on_notification(method, params)
+  return true
+end
+
+--- Notifications arrive without asking: nothing to do.
+function Era:handlers_changed() end
+
+--- The roots changed: tell a connected server (notifications/roots/list_changed).
+---@return boolean|nil ok, mcp.Error|nil err
+function Era:roots_changed()
+  if not self.client:_connected() then return true end
+  return self.client:notify("notifications/roots/list_changed")
+end
+
+-- A 2025-11-25 CreateTaskResult ({task = Task}, no content).
+local function is_create_task_result(res)
+  return type(res) == "table" and res.content == nil and type(res.task) == "table"
+end
+
+--- Whether a result of method is a task that call_tool follows (its progress token stays valid):
+--- a tools/call sent with opts.task answered with a CreateTaskResult.
+---@param method string
+---@param res any
+---@param opts table
+---@return boolean
+function Era:is_task_result(method, res, opts)
+  return method == "tools/call" and opts.task ~= nil and is_create_task_result(res)
+end
+
+--- A tools/call's params: with a task ({ttl = ms}), ask the server to run the call as a task.
+---@param params table
+---@param task table|nil
+---@return table
+function Era:tool_call_params(params, task)
+  if task ~= nil then params.task = task end
+  return params
+end
+
+--- A tools/call's result: a CreateTaskResult is followed to the tool's result (tasks.lua).
+---@param res table
+---@param opts table
+---@return table|nil result, mcp.Error|nil err
+function Era:tool_result(res, opts)
+  if not is_create_task_result(res) then return res end
+  return tasks.await_legacy(self.client, "tools/call", res, opts)
+end
+
+--- A tools/list page, as the server sent it.
+---@param res table
+---@param first boolean
+---@return table
+function Era:tools_page(res, first)
+  return res
+end
+
+--- The server's tasks (tasks/list).
+---@param opts table|nil
+---@return table[]|nil tasks, mcp.Error|nil err
+function Era:list_tasks(opts)
+  local res, err = self.client:request("tasks/list", nil, opts)
+  if res == nil then return nil, err end
+  if type(res) ~= "table" or type(res.tasks) ~= "table" then
+    return nil, errors.new(nil, "invalid tasks/list result: missing 'tasks'", res, { kind = "protocol", method = "tasks/list" })
+  end
+  return res.tasks
+end
+
+-- ---- lifecycle ---------------------------------------------------------------------------------
+
+--- The initialize handshake (or, with reattach, the InitializeResult of a session that is already
+--- initialized): the server's InitializeResult, or nil, err.
+---@param version string the protocol version to ask for
+---@param reattach table|nil
+---@return table|nil init, mcp.Error|nil err
+function Era:initialize(version, reattach)
+  local res, err = reattach, nil
+  if reattach == nil then
+    res, err = self.client:request("initialize", {
+      protocolVersion = version,
+      capabilities = self:capabilities(),
+      clientInfo = { name = self.client_info.name, version = self.client_info.version },
+    }, self.connect_timeout_ms and { timeout_ms = self.connect_timeout_ms } or nil)
+  end
+  if res ~= nil and (type(res) ~= "table" or type(res.protocolVersion) ~= "string") then
+    return nil, errors.new(nil, "invalid initialize result", res, { kind = "protocol", method = "initialize" })
+  end
+  if res ~= nil and (not protocol.is_supported(res.protocolVersion) or modern.is_modern_version(res.protocolVersion)) then
+    return nil, errors.new(nil, "server's protocol version is not supported: " .. res.protocolVersion, res,
+      { kind = "protocol", method = "initialize" })
+  end
+  return res, err
+end
+
+--- The connection is up: the transport takes the version, the server hears
+--- notifications/initialized (not on a reattach), and streamable HTTP opens its GET stream for
+--- server-initiated messages (a 405 is fine).
+---@param init table the InitializeResult
+---@param reattached boolean
+---@return boolean|nil ok, mcp.Error|nil err
+function Era:start(init, reattached)
+  local client = self.client
+  client:_set_transport_version(init.protocolVersion)
+  if not reattached then
+    local ok, err = client:notify("notifications/initialized")
+    if not ok then return nil, err end
+  end
+  client:_open_inbound()
+  return true
+end
+
+--- No result cache in this era.
+function Era:clear_cache() end
+
+--- Nothing of its own to release.
+function Era:close() end
+
+return M
