@@ -3,6 +3,9 @@
 --- the same call_tool. Input the task asks for goes to the elicitation, sampling and roots handlers
 --- and back with `tasks/update`; the call's timeout and cancel token end it with `tasks/cancel`; the
 --- call's on_progress hears the server's progress (the call's progressToken) until the task ends.
+--- The 2025-11-25 shape (legacy era) is followed the same way (M.await_legacy). The era objects
+--- call this; it reaches the client through its public methods and its internal interface
+--- (_timeout_ms, _remember_task, _claim_task_progress, _set_progress; docs/ARCHITECTURE.md).
 local core = require("mcp.core")
 local errors = require("mcp.errors")
 local handlers = require("mcp.handlers")
