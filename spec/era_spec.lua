@@ -44,12 +44,16 @@ describe("the era seam", function()
   it("client.lua calls only the era interface", function()
     local interface = {}
     for _, name in ipairs(eras.INTERFACE) do interface[name] = true end
-    local called = 0
+    local called = {}
     for name in client_code:gmatch("[%w_]*era:([%w_]+)%(") do
-      called = called + 1
+      called[name] = true
       assert.is_true(interface[name] == true, "client.lua calls era:" .. name .. ", which is not in mcp.era.INTERFACE")
     end
-    assert.is_true(called >= #eras.INTERFACE - 1, "client.lua calls the era " .. called .. " times")
+    -- and the interface is what the client needs: every method is called (capabilities by the
+    -- eras themselves, for initialize and every modern request's _meta)
+    for name in pairs(interface) do
+      if name ~= "capabilities" then assert.is_true(called[name], "client.lua never calls era:" .. name) end
+    end
   end)
 
   it("both era objects implement every method of the interface", function()
