@@ -1,6 +1,8 @@
---- MCPClientOAuthError: what the OAuth flow returns when it fails. `code` is the OAuth error code
---- (RFC 6749 §5.2: "invalid_grant", "invalid_client", ..., or "server_error" for anything that
---- is not a well-formed OAuth error), `message` the server's error_description or ours,
+--- MCPClientOAuthError: what the OAuth flow returns when it fails. It keeps mcp.Error's shape:
+--- `code` is a JSON-RPC code or nil (always nil here: no JSON-RPC error carried it), and the OAuth
+--- error code (RFC 6749 §5.2: "invalid_grant", "invalid_client", ..., or "server_error" for
+--- anything that is not a well-formed OAuth error) is `oauth_error`; `message` the server's
+--- error_description or ours,
 --- `status_code` the HTTP status when a response carried the error, `cause` the underlying
 --- error. Messages never hold a token, code, verifier or client secret.
 local errors = require("mcp.errors")
@@ -9,7 +11,8 @@ local json = require("mcp.json")
 local M = {}
 
 ---@class mcp.OAuthError
----@field code string OAuth error code
+---@field code nil JSON-RPC code (nil: an OAuth failure is local or from an authorization server)
+---@field oauth_error string OAuth error code ("invalid_grant", "server_error", ...)
 ---@field message string
 ---@field status_code integer|nil
 ---@field cause any
@@ -34,28 +37,29 @@ M.INSECURE_URL = "insecure_url"
 M.UNAUTHORIZED = "unauthorized"
 
 function OAuthError:__tostring()
-  local s = "MCP OAuth error (" .. tostring(self.code) .. ")"
+  local s = "MCP OAuth error (" .. tostring(self.oauth_error) .. ")"
   if self.method then s = s .. " [" .. self.method .. "]" end
   s = s .. ": " .. tostring(self.message)
   if self.status_code then s = s .. " [HTTP " .. tostring(self.status_code) .. "]" end
   return s
 end
 
---- Same OAuth code as other (an OAuthError or a code string).
+--- Same OAuth error code as other (an OAuthError or a code string).
 function OAuthError:is(other)
-  if type(other) == "string" then return self.code == other end
-  return getmetatable(other) == OAuthError and other.code == self.code
+  if type(other) == "string" then return self.oauth_error == other end
+  return getmetatable(other) == OAuthError and other.oauth_error == self.oauth_error
 end
 
 --- Create an OAuth error (NewMCPClientOAuthError).
----@param code string
+---@param oauth_error string|nil the OAuth error code (nil: "server_error")
 ---@param message string
 ---@param opts table|nil status_code, cause
 ---@return mcp.OAuthError
-function M.new(code, message, opts)
+function M.new(oauth_error, message, opts)
   opts = opts or {}
   return setmetatable({
-    code = code or M.SERVER_ERROR,
+    code = nil,
+    oauth_error = oauth_error or M.SERVER_ERROR,
     message = message ~= nil and tostring(message) or "OAuth error",
     status_code = opts.status_code,
     cause = opts.cause,
@@ -69,9 +73,9 @@ function M.is_oauth_error(v)
 end
 
 --- IsInvalidClientError and friends: true for an OAuthError with that code.
-function M.is_invalid_client(v) return M.is_oauth_error(v) and v.code == M.INVALID_CLIENT end
-function M.is_invalid_grant(v) return M.is_oauth_error(v) and v.code == M.INVALID_GRANT end
-function M.is_unauthorized_client(v) return M.is_oauth_error(v) and v.code == M.UNAUTHORIZED_CLIENT end
+function M.is_invalid_client(v) return M.is_oauth_error(v) and v.oauth_error == M.INVALID_CLIENT end
+function M.is_invalid_grant(v) return M.is_oauth_error(v) and v.oauth_error == M.INVALID_GRANT end
+function M.is_unauthorized_client(v) return M.is_oauth_error(v) and v.oauth_error == M.UNAUTHORIZED_CLIENT end
 
 local MAX_RAW = 200
 

@@ -364,7 +364,7 @@ local function run(provider, o)
   local prm, perr = discovery.protected_resource_metadata(server_url, {
     resource_metadata_url = o.resource_metadata_url, protocol_version = o.protocol_version, timeout_ms = timeout,
   })
-  if perr and perr.code == oerr.INSECURE_URL then return nil, perr end
+  if perr and perr.oauth_error == oerr.INSECURE_URL then return nil, perr end
   if prm and (type(prm.authorization_servers) ~= "table" or type(prm.authorization_servers[1]) ~= "string") then
     prm = nil
   end
@@ -480,7 +480,7 @@ local function run(provider, o)
       provider:save_tokens(new)
       return M.AUTHORIZED
     end
-    if rerr.code ~= oerr.SERVER_ERROR then return nil, rerr end
+    if rerr.oauth_error ~= oerr.SERVER_ERROR then return nil, rerr end
   end
   -- 7. a new authorization: PKCE, state, the recorded issuer, then the redirect.
   local state = get(provider, "state") or M.random_state()
