@@ -357,12 +357,12 @@ local function authorization_url(ctx, scope, state, challenge)
   return endpoint .. sep .. fetch.form_encode(params)
 end
 
-local function run(provider, o)
+-- 1. protected resource metadata (RFC 9728; none at all: the 2025-03-26 rules) and the
+-- authorization server it names, checked for this server; returns as_url, prm or nil, err.
+local function authorization_server(provider, o)
   local server_url = o.server_url
-  local timeout = o.timeout_ms
-  -- 1. protected resource metadata (RFC 9728); none at all: the 2025-03-26 rules.
   local prm, perr = discovery.protected_resource_metadata(server_url, {
-    resource_metadata_url = o.resource_metadata_url, protocol_version = o.protocol_version, timeout_ms = timeout,
+    resource_metadata_url = o.resource_metadata_url, protocol_version = o.protocol_version, timeout_ms = o.timeout_ms,
   })
   if perr and perr.oauth_error == oerr.INSECURE_URL then return nil, perr end
   if prm and (type(prm.authorization_servers) ~= "table" or type(prm.authorization_servers[1]) ~= "string") then
@@ -375,20 +375,30 @@ local function run(provider, o)
     local vok, verr = provider:validate_authorization_server_url(as_url, server_url)
     if not vok then return nil, oerr.new(oerr.INSECURE_URL, verr or ("authorization server " .. as_url .. " refused")) end
   end
-  -- 2. the resource indicator (RFC 8707), exactly as the resource names itself.
-  local resource
+  return as_url, prm
+end
+
+-- 2. the resource indicator (RFC 8707), exactly as the resource names itself: true and the
+-- resource (nil for none), or nil, err.
+local function resource_indicator(provider, server_url, prm)
   if has(provider, "validate_resource_url") then
     local r, rerr = provider:validate_resource_url(server_url, prm and prm.resource)
     if r == nil and rerr then return nil, oerr.new(oerr.INVALID_REQUEST, rerr) end
-    resource = r
+    return true, r
   elseif prm then
     if type(prm.resource) ~= "string" or not M.resource_allowed(server_url, prm.resource) then
       return nil, oerr.new(oerr.INVALID_REQUEST, ("Protected resource %s does not match expected %s (or origin)")
         :format(tostring(prm.resource), url.strip_fragment(server_url)))
     end
-    resource = prm.resource
+    return true, prm.resource
   end
-  -- 3. authorization server metadata (RFC 8414, OpenID Connect); none: the default endpoints.
+  return true, nil
+end
+
+-- 3. authorization server metadata (RFC 8414, OpenID Connect; none: the default endpoints) and
+-- the token endpoint: the flow's context, or nil, err.
+local function flow_context(provider, o, as_url, prm, resource)
+  local server_url, timeout = o.server_url, o.timeout_ms
   local meta, merr = discovery.authorization_server_metadata(as_url, server_url, {
     protocol_version = o.protocol_version, timeout_ms = timeout, legacy = prm == nil,
   })
@@ -397,98 +407,115 @@ local function run(provider, o)
   if type(token_endpoint) ~= "string" then
     return nil, oerr.new(oerr.INVALID_METADATA, "the authorization server metadata has no token_endpoint")
   end
-  ok, why = url.check_fetchable(token_endpoint, server_url)
+  local ok, why = url.check_fetchable(token_endpoint, server_url)
   if not ok then return nil, oerr.new(oerr.INSECURE_URL, "token endpoint: " .. why) end
   local pin = { issuer = meta and meta.issuer or as_url, authorization_server = as_url, token_endpoint = token_endpoint }
-  local ctx = {
+  return {
     provider = provider, server_url = server_url, as_url = as_url, meta = meta, prm = prm, resource = resource,
     token_endpoint = token_endpoint, pin = pin, timeout_ms = timeout, pending = memo_of(provider).pending,
   }
-  -- Credentials are bound to the issuer that issued them: another one means start over there.
+end
+
+-- The provider's tokens and client information, forgotten when another issuer issued them
+-- (credentials are bound to their issuer: another one means start over there).
+local function pinned_credentials(provider, pin)
   local tokens = get(provider, "tokens")
   if tokens ~= nil and not pin_matches(tokens, pin) then
     invalidate(provider, "tokens")
     tokens = nil
   end
-  -- 4. the client: pre-registered, Client ID Metadata Document, dynamic registration.
   local info = get(provider, "client_information")
   if info ~= nil and (type(info) ~= "table" or type(info.client_id) ~= "string" or not pin_matches(info, pin)) then
     if type(info) == "table" and info.client_id then invalidate(provider, "client") end
     info = nil
   end
-  local scope = M.select_scope(o.scope, prm, get(provider, "client_metadata"), meta)
-  if info == nil and has(provider, "prepare_grant") then
+  return tokens, info
+end
+
+-- 4. a client when the provider has none: a Client ID Metadata Document or a dynamic registration.
+local function new_client(ctx, o, scope)
+  local provider, pin, meta = ctx.provider, ctx.pin, ctx.meta
+  if has(provider, "prepare_grant") then
     return nil, oerr.new(oerr.INVALID_CLIENT, "the provider has no client information for " .. pin.issuer
       .. " (a client of a grant without a user is registered beforehand)")
   end
-  if info == nil then
-    if o.authorization_code or o.callback then
-      return nil, oerr.new(oerr.INVALID_CLIENT, "Existing OAuth client information is required when exchanging an authorization code")
-    end
-    local cimd = get(provider, "client_metadata_url")
-    if type(cimd) == "string" and meta and meta.client_id_metadata_document_supported == true then
-      info = { client_id = cimd, token_endpoint_auth_method = "none", issuer = pin.issuer,
-        authorization_server = pin.authorization_server }
-    else
-      if not has(provider, "save_client_information") then
-        return nil, oerr.new(oerr.INVALID_CLIENT, "no client information for " .. pin.issuer
-          .. ", and the provider cannot save the information of a dynamic registration")
-      end
-      local rerr
-      info, rerr = register(ctx, scope)
-      if not info then return nil, rerr end
-    end
-    if has(provider, "save_client_information") then provider:save_client_information(info) end
+  if o.authorization_code or o.callback then
+    return nil, oerr.new(oerr.INVALID_CLIENT, "Existing OAuth client information is required when exchanging an authorization code")
   end
-  ctx.info = info
-  -- 4b. a grant without a user (client credentials, JWT bearer: mcp.auth.extensions): the
-  -- provider builds it; no refresh token is expected, a new grant is the refresh.
-  if has(provider, "prepare_grant") then
-    local grant, gerr = provider:prepare_grant(scope, {
-      issuer = pin.issuer, token_endpoint = token_endpoint, resource = resource, metadata = meta, prm = prm,
-      server_url = server_url, client_information = info, timeout_ms = timeout,
-    })
-    if grant == nil then
-      return nil, oerr.is_oauth_error(gerr) and gerr or oerr.new(oerr.INVALID_REQUEST, tostring(gerr))
+  local info
+  local cimd = get(provider, "client_metadata_url")
+  if type(cimd) == "string" and meta and meta.client_id_metadata_document_supported == true then
+    info = { client_id = cimd, token_endpoint_auth_method = "none", issuer = pin.issuer,
+      authorization_server = pin.authorization_server }
+  else
+    if not has(provider, "save_client_information") then
+      return nil, oerr.new(oerr.INVALID_CLIENT, "no client information for " .. pin.issuer
+        .. ", and the provider cannot save the information of a dynamic registration")
     end
-    local new, terr = token_request(ctx, grant)
-    if not new then return nil, terr end
-    provider:save_tokens(new)
+    local rerr
+    info, rerr = register(ctx, scope)
+    if not info then return nil, rerr end
+  end
+  if has(provider, "save_client_information") then provider:save_client_information(info) end
+  return info
+end
+
+-- 4b. a grant without a user (client credentials, JWT bearer: mcp.auth.extensions): the
+-- provider builds it; no refresh token is expected, a new grant is the refresh.
+local function grant_without_user(ctx, scope)
+  local provider = ctx.provider
+  local grant, gerr = provider:prepare_grant(scope, {
+    issuer = ctx.pin.issuer, token_endpoint = ctx.token_endpoint, resource = ctx.resource, metadata = ctx.meta,
+    prm = ctx.prm, server_url = ctx.server_url, client_information = ctx.info, timeout_ms = ctx.timeout_ms,
+  })
+  if grant == nil then
+    return nil, oerr.is_oauth_error(gerr) and gerr or oerr.new(oerr.INVALID_REQUEST, tostring(gerr))
+  end
+  local new, terr = token_request(ctx, grant)
+  if not new then return nil, terr end
+  provider:save_tokens(new)
+  return M.AUTHORIZED
+end
+
+-- Do the tokens' scopes cover `scope`? (A step-up wants more than they carry: never covered.)
+local function scope_covered(o, scope, tokens)
+  if o.step_up then return false end
+  if not (scope and type(tokens) == "table" and type(tokens.scope) == "string") then return true end
+  local have = {}
+  for _, w in ipairs(split_scope(tokens.scope)) do have[w] = true end
+  for _, w in ipairs(split_scope(scope)) do
+    if not have[w] and w ~= "offline_access" then return false end
+  end
+  return true
+end
+
+-- 6. refresh: AUTHORIZED, or nil, err to stop, or false to go on with a new authorization (no
+-- refresh token, more scope wanted, or the authorization server failed as a server_error).
+local function refresh(ctx, o, scope, tokens)
+  if not (scope_covered(o, scope, tokens) and tokens ~= nil and type(tokens.refresh_token) == "string"
+      and tokens.refresh_token ~= "") then
+    return false
+  end
+  local new, rerr = token_request(ctx, { grant_type = "refresh_token", refresh_token = tokens.refresh_token })
+  if new then
+    new.refresh_token = new.refresh_token or tokens.refresh_token
+    new.scope = new.scope or tokens.scope
+    ctx.provider:save_tokens(new)
     return M.AUTHORIZED
   end
-  -- 5. a code to redeem (the host finished the redirect itself).
-  if o.authorization_code or o.callback then
-    local cb = o.callback and M.parse_callback(o.callback)
-      or { code = o.authorization_code, state = o.state, iss = o.iss }
-    if not cb then return nil, oerr.new(oerr.INVALID_REQUEST, "invalid callback URL") end
-    return redeem(ctx, cb)
-  end
-  -- 6. refresh, unless more scope is wanted than the tokens carry (step-up needs the user).
-  local covered = not o.step_up
-  if covered and scope and type(tokens) == "table" and type(tokens.scope) == "string" then
-    local have = {}
-    for _, w in ipairs(split_scope(tokens.scope)) do have[w] = true end
-    for _, w in ipairs(split_scope(scope)) do
-      if not have[w] and w ~= "offline_access" then covered = false end
-    end
-  end
-  if covered and tokens ~= nil and type(tokens.refresh_token) == "string" and tokens.refresh_token ~= "" then
-    local new, rerr = token_request(ctx, { grant_type = "refresh_token", refresh_token = tokens.refresh_token })
-    if new then
-      new.refresh_token = new.refresh_token or tokens.refresh_token
-      new.scope = new.scope or tokens.scope
-      provider:save_tokens(new)
-      return M.AUTHORIZED
-    end
-    if rerr.oauth_error ~= oerr.SERVER_ERROR then return nil, rerr end
-  end
-  -- 7. a new authorization: PKCE, state, the recorded issuer, then the redirect.
+  if rerr.oauth_error ~= oerr.SERVER_ERROR then return nil, rerr end
+  return false
+end
+
+-- 7. a new authorization: PKCE, state, the recorded issuer, then the redirect.
+local function new_authorization(ctx, scope)
+  local provider, meta = ctx.provider, ctx.meta
   local state = get(provider, "state") or M.random_state()
   local verifier, challenge = M.pkce()
   local auth_url, aerr = authorization_url(ctx, scope, state, challenge)
   if not auth_url then return nil, aerr end
   ctx.pending = {
-    state = state, issuer = pin.issuer, scope = scope,
+    state = state, issuer = ctx.pin.issuer, scope = scope,
     iss_supported = meta ~= nil and meta.authorization_response_iss_parameter_supported == true,
   }
   local m = memo_of(provider)
@@ -505,6 +532,34 @@ local function run(provider, o)
   local cb = M.parse_callback(landed)
   if not cb then return nil, oerr.new(oerr.INVALID_REQUEST, "the redirect URL is not a valid URL") end
   return redeem(ctx, cb)
+end
+
+local function run(provider, o)
+  local as_url, prm = authorization_server(provider, o)
+  if not as_url then return nil, prm end
+  local rok, resource = resource_indicator(provider, o.server_url, prm)
+  if not rok then return nil, resource end
+  local ctx, cerr = flow_context(provider, o, as_url, prm, resource)
+  if not ctx then return nil, cerr end
+  local tokens, info = pinned_credentials(provider, ctx.pin)
+  local scope = M.select_scope(o.scope, prm, get(provider, "client_metadata"), ctx.meta)
+  if info == nil then
+    local ierr
+    info, ierr = new_client(ctx, o, scope)
+    if not info then return nil, ierr end
+  end
+  ctx.info = info
+  if has(provider, "prepare_grant") then return grant_without_user(ctx, scope) end
+  -- 5. a code to redeem (the host finished the redirect itself).
+  if o.authorization_code or o.callback then
+    local cb = o.callback and M.parse_callback(o.callback)
+      or { code = o.authorization_code, state = o.state, iss = o.iss }
+    if not cb then return nil, oerr.new(oerr.INVALID_REQUEST, "invalid callback URL") end
+    return redeem(ctx, cb)
+  end
+  local res, ferr = refresh(ctx, o, scope, tokens)
+  if res ~= false then return res, ferr end
+  return new_authorization(ctx, scope)
 end
 
 --- Auth: run the flow, and once more after the errors that call for fresh credentials
