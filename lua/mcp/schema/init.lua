@@ -477,8 +477,7 @@ local function sorted_keys(t)
 end
 M.sorted_keys = sorted_keys
 
-local function check_object(ctx, s, v, path)
-  local keys = sorted_keys(v)
+local function check_counts_required(ctx, s, v, path, keys)
   if type(s.minProperties) == "number" and #keys < s.minProperties then
     add(ctx, path, "minProperties", "must have at least " .. show(s.minProperties) .. " properties")
   end
@@ -492,67 +491,141 @@ local function check_object(ctx, s, v, path)
       end
     end
   end
-  local deps = s.dependentRequired
-  local dschemas = s.dependentSchemas
-  if type(s.dependencies) == "table" then -- draft-07
+end
+
+-- Each name of list that v lacks, reported under keyword as required because k is present.
+local function require_names(ctx, v, path, keyword, k, list)
+  for _, name in ipairs(list) do
+    if v[name] == nil then
+      add(ctx, path .. "/" .. pointer_token(name), keyword, "required when " .. show(k) .. " is present")
+    end
+  end
+end
+
+-- dependencies (draft-07), dependentRequired and dependentSchemas (2019-09 on).
+local function check_dependencies(ctx, s, v, path)
+  if type(s.dependencies) == "table" then
     for k, d in pairs(s.dependencies) do
       if v[k] ~= nil then
         if kind(d) == "array" then
-          for _, name in ipairs(d) do
-            if v[name] == nil then
-              add(ctx, path .. "/" .. pointer_token(name), "dependencies", "required when " .. show(k) .. " is present")
-            end
-          end
+          require_names(ctx, v, path, "dependencies", k, d)
         else
           validate(ctx, d, v, path)
         end
       end
     end
   end
-  if type(deps) == "table" then
-    for k, list in pairs(deps) do
-      if v[k] ~= nil and type(list) == "table" then
-        for _, name in ipairs(list) do
-          if v[name] == nil then
-            add(ctx, path .. "/" .. pointer_token(name), "dependentRequired", "required when " .. show(k) .. " is present")
-          end
-        end
-      end
+  if type(s.dependentRequired) == "table" then
+    for k, list in pairs(s.dependentRequired) do
+      if v[k] ~= nil and type(list) == "table" then require_names(ctx, v, path, "dependentRequired", k, list) end
     end
   end
-  if type(dschemas) == "table" then
-    for k, d in pairs(dschemas) do
+  if type(s.dependentSchemas) == "table" then
+    for k, d in pairs(s.dependentSchemas) do
       if v[k] ~= nil then validate(ctx, d, v, path) end
     end
   end
-  local props, pprops, addl = s.properties, s.patternProperties, s.additionalProperties
+end
+
+-- One property k: properties, patternProperties, additionalProperties, propertyNames.
+local function check_property(ctx, s, v, path, k, props, pprops)
+  local p = path .. "/" .. pointer_token(k)
+  local matched = false
+  if props and props[k] ~= nil then
+    matched = true
+    validate(ctx, props[k], v[k], p)
+  end
+  if pprops then
+    for pat, ps in pairs(pprops) do
+      if regex.test(pat, k) then
+        matched = true
+        validate(ctx, ps, v[k], p)
+      end
+    end
+  end
+  local addl = s.additionalProperties
+  if not matched and addl ~= nil then
+    if addl == false then
+      add(ctx, p, "additionalProperties", "property is not allowed")
+    else
+      validate(ctx, addl, v[k], p)
+    end
+  end
+  if s.propertyNames ~= nil then
+    local ok, e = try(ctx, s.propertyNames, k, p)
+    if not ok then add(ctx, p, "propertyNames", "invalid property name: " .. (e and e.message or "")) end
+  end
+end
+
+local function check_object(ctx, s, v, path)
+  local keys = sorted_keys(v)
+  check_counts_required(ctx, s, v, path, keys)
+  check_dependencies(ctx, s, v, path)
+  local props, pprops = s.properties, s.patternProperties
   if type(props) ~= "table" then props = nil end
   if type(pprops) ~= "table" then pprops = nil end
-  for _, k in ipairs(keys) do
-    local p = path .. "/" .. pointer_token(k)
-    local matched = false
-    if props and props[k] ~= nil then
-      matched = true
-      validate(ctx, props[k], v[k], p)
-    end
-    if pprops then
-      for pat, ps in pairs(pprops) do
-        if regex.test(pat, k) then
-          matched = true
-          validate(ctx, ps, v[k], p)
-        end
-      end
-    end
-    if not matched and addl ~= nil then
-      if addl == false then
-        add(ctx, p, "additionalProperties", "property is not allowed")
-      else
-        validate(ctx, addl, v[k], p)
-      end
-    end
-    if s.propertyNames ~= nil then
-      local ok, e = try(ctx, s.propertyNames, k, p)
-      if not ok then add(ctx, p, "propertyNames", "invalid property name: " .. (e and e.message or "")) end
+  for _, k in ipairs(keys) do check_property(ctx, s, v, path, k, props, pprops) end
+end
+
+local function check_ref(ctx, s, v, path)
+  local ref = s["$ref"] or s["$dynamicRef"]
+  if type(ref) ~= "string" then return end
+  local target = resolve_ref(ctx.root, ref)
+  if target == nil then
+    add(ctx, path, "$ref", "cannot resolve $ref " .. show(ref) .. " (only references inside the schema are followed)")
+  else
+    validate(ctx, target, v, path)
+  end
+end
+
+local function check_enum(ctx, enum, v, path)
+  for _, e in ipairs(enum) do
+    if equal(e, v) then return end
+  end
+  local shown = {}
+  for i, e in ipairs(enum) do
+    if i > 8 then shown[#shown + 1] = "..." break end
+    shown[#shown + 1] = show(e)
+  end
+  add(ctx, path, "enum", "must be one of " .. table.concat(shown, ", "))
+end
+
+local function check_any_of(ctx, list, v, path)
+  local first
+  for _, sub in ipairs(list) do
+    local ok, e = try(ctx, sub, v, path)
+    if ok then return end
+    first = first or e
+  end
+  add(ctx, path, "anyOf", "must match a schema in anyOf" .. (first and (" (first failure: " .. first.message .. ")") or ""))
+end
+
+local function check_one_of(ctx, list, v, path)
+  local hits = 0
+  for _, sub in ipairs(list) do
+    if try(ctx, sub, v, path) then hits = hits + 1 end
+  end
+  if hits ~= 1 then
+    add(ctx, path, "oneOf", hits == 0 and "must match exactly one schema in oneOf (matches none)"
+      or ("must match exactly one schema in oneOf (matches " .. hits .. ")"))
+  end
+end
+
+-- allOf, anyOf, oneOf, not, if/then/else.
+local function check_applicators(ctx, s, v, path)
+  if type(s.allOf) == "table" then
+    for _, sub in ipairs(s.allOf) do validate(ctx, sub, v, path) end
+  end
+  if type(s.anyOf) == "table" then check_any_of(ctx, s.anyOf, v, path) end
+  if type(s.oneOf) == "table" then check_one_of(ctx, s.oneOf, v, path) end
+  if s["not"] ~= nil and try(ctx, s["not"], v, path) then
+    add(ctx, path, "not", "must not match the schema in not")
+  end
+  if s["if"] ~= nil then
+    if try(ctx, s["if"], v, path) then
+      if s["then"] ~= nil then validate(ctx, s["then"], v, path) end
+    elseif s["else"] ~= nil then
+      validate(ctx, s["else"], v, path)
     end
   end
 end
@@ -570,30 +643,9 @@ validate = function(ctx, s, v, path)
     add(ctx, path, "$ref", "schema recursion too deep")
     return
   end
-  local ref = s["$ref"] or s["$dynamicRef"]
-  if type(ref) == "string" then
-    local target = resolve_ref(ctx.root, ref)
-    if target == nil then
-      add(ctx, path, "$ref", "cannot resolve $ref " .. show(ref) .. " (only references inside the schema are followed)")
-    else
-      validate(ctx, target, v, path)
-    end
-  end
+  check_ref(ctx, s, v, path)
   if s.type ~= nil then check_type(ctx, s.type, v, path) end
-  if s.enum ~= nil and type(s.enum) == "table" then
-    local found = false
-    for _, e in ipairs(s.enum) do
-      if equal(e, v) then found = true break end
-    end
-    if not found then
-      local shown = {}
-      for i, e in ipairs(s.enum) do
-        if i > 8 then shown[#shown + 1] = "..." break end
-        shown[#shown + 1] = show(e)
-      end
-      add(ctx, path, "enum", "must be one of " .. table.concat(shown, ", "))
-    end
-  end
+  if s.enum ~= nil and type(s.enum) == "table" then check_enum(ctx, s.enum, v, path) end
   if s.const ~= nil and not equal(s.const, v) then
     add(ctx, path, "const", "must equal " .. show(s.const))
   end
@@ -602,40 +654,7 @@ validate = function(ctx, s, v, path)
   elseif k == "string" then check_string(ctx, s, v, path) end
   if k == "array" or k == "empty" then check_array(ctx, s, v, path) end
   if k == "object" or k == "empty" then check_object(ctx, s, v, path) end
-  if type(s.allOf) == "table" then
-    for _, sub in ipairs(s.allOf) do validate(ctx, sub, v, path) end
-  end
-  if type(s.anyOf) == "table" then
-    local any, first = false, nil
-    for _, sub in ipairs(s.anyOf) do
-      local ok, e = try(ctx, sub, v, path)
-      if ok then any = true break end
-      first = first or e
-    end
-    if not any then
-      add(ctx, path, "anyOf", "must match a schema in anyOf" .. (first and (" (first failure: " .. first.message .. ")") or ""))
-    end
-  end
-  if type(s.oneOf) == "table" then
-    local hits = 0
-    for _, sub in ipairs(s.oneOf) do
-      if try(ctx, sub, v, path) then hits = hits + 1 end
-    end
-    if hits ~= 1 then
-      add(ctx, path, "oneOf", hits == 0 and "must match exactly one schema in oneOf (matches none)"
-        or ("must match exactly one schema in oneOf (matches " .. hits .. ")"))
-    end
-  end
-  if s["not"] ~= nil and try(ctx, s["not"], v, path) then
-    add(ctx, path, "not", "must not match the schema in not")
-  end
-  if s["if"] ~= nil then
-    if try(ctx, s["if"], v, path) then
-      if s["then"] ~= nil then validate(ctx, s["then"], v, path) end
-    elseif s["else"] ~= nil then
-      validate(ctx, s["else"], v, path)
-    end
-  end
+  check_applicators(ctx, s, v, path)
   ctx.depth = ctx.depth - 1
 end
 
