@@ -56,58 +56,58 @@ function Parser:hex(n)
   return v
 end
 
+-- Class escapes: the predicate and whether it is negated (\D, \W, \S).
+local PRED_ESCAPES = {
+  d = { is_digit, false }, D = { is_digit, true }, w = { is_word, false }, W = { is_word, true },
+  s = { is_space, false }, S = { is_space, true },
+}
+-- Control escapes: their code points.
+local CONTROL_ESCAPES = { n = 10, r = 13, t = 9, v = 11, f = 12 }
+
+-- \u after the 'u': \u{...} or four hex digits; anything else is a literal 'u' (Annex B).
+function Parser:unicode_escape()
+  if self:peek() == 123 then -- \u{...}
+    self.i = self.i + 1
+    local v, n = 0, 0
+    while self:peek() and self:peek() ~= 125 do
+      local h = hexval(self:next())
+      if h == nil then self:fail("bad \\u{...} escape") end
+      v, n = v * 16 + h, n + 1
+    end
+    if self:next() ~= 125 or n == 0 then self:fail("bad \\u{...} escape") end
+    return v
+  end
+  return self:hex(4) or 117
+end
+
+-- \c after the 'c': a control letter, or a literal backslash followed by c (Annex B).
+function Parser:control_escape()
+  local l = self:peek()
+  if l and ((l >= 65 and l <= 90) or (l >= 97 and l <= 122)) then
+    self.i = self.i + 1
+    return l % 32
+  end
+  return 92
+end
+
 -- An escape after '\'. Returns a code point, or a predicate table {pred=fn, neg=bool}, or an
 -- assertion node (outside classes only).
 function Parser:escape(in_class)
   local c = self:next()
   if c == nil then self:fail("trailing backslash") end
   local ch = string.char(c < 128 and c or 63)
-  if ch == "d" then return { pred = is_digit } end
-  if ch == "D" then return { pred = is_digit, neg = true } end
-  if ch == "w" then return { pred = is_word } end
-  if ch == "W" then return { pred = is_word, neg = true } end
-  if ch == "s" then return { pred = is_space } end
-  if ch == "S" then return { pred = is_space, neg = true } end
+  local pred = PRED_ESCAPES[ch]
+  if pred then return { pred = pred[1], neg = pred[2] or nil } end
   if ch == "b" then
     if in_class then return 8 end
     return { t = "wordb", neg = false }
   end
   if ch == "B" and not in_class then return { t = "wordb", neg = true } end
-  if ch == "n" then return 10 end
-  if ch == "r" then return 13 end
-  if ch == "t" then return 9 end
-  if ch == "v" then return 11 end
-  if ch == "f" then return 12 end
+  if CONTROL_ESCAPES[ch] then return CONTROL_ESCAPES[ch] end
   if ch == "0" and not (self:peek() and is_digit(self:peek())) then return 0 end
-  if ch == "x" then
-    local v = self:hex(2)
-    if v then return v end
-    return 120
-  end
-  if ch == "u" then
-    if self:peek() == 123 then -- \u{...}
-      self.i = self.i + 1
-      local v, n = 0, 0
-      while self:peek() and self:peek() ~= 125 do
-        local h = hexval(self:next())
-        if h == nil then self:fail("bad \\u{...} escape") end
-        v, n = v * 16 + h, n + 1
-      end
-      if self:next() ~= 125 or n == 0 then self:fail("bad \\u{...} escape") end
-      return v
-    end
-    local v = self:hex(4)
-    if v then return v end
-    return 117
-  end
-  if ch == "c" then
-    local l = self:peek()
-    if l and ((l >= 65 and l <= 90) or (l >= 97 and l <= 122)) then
-      self.i = self.i + 1
-      return l % 32
-    end
-    return 92 -- a literal backslash followed by c (Annex B)
-  end
+  if ch == "x" then return self:hex(2) or 120 end
+  if ch == "u" then return self:unicode_escape() end
+  if ch == "c" then return self:control_escape() end
   if ch == "p" or ch == "P" then unsupported("\\" .. ch .. "{...} property escapes") end
   if ch == "k" and self:peek() == 60 then unsupported("named backreferences") end
   if is_digit(c) and c ~= 48 then
@@ -206,44 +206,53 @@ function Parser:alternation()
   return alts
 end
 
+-- A group after its '(': (...), (?:...), (?=...), (?!...), (?<name>...).
+function Parser:group()
+  local kind = "group"
+  if self:peek() == 63 then
+    local k = self:peek(1)
+    if k == 58 then self.i = self.i + 2
+    elseif k == 61 then kind = "ahead"; self.i = self.i + 2
+    elseif k == 33 then kind = "nahead"; self.i = self.i + 2
+    elseif k == 60 and (self:peek(2) == 61 or self:peek(2) == 33) then unsupported("lookbehind")
+    elseif k == 60 then -- (?<name>...)
+      self.i = self.i + 2
+      while self:peek() and self:peek() ~= 62 do self.i = self.i + 1 end
+      if self:next() ~= 62 then self:fail("bad group name") end
+    else self:fail("bad group") end
+  end
+  local alts = self:alternation()
+  if self:next() ~= 41 then self:fail("missing )") end
+  return { t = kind, alts = alts }
+end
+
+-- An escape outside a class as a node: an assertion, a one-predicate class or a character.
+function Parser:escape_node()
+  local e = self:escape(false)
+  if type(e) ~= "table" then return { t = "char", cp = e } end
+  if e.t then return e end
+  return { t = "class", ranges = {}, preds = { e } }
+end
+
+-- The atom that starts with c (already consumed).
+local ATOMS = { [94] = "bol", [36] = "eol", [46] = "any" }
+function Parser:atom(c)
+  if ATOMS[c] then return { t = ATOMS[c] } end
+  if c == 91 then return self:class() end
+  if c == 40 then return self:group() end
+  if c == 41 then self:fail("unmatched )") end
+  if c == 92 then return self:escape_node() end
+  if c == 42 or c == 43 or c == 63 then self:fail("nothing to repeat") end
+  return { t = "char", cp = c }
+end
+
 function Parser:sequence()
   local seq = {}
   while true do
     local c = self:peek()
     if c == nil or c == 124 or c == 41 then return seq end
     self.i = self.i + 1
-    local node
-    if c == 94 then node = { t = "bol" }
-    elseif c == 36 then node = { t = "eol" }
-    elseif c == 46 then node = { t = "any" }
-    elseif c == 91 then node = self:class()
-    elseif c == 40 then
-      local kind = "group"
-      if self:peek() == 63 then
-        local k = self:peek(1)
-        if k == 58 then self.i = self.i + 2
-        elseif k == 61 then kind = "ahead"; self.i = self.i + 2
-        elseif k == 33 then kind = "nahead"; self.i = self.i + 2
-        elseif k == 60 and (self:peek(2) == 61 or self:peek(2) == 33) then unsupported("lookbehind")
-        elseif k == 60 then -- (?<name>...)
-          self.i = self.i + 2
-          while self:peek() and self:peek() ~= 62 do self.i = self.i + 1 end
-          if self:next() ~= 62 then self:fail("bad group name") end
-        else self:fail("bad group") end
-      end
-      local alts = self:alternation()
-      if self:next() ~= 41 then self:fail("missing )") end
-      node = { t = kind, alts = alts }
-    elseif c == 41 then self:fail("unmatched )")
-    elseif c == 92 then
-      local e = self:escape(false)
-      if type(e) == "table" then
-        if e.t then node = e else node = { t = "class", ranges = {}, preds = { e } } end
-      else
-        node = { t = "char", cp = e }
-      end
-    elseif c == 42 or c == 43 or c == 63 then self:fail("nothing to repeat")
-    else node = { t = "char", cp = c } end
+    local node = self:atom(c)
     if node.t ~= "bol" and node.t ~= "eol" and node.t ~= "wordb" then
       local min, max, lazy = self:quantifier()
       if min ~= nil then
