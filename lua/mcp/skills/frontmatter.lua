@@ -43,11 +43,20 @@ local SIMPLE_ESCAPES = {
 }
 local HEX_ESCAPES = { x = 2, u = 4, U = 8 }
 
+-- The core schema's fixed words: null, booleans, infinities and NaN.
+local PLAIN_WORDS = {
+  [""] = NULL, ["~"] = NULL, null = NULL, Null = NULL, NULL = NULL,
+  ["true"] = true, True = true, TRUE = true, ["false"] = false, False = false, FALSE = false,
+  [".inf"] = math.huge, [".Inf"] = math.huge, [".INF"] = math.huge,
+  ["+.inf"] = math.huge, ["+.Inf"] = math.huge, ["+.INF"] = math.huge,
+  ["-.inf"] = -math.huge, ["-.Inf"] = -math.huge, ["-.INF"] = -math.huge,
+  [".nan"] = 0 / 0, [".NaN"] = 0 / 0, [".NAN"] = 0 / 0,
+}
+
 --- Plain scalar -> Lua value by the YAML 1.2 core schema.
 local function resolve_plain(s)
-  if s == "" or s == "~" or s == "null" or s == "Null" or s == "NULL" then return NULL end
-  if s == "true" or s == "True" or s == "TRUE" then return true end
-  if s == "false" or s == "False" or s == "FALSE" then return false end
+  local word = PLAIN_WORDS[s]
+  if word ~= nil then return word end
   if s:match("^[-+]?%d+$") then
     local n = tonumber(s)
     if n ~= nil then return n end
@@ -59,11 +68,6 @@ local function resolve_plain(s)
     local n = tonumber(s)
     if n ~= nil then return n end
   end
-  if s == ".inf" or s == ".Inf" or s == ".INF" or s == "+.inf" or s == "+.Inf" or s == "+.INF" then
-    return math.huge
-  end
-  if s == "-.inf" or s == "-.Inf" or s == "-.INF" then return -math.huge end
-  if s == ".nan" or s == ".NaN" or s == ".NAN" then return 0 / 0 end
   return s
 end
 M.resolve_plain = resolve_plain
@@ -360,33 +364,77 @@ end
 
 -- ---- block scalars -------------------------------------------------------------------------------
 
-function Parser:block_scalar(i, header, parent_indent)
-  local lines = self.lines
-  local style, rest = header:sub(1, 1), header:sub(2)
+-- A block scalar header's indicators after the style: chomp ("", "-", "+") and explicit indentation
+-- ("" or a digit), either order.
+local function block_indicators(rest, lineno)
   local chomp, explicit
   local a, b = rest:match("^([+-]?)([1-9]?)")
   local c, d = rest:match("^([1-9]?)([+-]?)")
   local used
   if a ~= "" or b ~= "" then chomp, explicit, used = a, b, #a + #b else chomp, explicit, used = d, c, #c + #d end
-  expect_end(rest:sub(used + 1), lines[i].no)
-  local content_indent = explicit ~= "" and parent_indent + tonumber(explicit) or nil
+  expect_end(rest:sub(used + 1), lineno)
+  return chomp, explicit
+end
+
+-- The body lines of a block scalar from line j: the lines and the content indentation (nil when
+-- the body is only blank lines), and the index of the next line.
+local function block_body(lines, j, parent_indent, content_indent)
   local body = {}
-  local j = i + 1
   while lines[j] do
     local l = lines[j]
-    if l.text == "" then
-      body[#body + 1] = l
-      j = j + 1
-    else
+    if l.text ~= "" then
       if content_indent == nil then
         if l.indent <= parent_indent then break end
         content_indent = l.indent
       end
       if l.indent < content_indent then break end
-      body[#body + 1] = l
-      j = j + 1
+    end
+    body[#body + 1] = l
+    j = j + 1
+  end
+  return body, content_indent, j
+end
+
+-- Folded style (">"): lines joined by spaces, except around blank and more-indented lines.
+local function fold(texts, last)
+  local out, prev, blanks = {}, nil, 0
+  for k = 1, last do
+    local t = texts[k]
+    if t == "" then
+      blanks = blanks + 1
+    else
+      local more = t:match("^[ \t]") ~= nil
+      if prev == nil then
+        out[#out + 1] = ("\n"):rep(blanks) .. t
+      elseif prev == "normal" and not more then
+        out[#out + 1] = (blanks == 0 and " " or ("\n"):rep(blanks)) .. t
+      else
+        out[#out + 1] = "\n" .. ("\n"):rep(blanks) .. t
+      end
+      prev = more and "more" or "normal"
+      blanks = 0
     end
   end
+  return table.concat(out)
+end
+
+-- The final line breaks by the chomping indicator: strip ("-"), keep ("+") or clip ("").
+local function chomped(value, chomp, last, trailing)
+  if last > 0 then
+    if chomp == "-" then return value end
+    if chomp == "+" then return value .. "\n" .. ("\n"):rep(trailing) end
+    return value .. "\n"
+  end
+  if chomp == "+" then return ("\n"):rep(trailing) end
+  return value
+end
+
+function Parser:block_scalar(i, header, parent_indent)
+  local lines = self.lines
+  local style = header:sub(1, 1)
+  local chomp, explicit = block_indicators(header:sub(2), lines[i].no)
+  local body, content_indent, j = block_body(lines, i + 1, parent_indent,
+    explicit ~= "" and parent_indent + tonumber(explicit) or nil)
   -- trailing blank lines are not part of the body text but count for `keep` chomping
   local texts = {}
   for k, l in ipairs(body) do
@@ -399,43 +447,8 @@ function Parser:block_scalar(i, header, parent_indent)
   end
   local last = #texts
   while last > 0 and texts[last]:match("^%s*$") and body[last].text == "" do last = last - 1 end
-  local trailing = #texts - last
-  local value
-  if style == "|" then
-    value = table.concat(texts, "\n", 1, last)
-  else
-    local out, prev, blanks = {}, nil, 0
-    for k = 1, last do
-      local t = texts[k]
-      if t == "" then
-        blanks = blanks + 1
-      else
-        local more = t:match("^[ \t]") ~= nil
-        if prev == nil then
-          out[#out + 1] = ("\n"):rep(blanks) .. t
-        elseif prev == "normal" and not more then
-          out[#out + 1] = (blanks == 0 and " " or ("\n"):rep(blanks)) .. t
-        else
-          out[#out + 1] = "\n" .. ("\n"):rep(blanks) .. t
-        end
-        prev = more and "more" or "normal"
-        blanks = 0
-      end
-    end
-    value = table.concat(out)
-  end
-  if last > 0 then
-    if chomp == "-" then
-      -- strip: no final line break
-    elseif chomp == "+" then
-      value = value .. "\n" .. ("\n"):rep(trailing)
-    else
-      value = value .. "\n"
-    end
-  elseif chomp == "+" then
-    value = ("\n"):rep(trailing)
-  end
-  return value, j
+  local value = style == "|" and table.concat(texts, "\n", 1, last) or fold(texts, last)
+  return chomped(value, chomp, last, #texts - last), j
 end
 
 -- ---- block structure -----------------------------------------------------------------------------
