@@ -413,6 +413,65 @@ local function lists_under(manifest, uri)
   return false
 end
 
+-- One resource of a directory listing as a child (its `listed` field: whether the manifest, if
+-- any, lists it), or nil and a protocol error for a listing that is not of direct children.
+local function directory_child(dir, rel, r, manifest, seen)
+  local prefix = dir .. "/"
+  local name = r.uri:sub(1, #prefix) == prefix and r.uri:sub(#prefix + 1) or ""
+  if name == "" or name == "." or name == ".." or name:find("/", 1, true) then
+    return nil, protocol_error(("%s of %s listed %s, which is not a direct child of it"):format(DIRECTORY_READ, dir,
+      show(r.uri)), r, DIRECTORY_READ)
+  end
+  if seen[r.uri] then
+    return nil, protocol_error(("%s of %s listed %s twice"):format(DIRECTORY_READ, dir, r.uri), r, DIRECTORY_READ)
+  end
+  seen[r.uri] = true
+  local directory = r.mimeType == M.DIRECTORY_MIME_TYPE
+  local record, listed = nil, true
+  if manifest then
+    if directory then
+      listed = lists_under(manifest, r.uri)
+    else
+      record = find_record(manifest, r.uri)
+      listed = record ~= nil
+    end
+  end
+  local size = record and record.size
+  if size == nil or size == NULL then size = type(r.size) == "number" and r.size or nil end
+  return {
+    uri = r.uri,
+    path = rel == "" and name or (rel .. "/" .. name),
+    name = type(r.name) == "string" and r.name or name,
+    mimeType = type(r.mimeType) == "string" and r.mimeType or nil,
+    directory = directory,
+    size = size,
+    digest = record and record.digest or nil,
+    resource = r,
+    listed = listed,
+  }
+end
+
+-- What the manifest has directly in the directory `dir` and the listing (`seen`) did not give.
+local function add_missing(missing, dir, rel, manifest, seen)
+  local prefix = dir .. "/"
+  for _, m in ipairs(manifest) do
+    local rest = type(m) == "table" and type(m.uri) == "string" and m.uri:sub(1, #prefix) == prefix
+      and m.uri:sub(#prefix + 1) or ""
+    local first = rest:match("^[^/]+")
+    if first and not seen[prefix .. first] then
+      seen[prefix .. first] = true
+      local directory = #first < #rest
+      missing[#missing + 1] = {
+        uri = prefix .. first,
+        path = rel == "" and first or (rel .. "/" .. first),
+        name = first,
+        directory = directory,
+        mimeType = directory and M.DIRECTORY_MIME_TYPE or nil,
+      }
+    end
+  end
+end
+
 --- List one directory of the skill now (`resources/directory/read`, all pages; the server must
 --- declare `directoryRead`). The listing is a live observation, never an extension of the entry
 --- the skill was loaded from: for a verified skill, `children` holds only what that entry lists
@@ -437,62 +496,16 @@ function Skill:read_directory(path, opts)
   resources, err = M.read_directory(self.client, dir, opts)
   if not resources then return nil, err end
   local manifest = self.verified and self.entry.resources or nil
-  local prefix = dir .. "/"
   local out = { uri = dir, path = rel, children = json.array(), unlisted = json.array(), missing = json.array() }
   local seen = {}
   for _, r in ipairs(resources) do
-    local name = r.uri:sub(1, #prefix) == prefix and r.uri:sub(#prefix + 1) or ""
-    if name == "" or name == "." or name == ".." or name:find("/", 1, true) then
-      return nil, protocol_error(("%s of %s listed %s, which is not a direct child of it"):format(DIRECTORY_READ, dir,
-        show(r.uri)), r, DIRECTORY_READ)
-    end
-    if seen[r.uri] then
-      return nil, protocol_error(("%s of %s listed %s twice"):format(DIRECTORY_READ, dir, r.uri), r, DIRECTORY_READ)
-    end
-    seen[r.uri] = true
-    local directory = r.mimeType == M.DIRECTORY_MIME_TYPE
-    local record, listed = nil, true
-    if manifest then
-      if directory then
-        listed = lists_under(manifest, r.uri)
-      else
-        record = find_record(manifest, r.uri)
-        listed = record ~= nil
-      end
-    end
-    local size = record and record.size
-    if size == nil or size == NULL then size = type(r.size) == "number" and r.size or nil end
-    local child = {
-      uri = r.uri,
-      path = rel == "" and name or (rel .. "/" .. name),
-      name = type(r.name) == "string" and r.name or name,
-      mimeType = type(r.mimeType) == "string" and r.mimeType or nil,
-      directory = directory,
-      size = size,
-      digest = record and record.digest or nil,
-      resource = r,
-    }
-    local list = listed and out.children or out.unlisted
+    local child, cerr = directory_child(dir, rel, r, manifest, seen)
+    if not child then return nil, cerr end
+    local list = child.listed and out.children or out.unlisted
+    child.listed = nil
     list[#list + 1] = child
   end
-  if manifest then
-    for _, m in ipairs(manifest) do
-      local rest = type(m) == "table" and type(m.uri) == "string" and m.uri:sub(1, #prefix) == prefix
-        and m.uri:sub(#prefix + 1) or ""
-      local first = rest:match("^[^/]+")
-      if first and not seen[prefix .. first] then
-        seen[prefix .. first] = true
-        local directory = #first < #rest
-        out.missing[#out.missing + 1] = {
-          uri = prefix .. first,
-          path = rel == "" and first or (rel .. "/" .. first),
-          name = first,
-          directory = directory,
-          mimeType = directory and M.DIRECTORY_MIME_TYPE or nil,
-        }
-      end
-    end
-  end
+  if manifest then add_missing(out.missing, dir, rel, manifest, seen) end
   out.changed = #out.unlisted > 0 or #out.missing > 0
   return out
 end
