@@ -162,7 +162,7 @@ ROCK_FLAGS ?= --tree=$(ROCKS_TREE)
 LUA_FILES = $(shell find lua spec examples bench -name '*.lua' 2>/dev/null | sort) $(ROCKSPEC) bin/mcp-lua
 C_FORMAT_FILES = $(sort $(wildcard src/*.c src/*.h src/abi/*.h src/transports/*.c src/transports/*.h src/testing/*.c spec/c/*.c fuzz/*.c fuzz/*.h))
 
-.PHONY: all build deps doc check-doc run dist dist-check test check test-c test-all lint-luacheck hostile demo asan asan-build memcheck fuzz fuzz-build fuzz-smoke nvim nvim-install own-abi-ok check-abi test-nvim \
+.PHONY: all build deps doc check-doc docs check-docs run dist dist-check test check test-c test-all lint-luacheck hostile demo asan asan-build memcheck fuzz fuzz-build fuzz-smoke nvim nvim-install own-abi-ok check-abi test-nvim \
         conformance clean distclean lint \
         format-check check-rockspec rockspec rock clean-rock-artifacts help lint-lua lint-c lint-abi lint-structure
 
@@ -392,7 +392,7 @@ clean: clean-rock-artifacts
 distclean: clean
 	rm -rf .deps
 
-lint: lint-lua lint-luacheck lint-c lint-abi lint-structure check-rockspec check-doc
+lint: lint-lua lint-luacheck lint-c lint-abi lint-structure check-rockspec check-doc check-docs
 
 # luacheck (Debian lua-check) with .luacheckrc: zero warnings. Under CI a missing tool fails.
 LUACHECK ?= luacheck
@@ -513,6 +513,21 @@ check-doc:
 rockspec:
 	@lua5.4 -e "$$ROCKSPEC_SCRIPT" - update $(ROCKSPEC) </dev/null
 
+# The reference blocks of docs/API.md (`<!-- api: GROUP -->` ... `<!-- end api -->`) are generated
+# from the LuaCATS annotations by scripts/apidoc.lua, which walks require("mcp") as
+# spec/api_doc_spec.lua does (so it needs the Lua 5.4 build). `make docs` rewrites them and then
+# doc/lua-mcp.txt; `make check-docs` (part of `make lint`) fails when they are stale, when a public
+# function lacks its annotation, or when a group of public functions has no block.
+APIDOC = env -u LUA_PATH_5_4 -u LUA_CPATH_5_4 -u LUA_INIT -u LUA_INIT_5_4 LUA_PATH='./lua/?.lua;./lua/?/init.lua' \
+  LUA_CPATH='./build/5.4/?.so' lua5.4 scripts/apidoc.lua docs/API.md
+docs:
+	@$(MAKE) --no-print-directory build LUA=5.4 BUILDDIR=build/5.4 >/dev/null
+	@$(APIDOC)
+	@lua5.4 scripts/vimdoc.lua docs/API.md doc/lua-mcp.txt
+check-docs:
+	@$(MAKE) --no-print-directory build LUA=5.4 BUILDDIR=build/5.4 >/dev/null
+	@$(APIDOC) --check
+
 # luarocks searches include/ only, but Debian keeps curl/curl.h under the
 # multiarch include dir: pass libcurl's dirs from pkg-config.
 rock:
@@ -573,6 +588,7 @@ help:
 	@echo "  dist             build/dist: source tarball of HEAD, rockspec naming it, .src.rock (luarocks pack)"
 	@echo "  dist-check       dist, then install the rock offline into fresh 5.4 and LuaJIT trees and run the quickstart"
 	@echo "  doc              regenerate doc/lua-mcp.txt (:help lua-mcp) from docs/API.md; check-doc: is it current"
+	@echo "  docs             regenerate the reference blocks of docs/API.md from the annotations (scripts/apidoc.lua), then doc/lua-mcp.txt; check-docs: are they current (part of lint)"
 	@echo "  nvim             build the LuaJIT module (NVIM_ABI=5.1 for a PUC-5.1 Neovim) as lua/mcp/core.so for Neovim;"
 	@echo "                   only a C compiler needed: src/abi/ stands in for missing headers (STANDALONE=1: always)"
 	@echo "  check-abi        src/abi/ (own Lua 5.1, libcurl, libcrypto declarations) against the installed headers"

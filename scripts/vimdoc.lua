@@ -7,7 +7,8 @@
 -- GitHub gives the heading, so `[x](#anchor)` links become `|lua-mcp-anchor|`), `###` headings
 -- become `Heading ~` subsections with their tag, fenced code becomes a `>` ... `<` block, table
 -- separator rows become rules (a `|---|` would read as a help link), `**bold**` loses its stars
--- and `[text](url)` becomes `text (url)`. Everything else is kept line for line.
+-- and `[text](url)` becomes `text (url)`; a line that is an HTML comment (`<!-- api: ... -->`)
+-- is left out. Everything else is kept line for line.
 local src, dst, mode = arg[1], arg[2], arg[3]
 if not src or not dst then
   io.stderr:write("usage: vimdoc.lua docs/API.md doc/lua-mcp.txt [--check]\n")
@@ -80,6 +81,8 @@ for line in (text .. "\n"):gmatch("([^\n]*)\n") do
     else
       emit(line == "" and "" or ("    " .. line))
     end
+  elseif line:match("^<!%-%-.*%-%->%s*$") then
+    -- an HTML comment line (the markers of scripts/apidoc.lua's generated blocks): not shown
   elseif line:match("^```") then
     emit(">")
     in_code = true

@@ -112,12 +112,18 @@ M.errors = {
 }
 
 --- A request timed out (the reference's NewTimeoutError).
+---@param operation string|nil the method that timed out
+---@param ms number|nil the timeout, for the message
+---@return mcp.Error err kind "timeout"
 function M.timeout(operation, ms)
   return M.new(nil, "request timed out" .. (ms and (" after " .. ms .. " ms") or ""), nil,
     { kind = "timeout", method = operation })
 end
 
 --- A transport-level failure (the reference's NewTransportError).
+---@param message string
+---@param cause any the underlying error
+---@return mcp.Error err kind "transport"
 function M.transport(message, cause)
   return M.new(nil, message, nil, { kind = "transport", cause = cause })
 end

@@ -302,6 +302,7 @@ function M.await_call(start, a1, a2, a3, a4, a5, a6, a7, a8, a9)
 end
 
 --- Sleep ms milliseconds without blocking other tasks (blocks the caller outside a task).
+---@param ms number
 function M.sleep(ms)
   M.await(function(cb) core.timer(ms, cb) end)
 end
@@ -346,7 +347,12 @@ M.loop = {
     if has_ready() then return 0 end
     return core.timeout()
   end,
+  --- Run one step of the loop: wait at most timeout_ms (default 0) for an fd or a timer, then
+  --- resume the tasks that are ready.
+  ---@param timeout_ms number|nil
   step = function(timeout_ms) return M.step(timeout_ms or 0) end,
+  --- Something is waiting: a watch, a timer, a ready or suspended task.
+  ---@return boolean
   alive = function() return core.alive() or has_ready() or live > 0 end,
 }
 

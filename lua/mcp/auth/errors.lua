@@ -67,14 +67,24 @@ function M.new(oauth_error, message, opts)
   }, OAuthError)
 end
 
+--- True for an OAuth error (an mcp.OAuthError).
+---@param v any
 ---@return boolean
 function M.is_oauth_error(v)
   return getmetatable(v) == OAuthError
 end
 
---- IsInvalidClientError and friends: true for an OAuthError with that code.
+--- IsInvalidClientError: true for an OAuthError with oauth_error "invalid_client".
+---@param v any
+---@return boolean
 function M.is_invalid_client(v) return M.is_oauth_error(v) and v.oauth_error == M.INVALID_CLIENT end
+--- IsInvalidGrantError: true for an OAuthError with oauth_error "invalid_grant".
+---@param v any
+---@return boolean
 function M.is_invalid_grant(v) return M.is_oauth_error(v) and v.oauth_error == M.INVALID_GRANT end
+--- IsUnauthorizedClientError: true for an OAuthError with oauth_error "unauthorized_client".
+---@param v any
+---@return boolean
 function M.is_unauthorized_client(v) return M.is_oauth_error(v) and v.oauth_error == M.UNAUTHORIZED_CLIENT end
 
 local MAX_RAW = 200

@@ -97,7 +97,11 @@ end
 
 --- SelectOAuthScope: the challenge's scope, else the resource's scopes_supported, else the
 --- client metadata's scope; offline_access is added when the authorization server lists it.
----@return string|nil
+---@param challenge_scope string|nil the scope of a WWW-Authenticate challenge
+---@param prm table|nil the protected resource metadata
+---@param client_metadata table|nil the provider's client metadata
+---@param as_meta table|nil the authorization server metadata
+---@return string|nil scope
 function M.select_scope(challenge_scope, prm, client_metadata, as_meta)
   local scope = challenge_scope
   if (scope == nil or scope == "") and type(prm) == "table" and type(prm.scopes_supported) == "table"
@@ -117,6 +121,9 @@ end
 
 --- checkResourceAllowed: may a token for `resource` be used at `server_url`? Same origin, and
 --- the server's path at or under the resource's path.
+---@param server_url string
+---@param resource string the resource indicator
+---@return boolean
 function M.resource_allowed(server_url, resource)
   local s, r = url.parse(server_url), url.parse(resource)
   if not s or not r or url.origin(s) ~= url.origin(r) then return false end
@@ -128,6 +135,8 @@ end
 
 --- application_type for registration: "native" when every redirect URI is loopback http(s) or a
 --- custom scheme, else "web".
+---@param redirect_uris string[]|nil
+---@return string application_type "native"|"web"
 function M.application_type(redirect_uris)
   if type(redirect_uris) ~= "table" or #redirect_uris == 0 then return "native" end
   for _, r in ipairs(redirect_uris) do

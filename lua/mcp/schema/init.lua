@@ -467,6 +467,9 @@ local function check_array(ctx, s, v, path)
   end
 end
 
+--- The string keys of a table, sorted (the order errors are reported in).
+---@param t table
+---@return string[]
 local function sorted_keys(t)
   local keys = {}
   for k in pairs(t) do

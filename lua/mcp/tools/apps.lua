@@ -38,7 +38,7 @@ end
 --- The tool's normalised `_meta.ui`: every ui key, plus `resourceUri` (from `_meta.ui.resourceUri`
 --- or the legacy flat key) and `visibility` (only "model" and "app" kept). nil when the tool has
 --- neither; nil and an error when the URI is not a string starting with ui://.
----@param tool table a tool definition (or a converted tool: its provider_metadata.mcp.meta is used)
+---@param tool table a tool definition (or a converted tool: the `meta` its provider_metadata keeps under `mcp` is used)
 ---@return table|nil meta, mcp.Error|nil err
 function M.get_tool_meta(tool)
   if type(tool) ~= "table" then error("mcp.apps.get_tool_meta: tool must be a table", 2) end

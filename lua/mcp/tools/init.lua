@@ -24,6 +24,11 @@ local schema = require("mcp.schema")
 
 local M = {}
 
+--- A deep copy of a value (tables copied recursively, cycles and shared tables kept as such,
+--- metatables kept).
+---@param v any
+---@param seen table|nil copies made so far (internal)
+---@return any
 local function deep_copy(v, seen)
   if type(v) ~= "table" then return v end
   seen = seen or {}

@@ -1,0 +1,70 @@
+-- scripts/apidoc.lua (make docs / make check-docs): docs/API.md's reference blocks are what the
+-- annotations give, and the generator refuses what would let the reference drift.
+local helper = require("helper")
+
+local function read(path)
+  local f = assert(io.open(path, "rb"))
+  local s = f:read("*a")
+  f:close()
+  return s
+end
+
+local function sh_quote(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
+
+-- Run the generator on a file under the suite's interpreter and module; returns ok, output.
+local function apidoc(path, check)
+  -- the exit status as text: popen's close() gives none on Lua 5.1 and LuaJIT
+  local cmd = ("cd %s && env -u LUA_INIT LUA_PATH=%s LUA_CPATH=%s %s scripts/apidoc.lua %s %s 2>&1; echo \"rc=$?\""):format(
+    sh_quote(helper.root), sh_quote("./lua/?.lua;./lua/?/init.lua"), sh_quote(package.cpath),
+    helper.lua_cmd(), sh_quote(path), check and "--check" or "")
+  local p = io.popen(cmd)
+  local out = p:read("*a")
+  p:close()
+  local rc = out:match("rc=(%d+)\n?$")
+  return rc == "0", out
+end
+
+local function temp_copy(text)
+  local path = os.tmpname()
+  helper.write_file(path, text)
+  return path
+end
+
+describe("scripts/apidoc.lua", function()
+  local api = read(helper.root .. "/docs/API.md")
+
+  it("finds docs/API.md current (make check-docs)", function()
+    local ok, out = apidoc("docs/API.md", true)
+    assert(ok, "docs/API.md is stale or an annotation is missing; run `make docs`:\n" .. out)
+  end)
+
+  it("rewrites a block whose text differs from the annotations, and --check fails on it", function()
+    local stale = api:gsub("(<!%-%- api: err %-%->\n)[^\n]*\n", "%1- `err:is(x)` hand-edited\n", 1)
+    assert.are_not.equal(api, stale)
+    local path = temp_copy(stale)
+    local ok, out = apidoc(path, true)
+    assert.is_false(ok)
+    assert.truthy(out:find("is stale", 1, true))
+    ok, out = apidoc(path, false)
+    assert(ok, out)
+    assert.equal(api, read(path))
+    os.remove(path)
+  end)
+
+  it("fails on a block naming a group with no public function, and on a group with no block", function()
+    local path = temp_copy((api:gsub("<!%-%- api: mcp%.roots %-%->", "<!-- api: mcp.no_such_module -->", 1)))
+    local ok, out = apidoc(path, false)
+    os.remove(path)
+    assert.is_false(ok)
+    assert.truthy(out:find("a block names mcp.no_such_module", 1, true), out)
+    assert.truthy(out:find("mcp.roots has public functions (mcp.roots.check", 1, true), out)
+  end)
+
+  it("fails on a class block naming no annotated class", function()
+    local path = temp_copy((api:gsub("<!%-%- api: class mcp%.Error %-%->", "<!-- api: class mcp.NoSuchClass -->", 1)))
+    local ok, out = apidoc(path, false)
+    os.remove(path)
+    assert.is_false(ok)
+    assert.truthy(out:find("no `---@class mcp.NoSuchClass`", 1, true), out)
+  end)
+end)
