@@ -13,7 +13,8 @@
 --   <!-- end api -->
 --
 -- where GROUP is `mcp` (the functions of require("mcp") itself), `mcp.<module>` (the functions
--- of a sub-module field such as mcp.auth), `client` (mcp.Client's methods), `err` (mcp.Error's
+-- of a sub-module field such as mcp.auth, or of a module required by its path such as
+-- mcp.jose), `client` (mcp.Client's methods), `err` (mcp.Error's
 -- methods), or `class <name>` (the `---@field`s of a LuaCATS `---@class <name>`). A function
 -- block lists every public function of its group, each from the `---` lines above its
 -- definition: the description lines, `---@param` (one for each parameter) and `---@return`.
@@ -300,8 +301,24 @@ local function render_class(name)
   return out
 end
 
+-- A module of lua/mcp/ that require("mcp") does not reach (mcp.jose, mcp.auth.dpop): its functions
+-- as a group, or nil.
+local function module_group(name)
+  local base = "lua/" .. name:gsub("%.", "/")
+  if not (name:match("^mcp%.[%w_%.]+$") and (read(base .. ".lua") or read(base .. "/init.lua"))) then return nil end
+  local ok, m = pcall(require, name)
+  if not ok or type(m) ~= "table" then return nil end
+  local entries = {}
+  for _, k in ipairs(sorted_keys(m)) do
+    if type(m[k]) == "function" then
+      entries[#entries + 1] = { display = name .. "." .. k, key = k, fn = m[k], method = false }
+    end
+  end
+  return #entries > 0 and entries or nil
+end
+
 local function render_group(groups, group)
-  local entries = groups[group]
+  local entries = groups[group] or module_group(group)
   if not entries then
     problem(("a block names %s, which has no public function (a field of require(\"mcp\"), a function of "
       .. "a sub-module, a method of mcp.Client or mcp.Error)"):format(group))
