@@ -396,7 +396,7 @@ lint: lint-lua lint-luacheck lint-c lint-abi lint-structure check-rockspec check
 
 # luacheck (Debian lua-check) with .luacheckrc: zero warnings. Under CI a missing tool fails.
 LUACHECK ?= luacheck
-LUACHECK_DIRS := lua spec examples bench conformance bin/mcp-lua
+LUACHECK_DIRS := lua spec examples bench conformance scripts bin/mcp-lua
 lint-luacheck:
 	@if command -v $(LUACHECK) >/dev/null 2>&1; then \
 	  $(LUACHECK) --quiet --no-color --codes $(LUACHECK_DIRS) && echo "lint: luacheck ok (zero warnings)"; \

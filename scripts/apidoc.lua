@@ -169,9 +169,10 @@ local function annotation_of(group, entry)
   local args, colon = params_of(lines[line])
   a.args = {}
   for i, p in ipairs(args or {}) do
-    if not (i == 1 and p == "self" and entry.method) and p ~= "..." then a.args[#a.args + 1] = p end
+    -- a method defined as `function M.f(self, x)` or `f = function(client, x)`: the receiver is not shown
+    local receiver = i == 1 and entry.method and not colon
+    if not receiver and p ~= "..." then a.args[#a.args + 1] = p end
   end
-  if colon == false and entry.method and args and args[1] ~= "self" then a.args = args end
   for _, d in ipairs(doc_block(lines, line)) do
     local tag, rest = d:match("^@(%w+)%s*(.*)$")
     if tag == "param" then

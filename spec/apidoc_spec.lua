@@ -12,10 +12,12 @@ end
 local function sh_quote(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
 
 -- Run the generator on a file under the suite's interpreter and module; returns ok, output.
-local function apidoc(path, check)
+-- `first` is a directory searched before ./lua (a module with an annotation taken out).
+local function apidoc(path, check, first)
+  local lpath = (first and (first .. "/?.lua;" .. first .. "/?/init.lua;") or "") .. "./lua/?.lua;./lua/?/init.lua"
   -- the exit status as text: popen's close() gives none on Lua 5.1 and LuaJIT
   local cmd = ("cd %s && env -u LUA_INIT LUA_PATH=%s LUA_CPATH=%s %s scripts/apidoc.lua %s %s 2>&1; echo \"rc=$?\""):format(
-    sh_quote(helper.root), sh_quote("./lua/?.lua;./lua/?/init.lua"), sh_quote(package.cpath),
+    sh_quote(helper.root), sh_quote(lpath), sh_quote(package.cpath),
     helper.lua_cmd(), sh_quote(path), check and "--check" or "")
   local p = io.popen(cmd)
   local out = p:read("*a")
@@ -58,6 +60,21 @@ describe("scripts/apidoc.lua", function()
     assert.is_false(ok)
     assert.truthy(out:find("a block names mcp.no_such_module", 1, true), out)
     assert.truthy(out:find("mcp.roots has public functions (mcp.roots.check", 1, true), out)
+  end)
+
+  it("fails on a public function without its annotation, naming the file and line", function()
+    local dir = os.tmpname()
+    os.remove(dir)
+    assert(os.execute("mkdir -p " .. sh_quote(dir .. "/mcp/tools")))
+    local src = read(helper.root .. "/lua/mcp/tools/drift.lua")
+    -- fingerprint_tools (mcp.fingerprint_tools) loses its `---` lines
+    local bare = src:gsub("%-%-%- Fingerprint tools:[^\n]*\n[^\n]*\n%-%-%-@param tools table\n%-%-%-@return[^\n]*\n", "", 1)
+    assert.are_not.equal(src, bare)
+    helper.write_file(dir .. "/mcp/tools/drift.lua", bare)
+    local ok, out = apidoc("docs/API.md", true, dir)
+    os.execute("rm -rf " .. sh_quote(dir))
+    assert.is_false(ok)
+    assert.truthy(out:find("mcp.fingerprint_tools: no annotation above " .. dir .. "/mcp/tools/drift.lua:", 1, true), out)
   end)
 
   it("fails on a class block naming no annotated class", function()
