@@ -173,14 +173,26 @@ local function annotation_of(group, entry)
     local receiver = i == 1 and entry.method and not colon
     if not receiver and p ~= "..." then a.args[#a.args + 1] = p end
   end
+  -- a plain line after a `---@param` or `---@return` goes on with its text
+  local last_param, last_return
   for _, d in ipairs(doc_block(lines, line)) do
     local tag, rest = d:match("^@(%w+)%s*(.*)$")
     if tag == "param" then
       local name, text = rest:match("^([%w_%.]+%??)%s*(.*)$")
-      if name then a.params[name:gsub("%?$", "")] = text end
+      if name then
+        last_param, last_return = name:gsub("%?$", ""), nil
+        a.params[last_param] = text
+      end
     elseif tag == "return" then
       a.returns[#a.returns + 1] = rest
-    elseif not tag then
+      last_param, last_return = nil, #a.returns
+    elseif tag then
+      last_param, last_return = nil, nil
+    elseif last_param then
+      a.params[last_param] = a.params[last_param] .. " " .. d:gsub("^%s+", "")
+    elseif last_return then
+      a.returns[last_return] = a.returns[last_return] .. " " .. d:gsub("^%s+", "")
+    else
       a.desc[#a.desc + 1] = d
     end
   end
