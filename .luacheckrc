@@ -24,8 +24,6 @@ files["bench/lua_vm_profile.lua"] = { globals = { "coroutine", "_", "arg" } }
 -- named steps.
 max_cyclomatic_complexity = 30
 -- Until their owners' branches split them (each override goes with that branch's merge):
--- Client.connect (41), Client.call_tool (31): branch era-object.
-files["lua/mcp/client.lua"] = { max_cyclomatic_complexity = 41 }
 -- parse_server (45): branch trust.
 files["lua/mcp/config.lua"] = { max_cyclomatic_complexity = 45 }
 -- A.reauthorize (31): branch auth-seam.
@@ -36,5 +34,6 @@ files["bin/mcp-lua"] = { max_cyclomatic_complexity = 143 }
 -- conformance table): not library code, outside issue 24's limit.
 files["spec/fixtures/skills_server.lua"] = { max_cyclomatic_complexity = false }
 files["bench/lua_driver.lua"] = { max_cyclomatic_complexity = false }
+files["scripts/check-structure.lua"] = { max_cyclomatic_complexity = false }
 files["bench/report.lua"] = { max_cyclomatic_complexity = false }
 files["conformance/table.lua"] = { max_cyclomatic_complexity = false }
