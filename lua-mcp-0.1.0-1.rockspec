@@ -132,6 +132,7 @@ build = {
       ["mcp.listen"] = "lua/mcp/listen.lua",
       ["mcp.modern"] = "lua/mcp/modern.lua",
       ["mcp.nvim"] = "lua/mcp/nvim.lua",
+      ["mcp.probe"] = "lua/mcp/probe.lua",
       ["mcp.protocol"] = "lua/mcp/protocol.lua",
       ["mcp.sched"] = "lua/mcp/sched.lua",
       ["mcp.schema"] = "lua/mcp/schema/init.lua",

@@ -45,6 +45,7 @@ local CONFIG_FIELDS = {
   on_message = "function", connect_timeout_ms = "number", transport_factory = "function",
   max_pages = "number",
   max_input_rounds = "number", protocol_discovery_timeout_ms = "number",
+  protocol_discovery_startup_ms = "number",
 }
 M.CONFIG_FIELDS = CONFIG_FIELDS
 
@@ -97,6 +98,8 @@ local function normalize_config(config)
     max_input_rounds = config.max_input_rounds or protocol.DEFAULT_MAX_INPUT_ROUNDS,
     protocol_discovery_timeout_ms = config.protocol_discovery_timeout_ms
       or protocol.DEFAULT_PROTOCOL_DISCOVERY_TIMEOUT_MS,
+    protocol_discovery_startup_ms = config.protocol_discovery_startup_ms
+      or protocol.DEFAULT_PROTOCOL_DISCOVERY_STARTUP_MS,
   }
 end
 
@@ -231,6 +234,7 @@ local CORE_ERROR_KINDS = {
 }
 
 function Client:_on_event(kind, a, b, c)
+  if self.probing and kind ~= "closed" then self.probing:alive() end -- the probe's deadline (mcp.probe)
   if self.config.on_message then require("mcp.trace").incoming(self, kind, a, b, c) end
   if kind == "request" then
     self:_on_request(a, b, c)
@@ -585,6 +589,7 @@ function Client:_connect_settings()
   o.want, o.version, o.reattach = want, version, reattach
   o.discovery = cfg.protocol_version_discovery and discovery
   o.discovery_timeout_ms = cfg.protocol_discovery_timeout_ms
+  o.discovery_startup_ms = cfg.protocol_discovery_startup_ms
   return o
 end
 
@@ -626,8 +631,9 @@ end
 -- What the era objects (lua/mcp/era/), listen.lua and tasks.lua may use of the client, besides
 -- its public methods, _roundtrip, _report, _advertised_capabilities and _restart_after_probe.
 
--- The era that answers the client's calls from now on; probing: it is the server/discover
--- probe's (a close meanwhile is not the connection's, on_close is not called).
+-- The era that answers the client's calls from now on; probing: the server/discover probe's
+-- watch (mcp.probe) while the era is the probe's (a close meanwhile is not the connection's,
+-- on_close is not called; every event is a sign of the server's life), else nil.
 function Client:_use_era(era, probing)
   self.era, self.probing = era, probing
 end

@@ -9,6 +9,10 @@ M.SUPPORTED_PROTOCOL_VERSIONS = {
   "2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05",
 }
 M.DEFAULT_PROTOCOL_DISCOVERY_TIMEOUT_MS = 1000
+--- How long a server the transport spawns (stdio) may take to write its first line while the
+--- server/discover probe waits (lua/mcp/probe.lua). Real servers answer the probe 0.04-1.4 s after
+--- spawn on an idle machine (docs/INTEROP.md); a loaded machine takes several times that.
+M.DEFAULT_PROTOCOL_DISCOVERY_STARTUP_MS = 10000
 M.MODERN_PROTOCOL_ERROR_CODES = { -32020, -32021, -32022 }
 M.DEFAULT_REQUEST_TIMEOUT_MS = 30000
 --- How many input_required rounds (SEP-2322) one call may take before it fails.
@@ -36,7 +40,10 @@ function M.requestable(version)
 end
 
 --- The server info a 2026-07-28 DiscoverResult carries in its _meta
---- (DiscoverResultServerInfo): {name, version, title?}, or nil when name or version is missing.
+--- (`io.modelcontextprotocol/serverInfo`, an Implementation): the whole object as the server sent
+--- it (name, version, title, description, icons, websiteUrl and any other field), as the legacy
+--- era's InitializeResult.serverInfo is kept; nil when name or version is missing. A shallow copy,
+--- so the caller's result is never shared.
 ---@param result table
 ---@return table|nil
 function M.discover_result_server_info(result)
@@ -45,7 +52,9 @@ function M.discover_result_server_info(result)
   if type(info) ~= "table" or type(info.name) ~= "string" or type(info.version) ~= "string" then
     return nil
   end
-  return { name = info.name, version = info.version, title = type(info.title) == "string" and info.title or nil }
+  local copy = {}
+  for k, v in pairs(info) do copy[k] = v end
+  return setmetatable(copy, getmetatable(info))
 end
 
 function M.is_supported(version)

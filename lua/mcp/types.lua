@@ -34,7 +34,8 @@ function CancelToken:cancel(reason) end
 ---@field max_retries integer|nil call_tool retries on retryable transport errors
 ---@field protocol_version string|nil one of mcp.SUPPORTED_PROTOCOL_VERSIONS
 ---@field protocol_version_discovery boolean|nil default true: probe with server/discover (2026-07-28) first
----@field protocol_discovery_timeout_ms number|nil the probe's deadline, default 1000
+---@field protocol_discovery_timeout_ms number|nil the probe's deadline, default 1000 (for a spawned server: from its first line on stdout)
+---@field protocol_discovery_startup_ms number|nil how long a spawned (stdio) server may take to write its first line during the probe, default 10000
 ---@field max_input_rounds number|nil input_required rounds per call (SEP-2322), default 16
 ---@field on_error fun(err: mcp.Error)|nil
 ---@field on_close fun(reason: string)|nil

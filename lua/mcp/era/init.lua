@@ -7,6 +7,7 @@ local legacy = require("mcp.era.legacy")
 local modern = require("mcp.modern")
 local modern_era = require("mcp.era.modern")
 local json = require("mcp.json")
+local probe = require("mcp.probe")
 local protocol = require("mcp.protocol")
 
 local M = {}
@@ -60,9 +61,12 @@ local function discover(client, o, idle)
   while true do
     local era = M.modern(client, o, version)
     client:_set_transport_version(version)
-    client:_use_era(era, true)
-    local res, err = client:request("server/discover", nil, { timeout_ms = o.discovery_timeout_ms })
-    client:_use_era(idle, false)
+    local opts, watch = probe.start({ timeout_ms = o.discovery_timeout_ms, startup_ms = o.discovery_startup_ms,
+      spawned = client:_can_respawn() }, retried)
+    client:_use_era(era, watch)
+    local res, err = client:request("server/discover", nil, opts)
+    client:_use_era(idle, nil)
+    err = watch:finish(err)
     if res ~= nil then
       local init = modern.init_result_from_discover(res)
       if init then
@@ -75,6 +79,7 @@ local function discover(client, o, idle)
     local what, v = modern.classify_probe_error(err, retried)
     if what == nil then return nil, v end
     if what ~= "retry" then
+      if err.kind == "timeout" then client:_report(probe.fallback_error(err)) end
       client:_set_transport_version(nil)
       return "legacy", v
     end
@@ -91,7 +96,7 @@ end
 ---@param client mcp.Client
 ---@param o table want (the configured protocol_version), version (the one initialize asks for),
 --- reattach (an InitializeResult), discovery (the config allows the probe and the transport
---- supports it), discovery_timeout_ms, and the eras' settings (client_info, tool_headers,
+--- supports it), discovery_timeout_ms, discovery_startup_ms, and the eras' settings (client_info, tool_headers,
 --- max_input_rounds, connect_timeout_ms)
 ---@return table|nil era, table|mcp.Error init_or_err the InitializeResult (or the probe's stand-in)
 function M.decide(client, o)
@@ -113,7 +118,7 @@ function M.decide(client, o)
     return M.modern(client, o, want), { protocolVersion = want, capabilities = json.object(), serverInfo = json.object() }
   end
   if modern.is_modern_version(version) then version = protocol.PROTOCOL_VERSION end
-  client:_use_era(idle, false)
+  client:_use_era(idle, nil)
   local init, err = idle:initialize(version, o.reattach)
   if init == nil then return nil, err end
   return idle, init

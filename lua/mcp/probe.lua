@@ -1,0 +1,85 @@
+--- The deadline of the server/discover probe. The probe decides the protocol era, so a clock must
+--- not decide it for a server that is merely slow to start: a server the transport spawns (stdio)
+--- has `protocol_discovery_startup_ms` to show it is alive (any line on its stdout: the answer, a
+--- notification, a banner), and from that first sign of life `protocol_discovery_timeout_ms`.
+--- A server that is already up (streamable HTTP, a retried probe) has
+--- `protocol_discovery_timeout_ms` from the send, as before. A fallback to initialize that a
+--- deadline decided is reported to on_error (fallback_error): the era then says nothing about the
+--- server. Measured against real servers: docs/INTEROP.md.
+local core = require("mcp.core")
+local errors = require("mcp.errors")
+
+local M = {}
+
+local Watch = {}
+Watch.__index = Watch
+
+-- The cancel token interface send_attempt reads (cancelled, _attach), fired by the watch's timer.
+local function token()
+  local t = { cancelled = false }
+  function t:_attach(hook) self.hook = hook end
+  function t:cancel(reason)
+    if self.cancelled then return end
+    self.cancelled, self.reason = true, reason
+    if self.hook then self.hook(reason) end
+  end
+  return t
+end
+
+function Watch:_arm(ms, why)
+  if self.timer then self.timer:cancel() end
+  self.timer = core.timer(ms, function()
+    self.timer, self.expired = nil, why
+    self.token:cancel(why)
+  end)
+end
+
+--- Start watching one probe.
+---@param o table timeout_ms (protocol_discovery_timeout_ms), startup_ms
+--- (protocol_discovery_startup_ms), spawned (the transport starts its server: it has a start-up)
+---@param alive boolean the server has already answered (a retried probe)
+---@return table opts the per-call options to send the probe with
+---@return table watch call watch:alive() on every sign of life, watch:finish(err) after it
+function M.start(o, alive)
+  local w = setmetatable({ ms = o.timeout_ms }, Watch)
+  if alive or not o.spawned then
+    return { timeout_ms = w.ms }, w
+  end
+  local startup = o.startup_ms
+  w.token = token()
+  w:_arm(startup, "the server wrote nothing within " .. startup .. " ms of its start (protocol_discovery_startup_ms)")
+  return { timeout_ms = 0, cancel = w.token }, w
+end
+
+--- The server showed it is alive: the probe now has protocol_discovery_timeout_ms.
+function Watch:alive()
+  if self.token == nil or self.lively or self.expired or self.done then return end
+  self.lively = true
+  self:_arm(self.ms, "no answer within " .. self.ms .. " ms of the server's first line (protocol_discovery_timeout_ms)")
+end
+
+--- The probe is answered or failed: stop the timer. An expiry becomes a timeout error.
+---@param err mcp.Error|nil
+---@return mcp.Error|nil
+function Watch:finish(err)
+  self.done = true
+  if self.timer then self.timer:cancel() end
+  self.timer = nil
+  if err ~= nil and self.expired and err.kind == "cancelled" then
+    return errors.new(nil, "request timed out: " .. self.expired, nil,
+      { kind = "timeout", method = "server/discover", cause = err })
+  end
+  return err
+end
+
+--- The on_error report of a fallback to initialize that a deadline decided.
+---@param err mcp.Error the probe's timeout
+---@return mcp.Error
+function M.fallback_error(err)
+  return errors.new(nil, "server/discover got no answer (" .. err.message .. "); fell back to initialize. "
+    .. "A 2026-07-28 server slower than that needs a longer protocol_discovery_startup_ms or "
+    .. "protocol_discovery_timeout_ms; a legacy protocol_version skips the probe",
+    nil, { kind = "timeout", method = "server/discover", cause = err })
+end
+
+return M
