@@ -1,5 +1,5 @@
 -- luacheck configuration: `make lint-luacheck` (part of `make lint`, run by CI) checks lua/,
--- spec/, examples/, bench/ and conformance/ and allows no warning. One source serves Lua 5.1 to
+-- spec/, examples/, bench/, conformance/ and interop/ and allows no warning. One source serves Lua 5.1 to
 -- 5.4 and LuaJIT, so the standard library is their union.
 std = "lua51+lua52+lua53+lua54+luajit"
 codes = true

@@ -159,11 +159,11 @@ ROCKSPEC := lua-mcp-0.1.0-1.rockspec
 ROCKS_TREE ?= build/rocks
 ROCK_FLAGS ?= --tree=$(ROCKS_TREE)
 
-LUA_FILES = $(shell find lua spec examples bench -name '*.lua' 2>/dev/null | sort) $(ROCKSPEC) bin/mcp-lua
+LUA_FILES = $(shell find lua spec examples bench interop -name '*.lua' 2>/dev/null | sort) $(ROCKSPEC) bin/mcp-lua
 C_FORMAT_FILES = $(sort $(wildcard src/*.c src/*.h src/abi/*.h src/transports/*.c src/transports/*.h src/testing/*.c spec/c/*.c fuzz/*.c fuzz/*.h))
 
 .PHONY: all build deps doc check-doc docs check-docs run dist dist-check test check test-c test-all lint-luacheck hostile demo asan asan-build memcheck fuzz fuzz-build fuzz-smoke nvim nvim-install own-abi-ok check-abi test-nvim \
-        conformance clean distclean lint \
+        conformance interop clean distclean lint \
         format-check check-rockspec rockspec rock clean-rock-artifacts help lint-lua lint-c lint-abi lint-structure
 
 all: build
@@ -382,6 +382,20 @@ conformance: deps
 	  CONFORMANCE_TIMEOUT=$(CONFORMANCE_TIMEOUT) LUA=$(LUAI) LUA_BUILDDIR=$(BUILDDIR) \
 	  bash conformance/run.sh
 
+# The differential interop suite (interop/, docs/INTEROP.md): real servers from the npm registry,
+# pinned, installed by interop/install.sh into INTEROP_PREFIX (idempotent), each seen by lua-mcp and
+# by the official TypeScript SDK client and compared as canonical JSON. INTEROP_ARGS: --only=id,id
+# --show=id --keep (interop/run.lua).
+INTEROP_PREFIX ?= .deps/interop
+INTEROP_ARGS ?=
+
+interop: deps
+	@$(MAKE) --no-print-directory build
+	INTEROP_PREFIX='$(INTEROP_PREFIX)' LUA=$(LUAI) bash interop/install.sh
+	env -u LUA_PATH_5_2 -u LUA_PATH_5_3 -u LUA_PATH_5_4 -u LUA_CPATH_5_2 -u LUA_CPATH_5_3 -u LUA_CPATH_5_4 \
+	  LUA_PATH='./lua/?.lua;./lua/?/init.lua;./interop/?.lua;;' LUA_CPATH='./$(BUILDDIR)/?.so;;' \
+	  $(LUAI) interop/run.lua --prefix='$(abspath $(INTEROP_PREFIX))' $(INTEROP_ARGS)
+
 # Benchmarks against the TypeScript SDK client: make bench [QUICK=1], make bench-profile
 # (bench/bench.mk, bench/README.md).
 include bench/bench.mk
@@ -396,7 +410,7 @@ lint: lint-lua lint-luacheck lint-c lint-abi lint-structure check-rockspec check
 
 # luacheck (Debian lua-check) with .luacheckrc: zero warnings. Under CI a missing tool fails.
 LUACHECK ?= luacheck
-LUACHECK_DIRS := lua spec examples bench conformance scripts bin/mcp-lua
+LUACHECK_DIRS := lua spec examples bench conformance interop scripts bin/mcp-lua
 lint-luacheck:
 	@if command -v $(LUACHECK) >/dev/null 2>&1; then \
 	  $(LUACHECK) --quiet --no-color --codes $(LUACHECK_DIRS) && echo "lint: luacheck ok (zero warnings)"; \
@@ -599,6 +613,7 @@ help:
 	@echo "  fuzz             build and run one fuzzer (FUZZ_TARGET=$(FUZZ_TARGET) of $(FUZZ_TARGETS); clang libFuzzer) for FUZZ_SECONDS=$(FUZZ_SECONDS)"
 	@echo "  fuzz-smoke       every fuzzer for FUZZ_SMOKE_SECONDS=$(FUZZ_SMOKE_SECONDS) each (CI)"
 	@echo "  conformance      the official MCP conformance suite ($(CONFORMANCE_VERSION), $(CONFORMANCE_STABLE_VERSION)) vs conformance/expected-failures*.yml"
+	@echo "  interop          real npm servers (interop/servers.lua) seen by lua-mcp and by the TS SDK client, compared (docs/INTEROP.md)"
 	@echo "  bench            lua-mcp vs the TypeScript SDK client, stdio and HTTP (QUICK=1: short run); writes bench/results.md"
 	@echo "  bench-profile    callgrind/perf/Lua VM profile of the stdio hot path into build/bench/profile/"
 	@echo "  lint             luac5.4 -p / luajit parse of Lua files, luacheck (zero warnings), cppcheck, lint-abi, lint-structure (C functions <= 80 lines, no link cycle), check-rockspec"

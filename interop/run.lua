@@ -1,0 +1,269 @@
+-- The differential interop suite (make interop; docs/INTEROP.md): every server of
+-- interop/servers.lua is probed by lua-mcp (here, in process) and by the official TypeScript SDK
+-- client (interop/ts_probe.mjs) with the same calls; both documents are normalised by the
+-- server's rules and compared as canonical JSON. Exit 1 when a difference no rule explains, or a
+-- probe failed.
+--
+--   lua5.4 interop/run.lua --prefix=DIR [--only=id,id] [--show=id] [--keep]
+--
+-- --show prints both normalised documents of that server; --keep leaves the scratch directories.
+local mcp = require("mcp")
+local canonical = require("mcp.util.canonical")
+local json = require("mcp.json")
+local servers = require("servers")
+
+local opts = {}
+for _, a in ipairs(arg) do
+  local k, v = a:match("^%-%-([%w-]+)=(.*)$")
+  if k then opts[k] = v elseif a:match("^%-%-[%w-]+$") then opts[a:sub(3)] = true end
+end
+local prefix = assert(opts.prefix, "interop/run.lua: --prefix=DIR (the npm prefix of interop/install.sh)")
+local here = (arg[0]:match("^(.*)/[^/]*$") or ".")
+local only = {}
+for id in tostring(opts.only or ""):gmatch("[^,]+") do only[id] = true end
+
+local function sh_quote(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" end
+
+local function shell(cmd)
+  local p = assert(io.popen(cmd, "r"))
+  local out = p:read("*a")
+  local ok, _, code = p:close()
+  return out, ok == true or code == 0
+end
+
+local function write(path, text)
+  local f = assert(io.open(path, "wb"))
+  f:write(text)
+  f:close()
+end
+
+local function subst(s, dir) return (tostring(s):gsub("{dir}", dir)) end
+
+-- A copy of a call's arguments with "{dir}" replaced in every string.
+local function deep_subst(v, dir)
+  if type(v) == "string" then return subst(v, dir) end
+  if type(v) ~= "table" then return v end
+  local c = {}
+  for k, x in pairs(v) do c[k] = deep_subst(x, dir) end
+  return setmetatable(c, getmetatable(v))
+end
+
+-- ---- the two probes ----------------------------------------------------------------------------
+
+local function failure(err)
+  return { error = { code = err and err.code or mcp.null, message = tostring(err and err.message or err) } }
+end
+
+-- Every page of a paginated list, following nextCursor (as ts_probe.mjs does).
+local function all(client, doc, method, with_cursor, field)
+  local items, cursor, pages = json.array(), nil, 0
+  repeat
+    local res, err = client[with_cursor](client, cursor)
+    if not res then error(method .. ": " .. tostring(err), 0) end
+    pages = pages + 1
+    for _, item in ipairs(res[field] or {}) do items[#items + 1] = item end
+    cursor = res.nextCursor
+  until cursor == nil or cursor == mcp.null or pages >= 1000
+  doc.pages[method] = pages
+  return items
+end
+
+local function call(client, c)
+  local res, err
+  if c.method == "tools/call" then
+    res, err = client:call_tool(c.name, c.arguments or json.object())
+  elseif c.method == "resources/read" then
+    res, err = client:read_resource(c.uri)
+  elseif c.method == "prompts/get" then
+    res, err = client:get_prompt(c.name, c.arguments or json.object())
+  else
+    error("interop: unknown method " .. tostring(c.method))
+  end
+  if res == nil then return failure(err) end
+  return { result = res }
+end
+
+-- lua-mcp's view of the server; also what the report needs (the time connect took, on_error).
+local function lua_probe(spec)
+  local reports = {}
+  local t0 = mcp.core.now_ms()
+  local client, err = mcp.create_stdio_client(spec.command, spec.args, {
+    env = spec.env, cwd = spec.cwd, stderr = "discard", request_timeout_ms = 60000,
+    client_name = "lua-mcp-interop", client_version = "0.0.0",
+    on_error = function(e) reports[#reports + 1] = tostring(e.message) end,
+  })
+  if not client then return nil, "connect: " .. tostring(err) end
+  local info = { connect_ms = mcp.core.now_ms() - t0, reports = reports }
+  local ok, doc = pcall(function()
+    local init = client:initialize_result()
+    local doc = { pages = json.object() }
+    doc.protocolVersion = client:protocol_version()
+    doc.serverInfo = client:server_info()
+    doc.capabilities = client:server_capabilities()
+    doc.instructions = init.instructions == nil and json.null or init.instructions
+    local caps = doc.capabilities
+    if caps.tools then doc.tools = all(client, doc, "tools/list", "list_tools_with_cursor", "tools") end
+    if caps.resources then
+      doc.resources = all(client, doc, "resources/list", "list_resources_with_cursor", "resources")
+      doc.resourceTemplates = all(client, doc, "resources/templates/list", "list_resource_templates_with_cursor",
+        "resourceTemplates")
+    end
+    if caps.prompts then doc.prompts = all(client, doc, "prompts/list", "list_prompts_with_cursor", "prompts") end
+    doc.calls = json.array()
+    for i, c in ipairs(spec.calls) do doc.calls[i] = call(client, c) end
+    return doc
+  end)
+  client:close()
+  if not ok then return nil, tostring(doc) end
+  -- through JSON, so both documents are the same kind of value
+  return json.decode(json.encode(doc)), info
+end
+
+local function ts_probe(spec, dir)
+  write(dir .. "/spec.json", json.encode(spec))
+  local out, ok = shell(("node %s %s %s 2>%s"):format(sh_quote(here .. "/ts_probe.mjs"), sh_quote(prefix),
+    sh_quote(dir .. "/spec.json"), sh_quote(dir .. "/ts_probe.stderr")))
+  local doc = ok and json.decode(out) or nil
+  if doc == nil then
+    local f = io.open(dir .. "/ts_probe.stderr", "rb")
+    return nil, (f and f:read("*a") or "") .. out
+  end
+  return doc
+end
+
+-- ---- normalisation and comparison -------------------------------------------------------------
+
+local function split(path)
+  local parts = {}
+  for p in path:gmatch("[^.]+") do parts[#parts + 1] = p end
+  return parts
+end
+
+local function key_of(t, k)
+  if json.is_array(t) then return tonumber(k) and tonumber(k) + 1 or nil end -- paths count from 0
+  return k
+end
+
+-- Apply one rule to a document; returns how many values it touched.
+local function apply(node, parts, i, action)
+  if type(node) ~= "table" then return 0 end
+  local p, n = parts[i], 0
+  local keys = {}
+  if p == "*" then
+    for k in pairs(node) do keys[#keys + 1] = k end
+  else
+    keys[1] = key_of(node, p)
+  end
+  for _, k in ipairs(keys) do
+    if node[k] ~= nil then
+      if i == #parts then
+        n = n + 1
+        if action == "drop" then node[k] = nil else node[k] = "<masked>" end
+      else
+        n = n + apply(node[k], parts, i + 1, action)
+      end
+    end
+  end
+  return n
+end
+
+local function normalise(doc, rules)
+  local used = {}
+  for _, r in ipairs(rules) do
+    used[r] = apply(doc, split(r.path), 1, r.action)
+  end
+  return used
+end
+
+local function path_join(path, k)
+  if type(k) == "number" then k = k - 1 end
+  return path == "" and tostring(k) or (path .. "." .. tostring(k))
+end
+
+-- The paths where two values differ (at most limit of them).
+local function diff(a, b, path, out, limit)
+  if #out >= limit then return end
+  if type(a) == "table" and type(b) == "table" and json.is_array(a) == json.is_array(b) then
+    local keys, seen = {}, {}
+    for k in pairs(a) do keys[#keys + 1], seen[k] = k, true end
+    for k in pairs(b) do if not seen[k] then keys[#keys + 1] = k end end
+    table.sort(keys, function(x, y) return tostring(x) < tostring(y) end)
+    for _, k in ipairs(keys) do diff(a[k], b[k], path_join(path, k), out, limit) end
+    return
+  end
+  local ea = a == nil and "(absent)" or canonical.encode(a)
+  local eb = b == nil and "(absent)" or canonical.encode(b)
+  if ea ~= eb then
+    out[#out + 1] = ("  %s\n    lua-mcp: %s\n    TS SDK:  %s"):format(path, ea:sub(1, 300), eb:sub(1, 300))
+  end
+end
+
+-- ---- the run -----------------------------------------------------------------------------------
+
+local function spec_of(s, dir)
+  local args = {}
+  for i, a in ipairs(s.args or {}) do args[i] = subst(a, dir) end
+  local env = { HOME = dir, PATH = os.getenv("PATH") or "/usr/bin:/bin" }
+  for k, v in pairs(s.env or {}) do env[k] = subst(v, dir) end
+  local calls = json.array()
+  for i, c in ipairs(s.calls or {}) do
+    calls[i] = { method = c.method, name = c.name, uri = c.uri,
+                 arguments = c.arguments and deep_subst(c.arguments, dir) or json.object() }
+  end
+  return { command = prefix .. "/node_modules/" .. s.bin, args = json.array(args), env = env, cwd = dir, calls = calls }
+end
+
+local function run_one(s)
+  local dir = (shell("mktemp -d \"${TMPDIR:-/tmp}/lua-mcp-interop.XXXXXX\"")):gsub("%s+$", "")
+  if s.setup then s.setup(dir) end
+  local spec = spec_of(s, dir)
+  local result = { server = s, dir = dir }
+  local ldoc, linfo = lua_probe(spec)
+  local tdoc, terr = ts_probe(spec, dir)
+  if not ldoc then result.failed = "lua-mcp: " .. tostring(linfo) end
+  if not tdoc then result.failed = (result.failed and result.failed .. "; " or "") .. "TS SDK: " .. tostring(terr) end
+  if result.failed then return result end
+  result.info, result.era, result.ts_era = linfo, ldoc.protocolVersion, tdoc.protocolVersion
+  local rules = {}
+  for _, r in ipairs(servers.common) do rules[#rules + 1] = r end
+  for _, r in ipairs(s.rules or {}) do rules[#rules + 1] = r end
+  local used_l, used_t = normalise(ldoc, rules), normalise(tdoc, rules)
+  result.unused = {}
+  for _, r in ipairs(rules) do
+    if used_l[r] + used_t[r] == 0 then result.unused[#result.unused + 1] = r.path end
+  end
+  result.same = canonical.encode(ldoc) == canonical.encode(tdoc)
+  result.diffs = {}
+  if not result.same then diff(ldoc, tdoc, "", result.diffs, 20) end
+  result.counts = ("%d tools, %d resources, %d templates, %d prompts, %d calls"):format(#(ldoc.tools or {}),
+    #(ldoc.resources or {}), #(ldoc.resourceTemplates or {}), #(ldoc.prompts or {}), #(ldoc.calls or {}))
+  if opts.show == s.id then
+    print("-- lua-mcp:\n" .. canonical.encode(ldoc) .. "\n-- TS SDK:\n" .. canonical.encode(tdoc))
+  end
+  if not opts.keep then os.execute("rm -rf " .. sh_quote(dir)) end
+  return result
+end
+
+local bad = 0
+for _, s in ipairs(servers.servers) do
+  if next(only) == nil or only[s.id] then
+    local r = run_one(s)
+    local head = ("%-20s %s@%s (%s)"):format(s.id, s.package, s.version, s.sdk)
+    if r.failed then
+      bad = bad + 1
+      print("FAIL  " .. head .. "\n  " .. r.failed:gsub("\n", "\n  "))
+    else
+      if not r.same then bad = bad + 1 end
+      print(("%s  %s\n  era: lua-mcp %s, TS SDK %s; lua-mcp connected in %d ms; %s; %d rules%s"):format(
+        r.same and "ok  " or "DIFF", head, tostring(r.era), tostring(r.ts_era), r.info.connect_ms, r.counts,
+        #(s.rules or {}) + #servers.common, #r.unused > 0 and (" (unused: " .. table.concat(r.unused, ", ") .. ")") or ""))
+      for _, m in ipairs(r.info.reports) do print("  on_error: " .. m) end
+      for _, d in ipairs(r.diffs) do print(d) end
+    end
+  end
+end
+local total = 0
+for _, s in ipairs(servers.servers) do if next(only) == nil or only[s.id] then total = total + 1 end end
+-- the plain closing line CI counts
+print(("interop: %d passed, %d failed"):format(total - bad, bad))
+os.exit(bad == 0 and 0 or 1)

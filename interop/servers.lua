@@ -1,0 +1,170 @@
+-- The real servers of the differential interop suite (docs/INTEROP.md): npm packages pinned to
+-- one version each (interop/install.sh installs exactly these), how to start them offline, the
+-- read-only calls both clients make, and the normalisation rules, each with its reason.
+--
+-- A server: id, package, version, sdk (what it is built on), bin (under PREFIX/node_modules),
+-- args, env ({KEY = value}; "{dir}" stands for the run's scratch directory in args and env),
+-- setup(dir) (files the calls read), calls ({method, name | uri, arguments}), rules.
+-- A rule: {path = "a.*.b", action = "drop" | "mask", why = "..."}: drop removes the key (on both
+-- sides), mask replaces the value with "<masked>" on both sides. "*" matches any one key or index.
+-- Rules every server shares are in M.common.
+local M = {}
+
+local function write(path, text)
+  local f = assert(io.open(path, "wb"))
+  f:write(text)
+  f:close()
+end
+
+M.common = {}
+
+local function tool(name, arguments) return { method = "tools/call", name = name, arguments = arguments } end
+local function read(uri) return { method = "resources/read", uri = uri } end
+local function prompt(name, arguments) return { method = "prompts/get", name = name, arguments = arguments } end
+
+M.servers = {
+  {
+    id = "everything",
+    package = "@modelcontextprotocol/server-everything", version = "2026.8.31",
+    sdk = "TypeScript SDK 1.x (the reference test server)",
+    bin = ".bin/mcp-server-everything", args = {},
+    calls = {
+      tool("echo", { message = "interop: ünïcode ✓ \"quoted\"\n" }),
+      tool("get-sum", { a = 2, b = 3.25 }),
+      tool("get-tiny-image"),
+      tool("get-annotated-message", { messageType = "error", includeImage = true }),
+      tool("get-structured-content", { location = "Chicago" }),
+      tool("get-resource-links", { count = 2 }),
+      tool("get-resource-reference", { resourceType = "Blob", resourceId = 2 }),
+      tool("no-such-tool"),
+      read("demo://resource/static/document/features.md"),
+      read("demo://resource/dynamic/text/3"),
+      read("demo://resource/dynamic/blob/4"),
+      read("demo://no/such/resource"),
+      prompt("simple-prompt"),
+      prompt("args-prompt", { city = "Lyon", state = "Rhône" }),
+      prompt("resource-prompt", { resourceType = "Text", resourceId = "1" }),
+    },
+    rules = (function()
+      local why = "the dynamic resources say the wall-clock time they were made at (\"created at 5:47:57 AM\")"
+      return {
+        { path = "calls.6.result.content.1.resource.blob", action = "mask", why = why }, -- get-resource-reference
+        { path = "calls.9.result.contents.0.text", action = "mask", why = why }, -- demo://resource/dynamic/text/3
+        { path = "calls.10.result.contents.0.blob", action = "mask", why = why }, -- demo://resource/dynamic/blob/4
+        { path = "calls.14.result.messages.1.content.resource.text", action = "mask", why = why }, -- resource-prompt
+      }
+    end)(),
+  },
+  {
+    id = "filesystem",
+    package = "@modelcontextprotocol/server-filesystem", version = "2026.8.31",
+    sdk = "TypeScript SDK 1.x",
+    bin = ".bin/mcp-server-filesystem", args = { "{dir}/files" },
+    setup = function(dir)
+      os.execute("mkdir -p '" .. dir .. "/files/sub'")
+      write(dir .. "/files/hello.txt", "hello, interop\nsecond line\n")
+      write(dir .. "/files/sub/data.json", '{"a": [1, 2.5, "x"]}\n')
+    end,
+    calls = {
+      tool("list_allowed_directories"),
+      tool("list_directory", { path = "{dir}/files" }),
+      tool("read_text_file", { path = "{dir}/files/hello.txt", head = 1 }),
+      tool("read_multiple_files", { paths = { "{dir}/files/hello.txt", "{dir}/files/sub/data.json" } }),
+      tool("directory_tree", { path = "{dir}/files" }),
+      tool("search_files", { path = "{dir}/files", pattern = "*.json" }),
+      tool("get_file_info", { path = "{dir}/files/hello.txt" }),
+      tool("read_text_file", { path = "{dir}/outside.txt" }),
+    },
+    rules = {},
+  },
+  {
+    id = "memory",
+    package = "@modelcontextprotocol/server-memory", version = "2026.8.31",
+    sdk = "TypeScript SDK 1.x",
+    bin = ".bin/mcp-server-memory", args = {},
+    env = { MEMORY_FILE_PATH = "{dir}/memory.jsonl" },
+    calls = {
+      tool("read_graph"),
+      tool("search_nodes", { query = "nothing" }),
+      tool("open_nodes", { names = { "nobody" } }),
+      read("memory://knowledge-graph"),
+    },
+    rules = {},
+  },
+  {
+    id = "sequential-thinking",
+    package = "@modelcontextprotocol/server-sequential-thinking", version = "2026.8.31",
+    sdk = "TypeScript SDK 1.x",
+    bin = ".bin/mcp-server-sequential-thinking", args = {},
+    env = { DISABLE_THOUGHT_LOGGING = "true" },
+    calls = {
+      tool("sequentialthinking", { thought = "one step", nextThoughtNeeded = false, thoughtNumber = 1, totalThoughts = 1 }),
+    },
+    rules = {},
+  },
+  {
+    id = "context7",
+    package = "@upstash/context7-mcp", version = "4.1.1",
+    sdk = "TypeScript SDK 2.x (speaks 2026-07-28)",
+    bin = ".bin/context7-mcp", args = {},
+    -- its tools query a web service: listed, never called
+    calls = {},
+    rules = {},
+  },
+  {
+    id = "azure-template",
+    package = "@azure/mcp-template-linux-x64", version = "0.0.12-alpha.6621500",
+    sdk = "C# SDK (.NET, a self-contained binary; speaks 2026-07-28)",
+    bin = "@azure/mcp-template-linux-x64/dist/mcptmp", args = { "server", "start" },
+    env = { DOTNET_CLI_TELEMETRY_OPTOUT = "1", AZURE_MCP_COLLECT_TELEMETRY = "false" },
+    calls = {},
+    rules = {
+      { path = "serverInfo", action = "drop",
+        why = "the server puts serverInfo in the DiscoverResult body, not in _meta[\"io.modelcontextprotocol/serverInfo\"] "
+          .. "where 2026-07-28 has it: lua-mcp reads it from either place, the TS SDK only from _meta (null)" },
+    },
+  },
+  {
+    id = "mcp-time",
+    package = "mcp-time-linux-x64", version = "0.4.0",
+    sdk = "Go, mark3labs/mcp-go",
+    bin = "mcp-time-linux-x64/bin/mcp-time", args = {},
+    calls = {
+      tool("convert_timezone", { time = "2026-07-28T12:00:00Z", output_timezone = "Asia/Tokyo" }),
+      tool("compare_time", { time_a = "2026-07-28T12:00:00Z", time_b = "2025-11-25T00:00:00Z" }),
+      tool("add_time", { time = "2026-07-28T12:00:00Z", duration = "-1h30m" }),
+      tool("convert_timezone", { time = "not a time" }),
+    },
+    rules = {
+      { path = "tools.3.inputSchema.properties.format.description", action = "mask",
+        why = "current_time lists its predefined formats from a Go map: the order changes on every start of the server" },
+    },
+  },
+  {
+    id = "mcp-cron",
+    package = "mcp-cron-linux-amd64", version = "0.9.1",
+    sdk = "Go, the official Go SDK",
+    bin = "mcp-cron-linux-amd64/bin/mcp-cron",
+    args = { "--transport", "stdio", "--db-path", "{dir}/cron.db", "--log-file", "{dir}/cron.log" },
+    calls = {
+      tool("list_tasks"),
+      tool("get_task", { id = "no-such-task" }),
+    },
+    rules = {},
+  },
+  {
+    id = "leanspec",
+    package = "@leanspec/mcp-linux-x64", version = "0.3.0",
+    sdk = "Rust (tokio)",
+    bin = "@leanspec/mcp-linux-x64/leanspec-mcp", args = {},
+    calls = {
+      tool("get_capabilities"),
+      tool("get_schema"),
+      tool("list_specs"),
+      tool("get_stats"),
+    },
+    rules = {},
+  },
+}
+
+return M
