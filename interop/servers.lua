@@ -153,6 +153,43 @@ M.servers = {
     rules = {},
   },
   {
+    id = "cortex",
+    package = "@temporal-cortex/cortex-mcp-linux-x64", version = "0.9.1",
+    sdk = "Rust, rmcp",
+    bin = "@temporal-cortex/cortex-mcp-linux-x64/bin/cortex-mcp", args = {},
+    env = { TZ = "UTC" },
+    calls = {
+      tool("adjust_timestamp", { datetime = "2026-03-07T12:00:00-05:00", adjustment = "+1d2h", timezone = "America/New_York" }),
+      tool("compute_duration", { start = "2025-11-25T00:00:00Z", ["end"] = "2026-07-28T12:30:00Z" }),
+      tool("convert_timezone", { datetime = "2026-07-28T12:00:00Z", target_timezone = "Asia/Tokyo" }),
+      tool("expand_rrule", { rrule = "FREQ=WEEKLY;BYDAY=TU;COUNT=3", dtstart = "2026-07-28T09:00:00", timezone = "Europe/Paris" }),
+      tool("convert_timezone", { datetime = "not a time", target_timezone = "Nowhere/Else" }),
+      read("cortex://docs/rrule-reference"),
+      prompt("convert_time", { time = "3pm EST", target_timezone = "Asia/Tokyo" }),
+    },
+    rules = {},
+  },
+  {
+    id = "vaulttools",
+    package = "@vaulttools/mcp-linux-x64", version = "0.1.7",
+    sdk = "Rust, rmcp",
+    bin = "@vaulttools/mcp-linux-x64/bin/vaulttools-mcp", args = { "--allowed-dir", "{dir}/vault" },
+    setup = function(dir)
+      os.execute("mkdir -p '" .. dir .. "/vault/notes'")
+      write(dir .. "/vault/notes/first.md", "---\ntags: [interop]\n---\n# First\n\nSee [[second]].\n")
+      write(dir .. "/vault/notes/second.md", "# Second\n\nBack to [[first]].\n")
+      write(dir .. "/vault/data.json", '{"b": [1, 2.5, null], "a": "é"}\n')
+    end,
+    calls = {
+      tool("vaulttools_text_word_count", { path = "{dir}/vault/notes/first.md" }),
+      tool("vaulttools_file_checksum", { path = "{dir}/vault/data.json" }),
+      tool("vaulttools_text_json_validate", { path = "{dir}/vault/data.json" }),
+      tool("vaulttools_dev_color_convert", { color = "#ff5733", to_format = "hsl" }),
+      tool("vaulttools_text_word_count", { path = "{dir}/outside.md" }),
+    },
+    rules = {},
+  },
+  {
     id = "leanspec",
     package = "@leanspec/mcp-linux-x64", version = "0.3.0",
     sdk = "Rust (tokio)",
