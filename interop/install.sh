@@ -27,7 +27,10 @@ want=$(
   "$LUA" - "$CLIENT_PKG" "$CLIENT_VERSION" <<'LUA'
     local s = dofile("interop/servers.lua")
     local deps = { { arg[1], arg[2] } }
-    for _, v in ipairs(s.servers) do deps[#deps + 1] = { v.package, v.version } end
+    -- a server with an alias installs under that name (npm's "npm:" alias): a second version of a package
+    for _, v in ipairs(s.servers) do
+      deps[#deps + 1] = v.alias and { v.alias, "npm:" .. v.package .. "@" .. v.version } or { v.package, v.version }
+    end
     table.sort(deps, function(a, b) return a[1] < b[1] end)
     local out = {}
     for i, d in ipairs(deps) do out[i] = ("    %q: %q"):format(d[1], d[2]) end
@@ -64,7 +67,7 @@ npm install --prefix "$PREFIX" --no-audit --no-fund --no-update-notifier --logle
     end
   end
   check(arg[2], arg[3])
-  for _, v in ipairs(s.servers) do check(v.package, v.version) end
+  for _, v in ipairs(s.servers) do check(v.alias or v.package, v.version) end
   os.exit(bad == 0 and 0 or 1)
 LUA
 printf '%s\n' "$want" >"$PREFIX/.installed"

@@ -54,17 +54,18 @@ local function failure(err)
   return { error = { code = err and err.code or mcp.null, message = tostring(err and err.message or err) } }
 end
 
--- Every page of a paginated list, following nextCursor (as ts_probe.mjs does).
-local function all(client, doc, method, with_cursor, field)
-  local items, cursor, pages = json.array(), nil, 0
+-- Every page of a paginated list, following nextCursor page by page (the TS SDK's listX() walks
+-- the pages itself); the page counts go to the report.
+local function all(client, pages, method, with_cursor, field)
+  local items, cursor, n = json.array(), nil, 0
   repeat
     local res, err = client[with_cursor](client, cursor)
     if not res then error(method .. ": " .. tostring(err), 0) end
-    pages = pages + 1
+    n = n + 1
     for _, item in ipairs(res[field] or {}) do items[#items + 1] = item end
     cursor = res.nextCursor
-  until cursor == nil or cursor == mcp.null or pages >= 1000
-  doc.pages[method] = pages
+  until cursor == nil or cursor == mcp.null or n >= 1000
+  pages[#pages + 1] = method .. " " .. n .. " pages"
   return items
 end
 
@@ -93,22 +94,22 @@ local function lua_probe(spec)
     on_error = function(e) reports[#reports + 1] = tostring(e.message) end,
   })
   if not client then return nil, "connect: " .. tostring(err) end
-  local info = { connect_ms = mcp.core.now_ms() - t0, reports = reports }
+  local info = { connect_ms = mcp.core.now_ms() - t0, reports = reports, pages = {} }
   local ok, doc = pcall(function()
     local init = client:initialize_result()
-    local doc = { pages = json.object() }
+    local doc, pages = {}, info.pages
     doc.protocolVersion = client:protocol_version()
     doc.serverInfo = client:server_info()
     doc.capabilities = client:server_capabilities()
     doc.instructions = init.instructions == nil and json.null or init.instructions
     local caps = doc.capabilities
-    if caps.tools then doc.tools = all(client, doc, "tools/list", "list_tools_with_cursor", "tools") end
+    if caps.tools then doc.tools = all(client, pages, "tools/list", "list_tools_with_cursor", "tools") end
     if caps.resources then
-      doc.resources = all(client, doc, "resources/list", "list_resources_with_cursor", "resources")
-      doc.resourceTemplates = all(client, doc, "resources/templates/list", "list_resource_templates_with_cursor",
+      doc.resources = all(client, pages, "resources/list", "list_resources_with_cursor", "resources")
+      doc.resourceTemplates = all(client, pages, "resources/templates/list", "list_resource_templates_with_cursor",
         "resourceTemplates")
     end
-    if caps.prompts then doc.prompts = all(client, doc, "prompts/list", "list_prompts_with_cursor", "prompts") end
+    if caps.prompts then doc.prompts = all(client, pages, "prompts/list", "list_prompts_with_cursor", "prompts") end
     doc.calls = json.array()
     for i, c in ipairs(spec.calls) do doc.calls[i] = call(client, c) end
     return doc
@@ -210,7 +211,12 @@ local function spec_of(s, dir)
     calls[i] = { method = c.method, name = c.name, uri = c.uri,
                  arguments = c.arguments and deep_subst(c.arguments, dir) or json.object() }
   end
-  return { command = prefix .. "/node_modules/" .. s.bin, args = json.array(args), env = env, cwd = dir, calls = calls }
+  local command = prefix .. "/node_modules/" .. (s.bin or s.node)
+  if s.node then
+    table.insert(args, 1, command)
+    command = "node"
+  end
+  return { command = command, args = json.array(args), env = env, cwd = dir, calls = calls }
 end
 
 local function run_one(s)
@@ -257,6 +263,11 @@ for _, s in ipairs(servers.servers) do
       print(("%s  %s\n  era: lua-mcp %s, TS SDK %s; lua-mcp connected in %d ms; %s; %d rules%s"):format(
         r.same and "ok  " or "DIFF", head, tostring(r.era), tostring(r.ts_era), r.info.connect_ms, r.counts,
         #(s.rules or {}) + #servers.common, #r.unused > 0 and (" (unused: " .. table.concat(r.unused, ", ") .. ")") or ""))
+      local paged = {}
+      for _, p in ipairs(r.info.pages) do
+        if not p:match(" 1 pages$") then paged[#paged + 1] = p end
+      end
+      if #paged > 0 then print("  paginated (lua-mcp): " .. table.concat(paged, ", ")) end
       for _, m in ipairs(r.info.reports) do print("  on_error: " .. m) end
       for _, d in ipairs(r.diffs) do print(d) end
     end

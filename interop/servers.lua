@@ -2,8 +2,9 @@
 -- one version each (interop/install.sh installs exactly these), how to start them offline, the
 -- read-only calls both clients make, and the normalisation rules, each with its reason.
 --
--- A server: id, package, version, sdk (what it is built on), bin (under PREFIX/node_modules),
--- args, env ({KEY = value}; "{dir}" stands for the run's scratch directory in args and env),
+-- A server: id, package, version, sdk (what it is built on), alias (installs under that name, for
+-- a second version of a package), bin (an executable under PREFIX/node_modules) or node (a script
+-- there that node runs), args, env ({KEY = value}; "{dir}" stands for the run's scratch directory in args and env),
 -- setup(dir) (files the calls read), calls ({method, name | uri, arguments}), rules.
 -- A rule: {path = "a.*.b", action = "drop" | "mask", why = "..."}: drop removes the key (on both
 -- sides), mask replaces the value with "<masked>" on both sides. "*" matches any one key or index.
@@ -27,7 +28,8 @@ M.servers = {
     id = "everything",
     package = "@modelcontextprotocol/server-everything", version = "2026.8.31",
     sdk = "TypeScript SDK 1.x (the reference test server)",
-    bin = ".bin/mcp-server-everything", args = {},
+    -- by its script, not .bin/mcp-server-everything, which the 2025 release below also claims
+    node = "@modelcontextprotocol/server-everything/dist/index.js", args = { "stdio" },
     calls = {
       tool("echo", { message = "interop: ünïcode ✓ \"quoted\"\n" }),
       tool("get-sum", { a = 2, b = 3.25 }),
@@ -54,6 +56,27 @@ M.servers = {
         { path = "calls.14.result.messages.1.content.resource.text", action = "mask", why = why }, -- resource-prompt
       }
     end)(),
+  },
+  {
+    -- an older release of the same server: its resources/list is paginated (10 pages of 10)
+    id = "everything-2025",
+    package = "@modelcontextprotocol/server-everything", version = "2025.9.25", alias = "server-everything-2025",
+    sdk = "TypeScript SDK 1.x (the reference test server, 2025 line)",
+    node = "server-everything-2025/dist/index.js", args = { "stdio" },
+    calls = {
+      tool("add", { a = 1, b = 2 }),
+      read("test://static/resource/1"),
+      read("test://static/resource/2"),
+      read("test://static/resource/100"),
+      prompt("complex_prompt", { temperature = "0.7", style = "terse" }),
+    },
+    rules = {
+      { path = "resources.*.text", action = "drop", why = "this server lists each resource with its contents (text), "
+        .. "a field Resource does not have: the TS SDK's schema strips it, lua-mcp hands the listing over whole" },
+      { path = "resources.*.blob", action = "drop", why = "the same for the binary resources (blob)" },
+      { path = "calls.*.result.contents.*.name", action = "drop", why = "this server's resource contents carry the "
+        .. "resource's name, a field ResourceContents does not have: the TS SDK strips it, lua-mcp keeps it" },
+    },
   },
   {
     id = "filesystem",

@@ -6,7 +6,8 @@
 // PREFIX: the npm prefix interop/install.sh installed into (its node_modules holds the SDK).
 // SPEC: a file holding {command, args, env, cwd, calls: [{method, name|uri, arguments}]} (interop/run.lua).
 // The document: {protocolVersion, serverInfo, capabilities, instructions, tools, resources,
-// resourceTemplates, prompts, calls: [{result}|{error: {code, message}}], pages: {method: n}}.
+// resourceTemplates, prompts, calls: [{result}|{error: {code, message}}]}. The lists are the SDK's
+// own walk over every page (listTools() and the others without a cursor aggregate all pages).
 import { createRequire } from 'node:module';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -16,21 +17,6 @@ const spec = JSON.parse(readFileSync(specFile, 'utf8'));
 const require = createRequire(path.join(path.resolve(prefix), 'package.json'));
 const { Client } = require('@modelcontextprotocol/client');
 const { StdioClientTransport } = require('@modelcontextprotocol/client/stdio');
-
-// Every page of a paginated list, following nextCursor (the count of pages goes to doc.pages).
-async function all(doc, method, field, fetch) {
-  const items = [];
-  let cursor;
-  let pages = 0;
-  do {
-    const res = await fetch(cursor === undefined ? {} : { cursor });
-    pages += 1;
-    items.push(...(res[field] ?? []));
-    cursor = res.nextCursor;
-  } while (cursor !== undefined && pages < 1000);
-  doc.pages[method] = pages;
-  return items;
-}
 
 function failure(e) {
   return { error: { code: typeof e?.code === 'number' ? e.code : null, message: String(e?.message ?? e) } };
@@ -53,20 +39,19 @@ async function main() {
   const transport = new StdioClientTransport({
     command: spec.command, args: spec.args ?? [], env: spec.env, cwd: spec.cwd, stderr: 'ignore',
   });
-  const doc = { pages: {} };
+  const doc = {};
   await client.connect(transport);
   doc.protocolVersion = client.getNegotiatedProtocolVersion() ?? null;
   doc.serverInfo = client.getServerVersion() ?? null;
   doc.capabilities = client.getServerCapabilities() ?? null;
   doc.instructions = client.getInstructions() ?? null;
   const caps = doc.capabilities ?? {};
-  if (caps.tools) doc.tools = await all(doc, 'tools/list', 'tools', (p) => client.listTools(p));
+  if (caps.tools) doc.tools = (await client.listTools()).tools;
   if (caps.resources) {
-    doc.resources = await all(doc, 'resources/list', 'resources', (p) => client.listResources(p));
-    doc.resourceTemplates = await all(doc, 'resources/templates/list', 'resourceTemplates',
-      (p) => client.listResourceTemplates(p));
+    doc.resources = (await client.listResources()).resources;
+    doc.resourceTemplates = (await client.listResourceTemplates()).resourceTemplates;
   }
-  if (caps.prompts) doc.prompts = await all(doc, 'prompts/list', 'prompts', (p) => client.listPrompts(p));
+  if (caps.prompts) doc.prompts = (await client.listPrompts()).prompts;
   doc.calls = [];
   for (const c of spec.calls ?? []) doc.calls.push(await call(client, c));
   await client.close();
