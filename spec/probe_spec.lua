@@ -110,8 +110,7 @@ describe("the server/discover probe's deadline (stdio)", function()
 
   it("streamable HTTP and other transports that do not spawn their server keep the deadline from the send", function()
     local probe = require("mcp.probe")
-    local opts = probe.start({ config = { protocol_discovery_timeout_ms = 123, protocol_discovery_startup_ms = 9 },
-                               transport = {} }, false)
+    local opts = probe.start({ timeout_ms = 123, startup_ms = 9, spawned = false }, false)
     assert.are.same({ timeout_ms = 123 }, opts)
   end)
 end)
