@@ -310,113 +310,6 @@ describe("a transport written in Lua", function()
     assert.are.equal(1, count(t.calls, "close"))
   end)
 
-  -- A send that records each message with its send options' headers in sent, and answers initialize.
-  local function recording_send(sent)
-    return function(self, text, opts)
-      local m = json.decode(text)
-      sent[#sent + 1] = { msg = m, headers = opts and opts.headers }
-      if m.method == "initialize" then
-        self.events.message(json.encode({ jsonrpc = "2.0", id = m.id, result = {
-          protocolVersion = mcp.PROTOCOL_VERSION, capabilities = json.object(), serverInfo = { name = "s", version = "1" } } }))
-      end
-      return true
-    end
-  end
-
-  it("with request_headers: the POSTs the client sends on its own carry them too (answers, cancellations)", function()
-    local sent, n = {}, 0
-    local t = scripted({
-      send = recording_send(sent),
-      request_headers = function(_, method)
-        n = n + 1
-        return { ["X-Proof"] = method .. "#" .. n }
-      end,
-    })
-    local c = mcp.new_client(t, { roots = { { uri = "file:///w", name = "w" } }, protocol_version_discovery = false })
-    assert(c:connect())
-    local function last_with(pred)
-      for i = #sent, 1, -1 do if pred(sent[i].msg) then return sent[i] end end
-    end
-    -- the server asks: roots/list (answered), an unknown method (answered with an error)
-    t.events.message(json.encode({ jsonrpc = "2.0", id = "s1", method = "roots/list" }))
-    t.events.message(json.encode({ jsonrpc = "2.0", id = "s2", method = "x/unknown" }))
-    helper.wait_until(function()
-      return last_with(function(m) return m.id == "s1" end) ~= nil and last_with(function(m) return m.id == "s2" end) ~= nil
-    end, 5000)
-    local answer = assert(last_with(function(m) return m.id == "s1" end))
-    assert.are.equal("file:///w", answer.msg.result.roots[1].uri)
-    assert.is_truthy(answer.headers and answer.headers["X-Proof"]:match("^POST#%d+$"))
-    local refusal = assert(last_with(function(m) return m.id == "s2" end))
-    assert.are.equal(-32601, refusal.msg.error.code)
-    assert.is_truthy(refusal.headers and refusal.headers["X-Proof"]:match("^POST#%d+$"))
-    assert.are_not.equal(answer.headers["X-Proof"], refusal.headers["X-Proof"]) -- asked for each
-    -- a cancelled call: its notifications/cancelled, and the call itself, each carry their own
-    local token = mcp.cancel_token()
-    local _, cerr
-    mcp.spawn(function() _, cerr = c:call_tool("slow", {}, { cancel = token }) end)
-    helper.wait_until(function() return last_with(function(m) return m.method == "tools/call" end) ~= nil end, 5000)
-    token:cancel("not needed")
-    mcp.run()
-    assert.are.equal("cancelled", cerr.kind)
-    helper.wait_until(function()
-      return last_with(function(m) return m.method == "notifications/cancelled" end) ~= nil
-    end, 5000)
-    local call = assert(last_with(function(m) return m.method == "tools/call" end))
-    local cancelled = assert(last_with(function(m) return m.method == "notifications/cancelled" end))
-    assert.are.equal(call.msg.id, cancelled.msg.params.requestId)
-    assert.is_truthy(cancelled.headers and cancelled.headers["X-Proof"]:match("^POST#%d+$"))
-    assert.are_not.equal(call.headers["X-Proof"], cancelled.headers["X-Proof"])
-    -- what the core sends on its own: the answer to a server ping, the cancellation of a timeout
-    t.events.message(json.encode({ jsonrpc = "2.0", id = "p1", method = "ping" }))
-    helper.wait_until(function() return last_with(function(m) return m.id == "p1" end) ~= nil end, 5000)
-    local pong = assert(last_with(function(m) return m.id == "p1" end))
-    assert.is_table(pong.msg.result)
-    assert.is_truthy(pong.headers and pong.headers["X-Proof"]:match("^POST#%d+$"))
-    local _, terr = c:call_tool("slow", {}, { timeout_ms = 50 })
-    assert.are.equal("timeout", terr.kind)
-    local timed = assert(last_with(function(m) return m.method == "tools/call" end))
-    helper.wait_until(function()
-      local nc = last_with(function(m) return m.method == "notifications/cancelled" end)
-      return nc ~= nil and nc.msg.params.requestId == timed.msg.id
-    end, 5000)
-    local tcancel = assert(last_with(function(m) return m.method == "notifications/cancelled" end))
-    assert.are.equal(timed.msg.id, tcancel.msg.params.requestId)
-    assert.is_truthy(tcancel.headers and tcancel.headers["X-Proof"]:match("^POST#%d+$"))
-    assert.are_not.equal(timed.headers["X-Proof"], tcancel.headers["X-Proof"])
-    c:close()
-  end)
-
-  it("with request_headers that fail: the core's own messages go without them, reported, and the client goes on", function()
-    local sent, errs = {}, {}
-    local t = scripted({
-      send = recording_send(sent),
-      request_headers = function(self)
-        if self.broken == "raise" then error("no key") end
-        if self.broken == "bad" then return { ["X-Bad"] = "a\r\nb" } end
-        return nil
-      end,
-    })
-    local c = mcp.new_client(t, { protocol_version_discovery = false, on_error = function(e) errs[#errs + 1] = e end })
-    assert(c:connect())
-    for i, how in ipairs({ "raise", "bad" }) do
-      t.broken = how
-      local id = "p" .. i
-      t.events.message(json.encode({ jsonrpc = "2.0", id = id, method = "ping" }))
-      helper.wait_until(function()
-        for _, x in ipairs(sent) do if x.msg.id == id then return true end end
-      end, 5000)
-      helper.wait_until(function() return #errs >= i end, 5000)
-      assert.are.equal("transport", errs[i].kind)
-      assert.is_truthy(has(errs[i].message, how == "raise" and "no key" or "refused"))
-    end
-    for _, x in ipairs(sent) do
-      if x.msg.id == "p1" or x.msg.id == "p2" then assert.is_nil(x.headers and next(x.headers)) end
-    end
-    t.broken = nil
-    assert.is_true(c:is_connected())
-    c:close()
-  end)
-
   it("whose send raises or fails: that request fails (kind transport), the client goes on", function()
     local t = scripted()
     local c = mcp.new_client(t)
@@ -473,36 +366,28 @@ describe("a transport written in Lua", function()
     c:close()
   end)
 
-  it("reauthorize(err, attempt): called on 401/403, the request is sent again, at most 3 times", function()
+  it("is asked nothing about authorization: a 401 fails the request as it is (authorization is the transport's)", function()
     local t = scripted()
     local c = mcp.new_client(t)
     assert(c:connect())
-    local fails, attempts = 2, {}
+    local asked = 0
     t.on_send = function(m)
-      if m.method == "guarded" then
-        if fails > 0 then
-          fails = fails - 1
-          t.events.error({ message = "HTTP 401", status_code = 401 }, m.id)
-        else
-          t.events.message(json.encode({ jsonrpc = "2.0", id = m.id, result = { ok = true } }))
-        end
-      end
+      if m.method == "guarded" then t.events.error({ message = "HTTP 401", status_code = 401 }, m.id) end
       return true
     end
-    function t:reauthorize(err, attempt)
-      attempts[#attempts + 1] = { status = err.status_code, attempt = attempt }
-      return true
+    function t:reauthorize() asked = asked + 1; return true end
+    function t:request_headers() asked = asked + 1; return { ["X-Proof"] = "p" } end
+    local sent = 0
+    local send = t.send
+    function t:send(text, opts)
+      if text:find('"guarded"', 1, true) then sent = sent + 1 end
+      assert.is_nil(opts and opts.headers and opts.headers["X-Proof"])
+      return send(self, text, opts)
     end
-    assert.is_true(assert(c:request("guarded")).ok)
-    assert.are.same({ { status = 401, attempt = 1 }, { status = 401, attempt = 2 } }, attempts)
-    fails, attempts = 10, {}
     local _, err = c:request("guarded")
     assert.are.equal(401, err.status_code)
-    assert.are.equal(3, #attempts)
-    function t:reauthorize() return nil, mcp.new_error(nil, "login refused", nil, { kind = "transport" }) end
-    fails = 1
-    local _, err2 = c:request("guarded")
-    assert.are.equal("login refused", err2.message)
+    assert.are.equal(1, sent)
+    assert.are.equal(0, asked)
     c:close()
   end)
 end)

@@ -235,7 +235,8 @@ describe("DPoP on the GET stream and the session DELETE #auth", function()
     local g = st.records.mcp_get[1]
     assert.is_nil(g.accepted)
     assert.is_nil(g.dpop) -- sent with the transport's own headers only
-    assert.equals("Bearer " .. p:tokens().access_token, g.authorization)
+    -- (its refusal is authorized again, which may have made a new token since)
+    assert.matches("^Bearer access%-", g.authorization)
   end)
 
   it("survives a request hook that closes the transport: that GET is not sent, the DELETE still is, once", function()
@@ -260,7 +261,12 @@ describe("DPoP on the GET stream and the session DELETE #auth", function()
     assert.is_true(st.records.mcp_delete[1].accepted)
     -- (the close inside the hook does not wait: with busted's reloaded modules it once did, in an
     -- earlier instance's close wrapper, and that DELETE then went without asking)
-    assert.same({ "GET " .. srv.url, "DELETE " .. srv.url }, asked)
+    local posts, others = 0, {}
+    for _, a in ipairs(asked) do
+      if a == "POST " .. srv.url then posts = posts + 1 else others[#others + 1] = a end
+    end
+    assert.is_true(posts >= 2) -- the POSTs ask too (initialize, notifications/initialized)
+    assert.same({ "GET " .. srv.url, "DELETE " .. srv.url }, others)
     assert.is_not_nil(err)
   end)
 

@@ -28,10 +28,6 @@ typedef struct mcp_session {
     /* The host traces its traffic (client config on_message): each ping and its answer are also
      * told to the handler ("ping", id, answered), though the core still answers them itself. */
     int trace_pings;
-    /* s:set_post_headers(fn): fn() -> {Name = value} | nil for the messages the core sends on its
-     * own (a ping's answer, the cancellation of a timed-out request): an auth provider's
-     * per-request headers (a DPoP proof). LUA_NOREF when none. */
-    int post_headers_ref;
     mcp_buf out; /* scratch for encoding; owned here so a raised error leaks nothing */
 } mcp_session;
 
@@ -130,9 +126,10 @@ typedef struct failure_args {
     const mcp_transport_failure *f;
 } failure_args;
 
-/* cb(nil, code, message, data, kind, status, response_headers, response_body): the server's
- * JSON-RPC error when the body holds one (kind "rpc"), else the transport's message (kind
- * "transport"). */
+/* cb(nil, code, message, data, kind, status, response_headers, response_body, cause): the
+ * server's JSON-RPC error when the body holds one (kind "rpc"), else the transport's message
+ * (kind "transport"); cause: the error object that stands for the failure (argument 2: the
+ * transport's f->cause), or nil. */
 static int complete_failure(lua_State *L)
 {
     failure_args *a = lua_touserdata(L, 1);
@@ -160,8 +157,9 @@ static int complete_failure(lua_State *L)
         lua_pushlstring(L, f->body, f->body_len);
     else
         lua_pushnil(L);
+    lua_pushvalue(L, 2);
     a->p = NULL; /* complete() frees it, even if it raises later */
-    complete(L, a->s, p, 8);
+    complete(L, a->s, p, 9);
     return 0;
 }
 
@@ -177,6 +175,21 @@ static void encode_or_raise(lua_State *L, mcp_session *s, int idx, const char *w
     }
 }
 
+/* The transport's send of what is in s->out, with L (when not NULL) as the loop's dispatch
+ * context meanwhile: a transport that asks its owner (Lua) for each exchange (the HTTP request
+ * hooks: an auth layer's headers) asks in the calling thread, outside a loop step too. */
+static int transport_send(lua_State *L, mcp_session *s, const mcp_send_info *info, char *err,
+                          size_t errlen)
+{
+    void *prev = mcp_loop_context(s->loop);
+    int rc;
+    if (L != NULL)
+        mcp_loop_set_context(s->loop, L);
+    rc = s->t->vt->send(s->t, mcp_buf_head(&s->out), s->out.len, info, err, errlen);
+    mcp_loop_set_context(s->loop, prev);
+    return rc;
+}
+
 /* Send what is in s->out. Pushes true (returns 1), or nil, message (returns 2). */
 static int flush_out(lua_State *L, mcp_session *s, const mcp_send_info *info)
 {
@@ -188,7 +201,7 @@ static int flush_out(lua_State *L, mcp_session *s, const mcp_send_info *info)
         lua_pushstring(L, "connection closed");
         return 2;
     }
-    rc = s->t->vt->send(s->t, mcp_buf_head(&s->out), s->out.len, info, err, sizeof err);
+    rc = transport_send(L, s, info, err, sizeof err);
     mcp_buf_reset(&s->out);
     if (rc != 0) {
         lua_pushnil(L);
@@ -203,7 +216,7 @@ static int flush_out(lua_State *L, mcp_session *s, const mcp_send_info *info)
 #define MAX_HEADERS 64
 
 /* Whether header h (its name, and its value unless NULL: sent without it) may be sent; when not,
- * why in err. collect_headers raises that, own_headers reports it. */
+ * why in err (collect_headers raises that). */
 static int header_ok(const mcp_header *h, char *err, size_t errlen)
 {
     if (h->name_len == 0 || h->name_len > 200)
@@ -219,72 +232,17 @@ static int header_ok(const mcp_header *h, char *err, size_t errlen)
     return 0;
 }
 
-/* The headers of a message the core sends on its own: s->post_headers_ref's answer, left on the
- * stack (the caller pops one value after sending: the strings live in it), or none (nil pushed).
- * Never raises: a failing function or a bad table is reported and the message goes without. */
-static size_t own_headers(lua_State *L, mcp_session *s, mcp_header *out)
-{
-    size_t n = 0;
-    char bad[300];
-    bad[0] = '\0';
-    if (L == NULL || s->post_headers_ref == LUA_NOREF) {
-        if (L != NULL)
-            lua_pushnil(L);
-        return 0;
-    }
-    lua_rawgeti(L, LUA_REGISTRYINDEX, s->post_headers_ref);
-    if (lua_pcall(L, 0, 1, 0) != 0) {
-        char text[400];
-        snprintf(text, sizeof text, "the per-request headers failed: %s",
-                 lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "(not a string)");
-        lua_pop(L, 1);
-        lua_pushnil(L);
-        report_error(L, s, "transport", text);
-        return 0;
-    }
-    if (!lua_istable(L, -1))
-        return 0;
-    lua_pushnil(L);
-    while (lua_next(L, -2) != 0) {
-        mcp_header *h = &out[n];
-        if (n == MAX_HEADERS || lua_type(L, -2) != LUA_TSTRING || lua_type(L, -1) != LUA_TSTRING) {
-            snprintf(bad, sizeof bad, "a name or value that is not a string, or too many");
-            lua_pop(L, 2);
-            break;
-        }
-        h->name = lua_tolstring(L, -2, &h->name_len);
-        h->value = lua_tolstring(L, -1, &h->value_len);
-        if (!header_ok(h, bad, sizeof bad)) {
-            lua_pop(L, 2);
-            break;
-        }
-        n++;
-        lua_pop(L, 1);
-    }
-    if (bad[0] != '\0') {
-        char text[400];
-        snprintf(text, sizeof text, "the per-request headers were refused: %s", bad);
-        report_error(L, s, "transport", text);
-        return 0;
-    }
-    return n;
-}
-
-/* Tell the server we gave up on a request, and let the transport drop what carries it.
- * headers: the notification's own (an auth provider's per-request ones), or none. */
-static void send_cancelled(mcp_session *s, int64_t id, const char *reason,
-                           const mcp_header *headers, size_t nheaders)
+/* Tell the server we gave up on a request, and let the transport drop what carries it. */
+static void send_cancelled(lua_State *L, mcp_session *s, int64_t id, const char *reason)
 {
     mcp_send_info info = {0, "notifications/cancelled", 0, NULL, 0};
     char err[256];
-    info.headers = headers;
-    info.nheaders = nheaders;
     if (s->closed || s->t == NULL)
         return;
     mcp_wire_cancelled(&s->out, id, reason);
-    s->t->vt->send(s->t, mcp_buf_head(&s->out), s->out.len, &info, err, sizeof err);
+    transport_send(L, s, &info, err, sizeof err);
     mcp_buf_reset(&s->out);
-    if (s->t->vt->abandon != NULL)
+    if (s->t != NULL && s->t->vt->abandon != NULL)
         s->t->vt->abandon(s->t, id);
 }
 
@@ -299,13 +257,7 @@ static void on_timeout(mcp_loop *loop, mcp_timer *timer)
     mcp_pending_take(&s->pending, p->id);
     snprintf(msg, sizeof msg, "request timed out after %u ms", (unsigned)p->timeout_ms);
     s->refs++;
-    {
-        mcp_header headers[MAX_HEADERS];
-        size_t n = own_headers(L, s, headers);
-        send_cancelled(s, p->id, msg, headers, n);
-        if (L != NULL)
-            lua_pop(L, 1);
-    }
+    send_cancelled(L, s, p->id, msg);
     if (L != NULL) {
         complete_local_error(L, s, p, "timeout", msg);
     } else {
@@ -339,17 +291,8 @@ static int answer_ping(lua_State *L, inbound *in)
     }
     err[0] = '\0';
     {
-        mcp_header headers[MAX_HEADERS];
         mcp_send_info info = {0, NULL, 0, NULL, 0};
-        info.nheaders = own_headers(L, s, headers);
-        info.headers = headers;
-        if (s->closed || s->t == NULL) { /* closed by the headers function */
-            lua_pop(L, 1);
-            mcp_buf_reset(&s->out);
-            return 0;
-        }
-        rc = s->t->vt->send(s->t, mcp_buf_head(&s->out), s->out.len, &info, err, sizeof err);
-        lua_pop(L, 1);
+        rc = transport_send(L, s, &info, err, sizeof err);
     }
     mcp_buf_reset(&s->out);
     if (rc == 0) {
@@ -631,7 +574,11 @@ static void sink_request_failed(void *ctx, int64_t id, const mcp_transport_failu
     top = lua_gettop(L);
     lua_pushcfunction(L, complete_failure);
     lua_pushlightuserdata(L, &a);
-    if (lua_pcall(L, 1, 0, 0) != 0) {
+    if (f->cause != 0)
+        lua_pushvalue(L, f->cause);
+    else
+        lua_pushnil(L);
+    if (lua_pcall(L, 2, 0, 0) != 0) {
         if (a.p != NULL) { /* failed before complete() took it */
             luaL_unref(L, LUA_REGISTRYINDEX, a.p->cb_ref);
             free(a.p);
@@ -791,21 +738,11 @@ static int l_notify(lua_State *L)
     }
 }
 
-/* The send info of a message with only per-request headers (those at idx, or none). */
-static mcp_send_info headers_info(lua_State *L, int idx, mcp_header *headers)
-{
-    mcp_send_info info = {0, NULL, 0, NULL, 0};
-    info.nheaders = collect_headers(L, idx, headers);
-    info.headers = headers;
-    return info;
-}
-
-/* s:respond(id, result [, headers]) -> true | nil, err */
+/* s:respond(id, result) -> true | nil, err */
 static int l_respond(lua_State *L)
 {
     mcp_session *s = check_session(L);
-    mcp_header headers[MAX_HEADERS];
-    mcp_send_info info = headers_info(L, 4, headers);
+    mcp_send_info info = {0, NULL, 0, NULL, 0};
     luaL_checkany(L, 2);
     mcp_wire_begin(&s->out);
     mcp_buf_append(&s->out, "\"id\":", 5);
@@ -819,15 +756,14 @@ static int l_respond(lua_State *L)
     return flush_out(L, s, &info);
 }
 
-/* s:respond_error(id, code, message, data|nil [, headers]) -> true | nil, err */
+/* s:respond_error(id, code, message, data|nil) -> true | nil, err */
 static int l_respond_error(lua_State *L)
 {
     mcp_session *s = check_session(L);
     lua_Integer code = luaL_checkinteger(L, 3);
     size_t mlen;
     const char *msg = luaL_checklstring(L, 4, &mlen);
-    mcp_header headers[MAX_HEADERS];
-    mcp_send_info info = headers_info(L, 6, headers);
+    mcp_send_info info = {0, NULL, 0, NULL, 0};
     luaL_checkany(L, 2);
     mcp_wire_begin(&s->out);
     mcp_buf_append(&s->out, "\"id\":", 5);
@@ -841,14 +777,12 @@ static int l_respond_error(lua_State *L)
     return flush_out(L, s, &info);
 }
 
-/* s:cancel(id, reason [, headers]) -> true if the request was in flight */
+/* s:cancel(id, reason) -> true if the request was in flight */
 static int l_cancel(lua_State *L)
 {
     mcp_session *s = check_session(L);
     int64_t id = (int64_t)luaL_checknumber(L, 2);
     const char *reason = luaL_optstring(L, 3, "cancelled by the client");
-    mcp_header headers[MAX_HEADERS];
-    size_t nheaders = collect_headers(L, 4, headers);
     mcp_pending *p = mcp_pending_take(&s->pending, id);
     char msg[300];
     if (p == NULL) {
@@ -856,7 +790,7 @@ static int l_cancel(lua_State *L)
         return 1;
     }
     mcp_timer_stop(s->loop, &p->timer);
-    send_cancelled(s, id, reason, headers, nheaders);
+    send_cancelled(L, s, id, reason);
     snprintf(msg, sizeof msg, "request cancelled: %s", reason);
     s->refs++;
     complete_local_error(L, s, p, "cancelled", msg);
@@ -872,8 +806,6 @@ static int l_close(lua_State *L)
     const char *reason = luaL_optstring(L, 2, "the client was closed");
     if (s->t != NULL)
         s->t->vt->close(s->t);
-    luaL_unref(L, LUA_REGISTRYINDEX, s->post_headers_ref); /* nothing more is sent */
-    s->post_headers_ref = LUA_NOREF;
     if (!s->closed) {
         s->closed = 1;
         s->refs++;
@@ -905,22 +837,6 @@ static int l_trace_pings(lua_State *L)
     return 0;
 }
 
-/* s:set_post_headers(fn|nil): fn() -> {Name = value} | nil, asked for a ping's answer and for the
- * cancellation of a timed-out request (messages the core sends on its own). It must not yield. */
-static int l_set_post_headers(lua_State *L)
-{
-    mcp_session *s = check_session(L);
-    if (!lua_isnoneornil(L, 2))
-        luaL_checktype(L, 2, LUA_TFUNCTION);
-    luaL_unref(L, LUA_REGISTRYINDEX, s->post_headers_ref);
-    s->post_headers_ref = LUA_NOREF;
-    if (!lua_isnoneornil(L, 2)) {
-        lua_settop(L, 2);
-        s->post_headers_ref = luaL_ref(L, LUA_REGISTRYINDEX);
-    }
-    return 0;
-}
-
 static int l_gc(lua_State *L)
 {
     session_box *box = luaL_checkudata(L, 1, MCP_SESSION_MT);
@@ -936,8 +852,6 @@ static int l_gc(lua_State *L)
     session_free_pending(L, s);
     luaL_unref(L, LUA_REGISTRYINDEX, s->handler_ref);
     s->handler_ref = LUA_NOREF;
-    luaL_unref(L, LUA_REGISTRYINDEX, s->post_headers_ref);
-    s->post_headers_ref = LUA_NOREF;
     session_unref(s);
     return 0;
 }
@@ -968,7 +882,6 @@ int mcp_session_new(lua_State *L)
     mcp_buf_init(&s->out);
     lua_pushvalue(L, 2);
     s->handler_ref = luaL_ref(L, LUA_REGISTRYINDEX);
-    s->post_headers_ref = LUA_NOREF;
     /* Keep the transport's userdata alive as long as the session. */
     lua_createtable(L, 0, 1);
     lua_pushvalue(L, 1);
@@ -991,7 +904,6 @@ void mcp_session_open(lua_State *L)
         {"pending", l_pending},
         {"is_open", l_is_open},
         {"trace_pings", l_trace_pings},
-        {"set_post_headers", l_set_post_headers},
         {NULL, NULL},
     };
     if (luaL_newmetatable(L, MCP_SESSION_MT)) {

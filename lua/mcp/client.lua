@@ -170,8 +170,7 @@ function Client:_on_request(id, method, params)
   local session = self.session
   local h = handlers.SERVER_REQUESTS[method]
   if h == nil or (h.enabled and not h.enabled(self)) then
-    session:respond_error(id, errors.ERROR_CODES.METHOD_NOT_FOUND, "Method not found: " .. method, nil,
-      self:_post_headers())
+    session:respond_error(id, errors.ERROR_CODES.METHOD_NOT_FOUND, "Method not found: " .. method)
     return
   end
   local answered = false
@@ -183,8 +182,7 @@ function Client:_on_request(id, method, params)
     self:_report(e)
     if self.session == session then
       -- A code the error carries (the server's, or -32602 for malformed params) goes back as is.
-      session:respond_error(id, e.code or errors.ERROR_CODES.INTERNAL_ERROR,
-        e.message, e.data, self:_post_headers())
+      session:respond_error(id, e.code or errors.ERROR_CODES.INTERNAL_ERROR, e.message, e.data)
     end
   end
   sched.spawn_handler(function(msg)
@@ -198,7 +196,7 @@ function Client:_on_request(id, method, params)
       return
     end
     answered = true
-    if self.session == session then session:respond(id, result, self:_post_headers()) end
+    if self.session == session then session:respond(id, result) end
   end)
 end
 
@@ -256,9 +254,6 @@ end
 local NO_OPTIONS = {} -- read only: the options of a call that passed none
 local deadline = require("mcp.deadline")
 
---- How many times one call may ask the transport to reauthorize (transport:reauthorize).
-M.MAX_REAUTHORIZE = 3
-
 local HEADER_NAME = "^[!#$%%&'*+%-.^_`|~%w]+$"
 
 --- Check per-call options (misuse raises at level, as seen from the caller of this function).
@@ -299,30 +294,10 @@ local function send_headers(era_headers, call_headers)
   return out
 end
 
--- The transport's optional request_headers(http_method) (an auth provider's per-request
--- headers, e.g. a fresh DPoP proof): asked for each POST, under the headers already chosen.
-local function with_transport_headers(self, headers)
-  local t = self.transport
-  local fn = t and t.request_headers
-  if type(fn) ~= "function" then return headers end
-  local extra = fn(t, "POST")
-  if type(extra) ~= "table" then return headers end
-  local out = {}
-  for k, v in pairs(extra) do out[k] = v end
-  for k, v in pairs(headers or {}) do out[k] = v end
-  return out
-end
-
--- The headers of a POST the client sends that carries no request of its own (an answer to a
--- server request, notifications/cancelled): the transport's per-request ones (a DPoP proof), or nil.
-function Client:_post_headers()
-  return with_transport_headers(self, nil)
-end
-
 -- The cancel token's hook for request rid (a function of its own: the closure's upvalues would
 -- make start_request end in UCLO, which LuaJIT 2.1's trace compiler cannot compile).
 local function attach_cancel(self, session, rid, cancel)
-  cancel:_attach(function(reason) session:cancel(rid, reason, self:_post_headers()) end)
+  cancel:_attach(function(reason) session:cancel(rid, reason) end)
 end
 
 -- Sends a request for send_attempt (sched.await_call's start: its state comes as arguments, so a
@@ -339,7 +314,6 @@ end
 
 -- One attempt of one round trip: send the request and wait for its answer.
 local function send_attempt(self, session, method, params, opts, headers, timeout)
-  headers = with_transport_headers(self, headers)
   local cancel = opts.cancel
   local id
   local on_progress = opts.on_progress
@@ -358,7 +332,7 @@ local function send_attempt(self, session, method, params, opts, headers, timeou
     self.progress[id] = on_progress
   end
   -- (with on_progress, id is already the request's id; without, it is not needed below)
-  local res, code, message, data, kind, status, rheaders, rbody =
+  local res, code, message, data, kind, status, rheaders, rbody, cause =
     sched.await_call(start_request, self, session, method, params, timeout, id, headers, dl, cancel)
   if on_progress then
     -- a tools/call answered with a task that call_tool follows keeps its progress token for the
@@ -369,6 +343,7 @@ local function send_attempt(self, session, method, params, opts, headers, timeou
   if cancel then cancel:_attach(nil) end
   if dl then kind, message = dl:finish(kind, message) end
   if kind ~= nil then
+    if cause ~= nil then return nil, cause end -- the transport's own error for it (its auth layer's)
     if kind == "closed" and self.closed_reason and not message:find(self.closed_reason, 1, true) then
       message = message .. ": " .. self.closed_reason
     end
@@ -382,8 +357,7 @@ end
 
 -- One round trip: send the request and wait for its answer (headers: this request's HTTP
 -- headers, the modern era's Mcp-Method, Mcp-Name and Mcp-Param-*, under the per-call ones).
--- A 401/403 goes to the transport's optional reauthorize(err, attempt), which may ask for the
--- request to be sent again, at most MAX_REAUTHORIZE times (401, then 403 insufficient_scope, ...).
+-- (Authorization is the transport's: it re-authorizes a refused exchange and sends it again.)
 function Client:_roundtrip(method, params, opts, headers)
   local session = self.session
   if session == nil or self.state == "closed" then
@@ -397,19 +371,7 @@ function Client:_roundtrip(method, params, opts, headers)
       { kind = "cancelled", method = method })
   end
   if opts.headers ~= nil then headers = send_headers(headers, opts.headers) end
-  local res, err = send_attempt(self, session, method, params, opts, headers, timeout)
-  local n = 0
-  while res == nil and (err.status_code == 401 or err.status_code == 403) and n < M.MAX_REAUTHORIZE
-      and self.transport.reauthorize and self.session == session and not (cancel and cancel.cancelled) do
-    n = n + 1
-    local ok, rerr = self.transport:reauthorize(err, n)
-    if ok ~= true then
-      if errors.is_error(rerr) then err = rerr end
-      break
-    end
-    res, err = send_attempt(self, session, method, params, opts, headers, timeout)
-  end
-  return res, err
+  return send_attempt(self, session, method, params, opts, headers, timeout)
 end
 
 --- Send a raw request and wait for its result. In the 2026-07-28 era the request carries the
@@ -443,8 +405,7 @@ function Client:notify(method, params, opts)
     return nil, new_error(nil, self.state == "closed" and "the client is closed" or "the client is not connected",
       nil, { kind = "closed", method = method })
   end
-  local ok, err = self.session:notify(method, params,
-    with_transport_headers(self, send_headers(nil, opts and opts.headers)))
+  local ok, err = self.session:notify(method, params, send_headers(nil, opts and opts.headers))
   if not ok then
     return nil, new_error(nil, err, nil, { kind = self.closed_reason and "closed" or "transport", method = method })
   end
@@ -520,14 +481,6 @@ function Client:_start_transport()
     return nil, events
   end
   self.session = session
-  if type(self.transport.request_headers) == "function" then
-    -- the messages the core sends on its own (a ping's answer, a timed-out call's cancellation)
-    -- carry the transport's per-request headers too (a DPoP proof)
-    session:set_post_headers(function()
-      local client = weak.client
-      if client then return client:_post_headers() end
-    end)
-  end
   self.session_traced = false
   if self.config.on_message then
     self.session = require("mcp.trace").wrap(self, self.session)

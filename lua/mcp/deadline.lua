@@ -37,7 +37,7 @@ end
 ---@param session userdata the client's C session
 ---@param opts table per-call options
 ---@param timeout_ms number the call's timeout (0 = none)
----@param client mcp.Client|nil its notifications/cancelled carries the client's per-request headers
+---@param client mcp.Client|nil the client
 ---@return table|nil
 function M.new(session, opts, timeout_ms, client)
   if not opts.reset_timeout_on_progress and opts.max_total_timeout_ms == nil then return nil end
@@ -53,7 +53,7 @@ end
 function Deadline:_expire(message)
   if self.done or self.expired then return end
   self.expired = message
-  if self.id then self.session:cancel(self.id, message, self.client and self.client:_post_headers()) end
+  if self.id then self.session:cancel(self.id, message) end
 end
 
 function Deadline:_arm()

@@ -236,24 +236,24 @@ function M.await(start)
   return unpack(res, 1, res.n)
 end
 
--- Waiters of await_call outside tasks: a completion function whose (at most 8) arguments are kept
+-- Waiters of await_call outside tasks: a completion function whose (at most 9) arguments are kept
 -- in upvalues, a predicate for M.block, and take() to read them back. A waiter goes back to
 -- `spare` once its completion ran and was read, so a blocking call allocates nothing for it.
 local spare, nspare = {}, 0
 
 local function new_waiter()
-  local done, r1, r2, r3, r4, r5, r6, r7, r8 = false, nil, nil, nil, nil, nil, nil, nil, nil
+  local done, r1, r2, r3, r4, r5, r6, r7, r8, r9 = false, nil, nil, nil, nil, nil, nil, nil, nil, nil
   local w = {}
-  w.cb = function(a, b, c, d, e, f, g, h)
+  w.cb = function(a, b, c, d, e, f, g, h, i)
     if done then return end
     done = true
-    r1, r2, r3, r4, r5, r6, r7, r8 = a, b, c, d, e, f, g, h
+    r1, r2, r3, r4, r5, r6, r7, r8, r9 = a, b, c, d, e, f, g, h, i
   end
   w.done = function() return done end
   w.take = function()
-    local a, b, c, d, e, f, g, h = r1, r2, r3, r4, r5, r6, r7, r8
-    done, r1, r2, r3, r4, r5, r6, r7, r8 = false, nil, nil, nil, nil, nil, nil, nil, nil
-    return a, b, c, d, e, f, g, h
+    local a, b, c, d, e, f, g, h, i = r1, r2, r3, r4, r5, r6, r7, r8, r9
+    done, r1, r2, r3, r4, r5, r6, r7, r8, r9 = false, nil, nil, nil, nil, nil, nil, nil, nil, nil
+    return a, b, c, d, e, f, g, h, i
   end
   return w
 end
@@ -274,10 +274,10 @@ end
 --- await for a start function that takes its state as arguments: start(cb, a1, ..., a9) is
 --- called with the (at most 9) extra arguments, always nine (nil past the ones given), so the
 --- caller needs no closure per call. Returns
---- the first 8 arguments cb was called with (always 8 values outside a task; inside a task, cb's
+--- the first 9 arguments cb was called with (always 9 values outside a task; inside a task, cb's
 --- arguments as await does). (Fixed parameters, not `...`: LuaJIT compiles no vararg call here.)
 ---@param start fun(cb: function, ...)
----@return any, any, any, any, any, any, any, any
+---@return any, any, any, any, any, any, any, any, any
 function M.await_call(start, a1, a2, a3, a4, a5, a6, a7, a8, a9)
   local co = M.current()
   if co ~= nil then return await_call_in_task(co, start, a1, a2, a3, a4, a5, a6, a7, a8, a9) end
@@ -294,11 +294,11 @@ function M.await_call(start, a1, a2, a3, a4, a5, a6, a7, a8, a9)
   if not done() then M.block(done) end
   -- as in await: handlers queued by the same read run before the caller goes on
   if qhead <= qtail then M.run_ready() end
-  local r1, r2, r3, r4, r5, r6, r7, r8 = w.take()
+  local r1, r2, r3, r4, r5, r6, r7, r8, r9 = w.take()
   -- only a waiter whose completion ran is reused (one left by an error above is dropped)
   nspare = nspare + 1
   spare[nspare] = w
-  return r1, r2, r3, r4, r5, r6, r7, r8
+  return r1, r2, r3, r4, r5, r6, r7, r8, r9
 end
 
 --- Sleep ms milliseconds without blocking other tasks (blocks the caller outside a task).

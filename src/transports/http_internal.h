@@ -68,7 +68,9 @@ typedef struct mcp_http {
     /* With hooks, close() starts the session DELETE from this timer (the next loop step). */
     mcp_timer delete_timer;
     int delete_pending;
-    int in_hook; /* inside one of the hooks (they are not re-entered) */
+    int in_hook;        /* inside one of the hooks (they are not re-entered) */
+    uint64_t last_hold; /* the last hold given to hooks->refused */
+    int settle_cause;   /* during mcp_http_settle: its cause, for mcp_http_post_failed */
 } mcp_http;
 
 #define MCP_HTTP_REQ_POOL ((int)(sizeof((mcp_http *)0)->idle_req / sizeof(mcp_hreq *)))
@@ -111,9 +113,9 @@ void mcp_http_free_resume(mcp_http *h, resume *z);
 void mcp_http_schedule_resume(mcp_http *h, int64_t request_id, const char *last_id,
                               unsigned long retry_ms, int attempts);
 void mcp_http_terminate(mcp_http *h);
-/* The session DELETE again (once) after the request hooks settled its refusal; the new one takes
- * over the transport reference the refused one held. 0, or -1 (nothing started). */
-int mcp_http_retry_delete(mcp_http *h, mcp_hreq *refused);
+/* The session DELETE again after the request hooks settled its refusal; the new one takes over
+ * the transport reference the refused one held. 0, or -1 (nothing started). */
+int mcp_http_retry_delete(mcp_http *h, mcp_hreq *refused, int memo);
 
 /* ---- legacy SSE (legacy_sse.c) ---- */
 int mcp_sse_start(mcp_http *h, char *err, size_t errlen);

@@ -331,31 +331,38 @@ static int hook_headers(void *ctx, const char *method, const char *url, struct c
     return rc;
 }
 
-/* refused(method, url, status, header_lines, body) -> true to send the exchange again. */
-static int hook_refused(void *ctx, const char *method, const char *url, long status,
-                        const char *headers, size_t headers_len, const char *body, size_t body_len)
+/* refused(hold, method, url, status, header_lines, body, attempt, memo) -> true when the owner
+ * takes the refused exchange (it calls t:settle(hold, ...) later, once). */
+static int hook_refused(void *ctx, uint64_t hold, const char *method, const char *url, long status,
+                        const char *headers, size_t headers_len, const char *body, size_t body_len,
+                        int attempt, int memo)
 {
     http_box *box = ctx;
     lua_State *L = mcp_loop_lua(box->loop);
-    int top, again = 0;
+    int top, taken = 0;
     if (L == NULL || box->refused_ref == LUA_NOREF)
         return 0;
     top = lua_gettop(L);
     lua_rawgeti(L, LUA_REGISTRYINDEX, box->refused_ref);
+    lua_pushnumber(L, (lua_Number)hold);
     lua_pushstring(L, method);
     lua_pushstring(L, url);
     lua_pushinteger(L, (lua_Integer)status);
     lua_pushlstring(L, headers, headers_len);
     lua_pushlstring(L, body, body_len);
-    if (lua_pcall(L, 5, 1, 0) != 0)
+    lua_pushinteger(L, attempt);
+    lua_pushinteger(L, memo);
+    if (lua_pcall(L, 8, 1, 0) != 0)
         fprintf(stderr, "mcp: HTTP transport request hook failed: %s\n", lua_tostring(L, -1));
     else
-        again = lua_toboolean(L, -1);
+        taken = lua_toboolean(L, -1);
     lua_settop(L, top);
-    return again;
+    return taken;
 }
 
 static const mcp_http_request_hooks lua_request_hooks = {hook_headers, hook_refused};
+/* without per-exchange headers: plain POSTs keep sharing one header list */
+static const mcp_http_request_hooks lua_refused_hook = {NULL, hook_refused};
 
 static int new_transport(lua_State *L, int legacy)
 {
@@ -457,8 +464,9 @@ static int l_start(lua_State *L)
 }
 
 /* t:set_request_hooks(headers, refused): headers(method, url) -> {Name = value} | nil for each
- * GET and DELETE, refused(method, url, status, header_lines, body) -> true to send a refused one
- * again at once; nil removes. Neither may yield; both run inside the loop. */
+ * exchange (POST, GET, DELETE), refused(hold, method, url, status, header_lines, body, attempt,
+ * memo) -> true to hold a refused one until t:settle(hold, ...); nil removes. Neither may yield;
+ * both run inside the loop. */
 static int l_set_request_hooks(lua_State *L)
 {
     http_box *box = check_box(L);
@@ -476,9 +484,31 @@ static int l_set_request_hooks(lua_State *L)
     lua_settop(L, 2);
     if (!lua_isnil(L, 2))
         box->headers_ref = luaL_ref(L, LUA_REGISTRYINDEX);
-    if (box->headers_ref != LUA_NOREF || box->refused_ref != LUA_NOREF)
+    if (box->headers_ref != LUA_NOREF)
         mcp_http_set_request_hooks(box->base.t, &lua_request_hooks, box);
+    else if (box->refused_ref != LUA_NOREF)
+        mcp_http_set_request_hooks(box->base.t, &lua_refused_hook, box);
     return 0;
+}
+
+/* t:settle(hold, again, memo, cause): the owner's decision on a held exchange (see
+ * set_request_hooks): again, send it once more; else it fails, a request with cause (an error
+ * object, or nil) standing for its failure. true, or false when nothing is held under hold. */
+static int l_settle(lua_State *L)
+{
+    http_box *box = check_box(L);
+    uint64_t hold = (uint64_t)luaL_checknumber(L, 2);
+    int again = lua_toboolean(L, 3);
+    int memo = (int)luaL_optinteger(L, 4, 0);
+    int cause, done;
+    void *prev;
+    lua_settop(L, 5);
+    cause = lua_isnil(L, 5) ? 0 : 5;
+    prev = enter(box, L);
+    done = mcp_http_settle(box->base.t, hold, again, memo, cause);
+    leave(box, prev);
+    lua_pushboolean(L, done);
+    return 1;
 }
 
 static int l_session_id(lua_State *L)
@@ -543,18 +573,6 @@ static int l_ready(lua_State *L)
     return 1;
 }
 
-/* box:reopen(): legacy SSE, the event stream again after it failed before its endpoint event;
- * true, or nil, message. */
-static int l_reopen(lua_State *L)
-{
-    http_box *box = check_box(L);
-    char err[256];
-    void *prev = enter(box, L);
-    int rc = mcp_sse_reopen(box->base.t, err, sizeof err);
-    leave(box, prev);
-    return outcome(L, rc, err);
-}
-
 static int l_key(lua_State *L)
 {
     http_box *box = check_box(L);
@@ -592,9 +610,9 @@ void mcp_http_lua_open(lua_State *L, int box)
         {"resumption_token", l_resumption_token},
         {"busy", l_busy},
         {"ready", l_ready},
-        {"reopen", l_reopen},
         {"key", l_key},
         {"set_request_hooks", l_set_request_hooks},
+        {"settle", l_settle},
         {NULL, NULL},
     };
     if (luaL_newmetatable(L, HTTP_MT)) {

@@ -55,11 +55,13 @@ struct mcp_hreq {
     int counted;         /* the slot it holds: MCP_HTTP_SLOT_* (see http_send) */
     mcp_hreq *qnext;     /* waiting in one of the transport's queues */
     int sent_session;    /* the request carried a session id */
-    /* GET and DELETE with request hooks (mcp_http_set_request_hooks): the URL the hook's headers
-     * were made for (owned; NULL when none were asked), and whether this exchange is already the
-     * one retry after a refusal the hook settled. */
+    /* With request hooks (mcp_http_set_request_hooks): the URL of this exchange (owned; NULL
+     * without hooks), the refusals of what it carries sent again so far, the hooks' memo across
+     * them, the hold while the hooks decide about a refusal (0 when none: mcp_http_settle), and
+     * whether they let it fail (its failure then goes the usual way). */
     char *hook_url;
-    int hook_retried;
+    int auth_attempts, auth_memo, auth_settled;
+    uint64_t hold;
     char *payload;
     size_t payload_len, payload_cap;
     struct curl_slist *headers;       /* owned; or NULL when shared_headers is sent */

@@ -390,7 +390,7 @@ static const char *method_name(int method)
     return method == MCP_HREQ_GET ? "GET" : method == MCP_HREQ_DELETE ? "DELETE" : "POST";
 }
 
-/* The request hooks' header lines for a GET or DELETE to url, NULL when none (a failure is
+/* The request hooks' header lines for an exchange to url, NULL when none (a failure is
  * reported). The caller holds a reference to the transport: the hook, Lua code, may close it but
  * not destroy it. Not re-entered: a hook that starts an exchange gets none for it. */
 static struct curl_slist *hooked_headers(mcp_http *h, int method, const char *url)
@@ -413,8 +413,8 @@ static struct curl_slist *hooked_headers(mcp_http *h, int method, const char *ur
 }
 
 /* extra: the message's own header lines, owned by the request from here on (kept for the hops
- * of a redirect). A GET or DELETE to the first origin gets the request hooks' headers, asked for
- * its method and url. */
+ * of a redirect). An exchange to the first origin gets the request hooks' headers, asked for its
+ * method and url. */
 static mcp_hreq *new_request(mcp_http *h, int method, const char *url, const char *payload,
                              size_t len, int is_initialize, struct curl_slist *extra,
                              const char *last_event_id, int cross_origin)
@@ -428,10 +428,10 @@ static mcp_hreq *new_request(mcp_http *h, int method, const char *url, const cha
     mcp_hreq *r;
     struct curl_slist *hooked = NULL;
     char *hook_url = NULL;
-    if (method != MCP_HREQ_POST && !cross_origin && h->hooks != NULL && h->hooks->headers != NULL &&
-        !h->in_hook) {
+    if (!cross_origin && h->hooks != NULL) {
         int was_closing = h->closing;
-        hooked = hooked_headers(h, method, url);
+        if (h->hooks->headers != NULL && !h->in_hook)
+            hooked = hooked_headers(h, method, url);
         if (h->closing && !was_closing) { /* the hook closed the transport: nothing to send */
             curl_slist_free_all(hooked);
             curl_slist_free_all(extra);
@@ -452,8 +452,8 @@ static mcp_hreq *new_request(mcp_http *h, int method, const char *url, const cha
     r->poolable = poolable;
     if (poolable && !r->reused)
         use_endpoint_url(h, r->x.easy);
-    if (method == MCP_HREQ_POST && extra == NULL && last_event_id == NULL && !cross_origin &&
-        !is_initialize) {
+    if (method == MCP_HREQ_POST && extra == NULL && hooked == NULL && last_event_id == NULL &&
+        !cross_origin && !is_initialize) {
         /* A plain POST: the transport's current headers, built once. */
         if (h->post_headers == NULL) {
             struct curl_slist *l = base_headers(h, method, 0, NULL, NULL, NULL, 0);
@@ -556,36 +556,74 @@ static int follow_redirect(mcp_http *h, mcp_hreq *r, CURLcode rc)
     return take_place(h, r, n);
 }
 
-/* A GET or DELETE sent with the request hooks' headers and refused (400, 401) before any
- * stream: nonzero when the hooks settled it (a DPoP nonce challenge) and it is to be sent again,
- * once, with new headers. */
-static int hook_settles(mcp_http *h, mcp_hreq *r, CURLcode rc)
+/* An exchange refused (400, 401, 403) before any stream, to the first origin, under request
+ * hooks: 1 when the hooks hold it (mcp_http_settle decides; it stays linked meanwhile, so that
+ * abandon and close drop it), 0 when it goes on to fail now. */
+static int hold_refused(mcp_http *h, mcp_hreq *r, CURLcode rc)
 {
-    if (rc != CURLE_OK || r->hook_url == NULL || r->hook_retried || r->mode == MCP_HREQ_STREAM ||
-        (r->status != 400 && r->status != 401) || h->hooks == NULL || h->hooks->refused == NULL ||
-        h->in_hook)
+    int taken;
+    if (rc != CURLE_OK || r->hook_url == NULL || r->auth_settled || r->hold != 0 ||
+        r->mode == MCP_HREQ_STREAM || (r->status != 400 && r->status != 401 && r->status != 403) ||
+        h->hooks == NULL || h->hooks->refused == NULL || h->in_hook ||
+        (h->closing && r->method != MCP_HREQ_DELETE))
         return 0;
-    {
-        int again;
-        h->in_hook = 1;
-        again = h->hooks->refused(h->hooks_ctx, method_name(r->method), r->hook_url, r->status,
-                                  r->resp_headers.len ? mcp_buf_head(&r->resp_headers) : "",
-                                  r->resp_headers.len, r->body.len ? mcp_buf_head(&r->body) : "",
-                                  r->body.len);
-        h->in_hook = 0;
-        return again;
-    }
+    r->hold = ++h->last_hold;
+    h->in_hook = 1;
+    taken = h->hooks->refused(h->hooks_ctx, r->hold, method_name(r->method), r->hook_url, r->status,
+                              r->resp_headers.len ? mcp_buf_head(&r->resp_headers) : "",
+                              r->resp_headers.len, r->body.len ? mcp_buf_head(&r->body) : "",
+                              r->body.len, r->auth_attempts + 1, r->auth_memo);
+    h->in_hook = 0;
+    if (!taken)
+        r->hold = 0;
+    return taken;
 }
 
-/* The refused GET r again, with fresh headers, in its place; 1 when it was sent. */
-static int retry_get(mcp_http *h, mcp_hreq *r)
+/* The held exchange r once more, with fresh headers, in its place; 1 when it was sent (the
+ * caller drops r). */
+static int send_again(mcp_http *h, mcp_hreq *r, int memo)
 {
-    mcp_hreq *n = new_request(h, MCP_HREQ_GET, r->hook_url, NULL, 0, 0, NULL, r->last_event_id, 0);
+    int slot = r->counted;
+    mcp_hreq *n;
+    if (r->method == MCP_HREQ_DELETE)
+        return mcp_http_retry_delete(h, r, memo) == 0;
+    n = new_request(h, r->method, r->hook_url, r->payload, r->payload_len, r->is_initialize,
+                    copy_lines(r->extra_headers), r->last_event_id, 0);
     if (n == NULL)
         return 0;
+    n->body_max = r->body_max;
     n->redirects = r->redirects;
-    n->hook_retried = 1;
-    return take_place(h, r, n);
+    n->auth_attempts = r->auth_attempts + 1;
+    n->auth_memo = memo;
+    n->counted = slot; /* it takes over the slot */
+    r->counted = MCP_HTTP_SLOT_NONE;
+    if (take_place(h, r, n))
+        return 1;
+    r->counted = slot;
+    return 0;
+}
+
+int mcp_http_settle(mcp_transport *t, uint64_t hold, int again, int memo, int cause)
+{
+    mcp_http *h = (mcp_http *)t;
+    mcp_hreq *r;
+    for (r = h->reqs; r != NULL && (hold == 0 || r->hold != hold); r = r->next)
+        ;
+    if (r == NULL)
+        return 0;
+    r->hold = 0;
+    mcp_transport_ref(t);
+    if (again && (!h->closing || r->method == MCP_HREQ_DELETE) && send_again(h, r, memo)) {
+        mcp_http_drop_req(h, r); /* (a DELETE's transport reference went to the new one) */
+    } else {
+        /* as without the hooks: the usual failure (the done callback runs again) */
+        r->auth_settled = 1;
+        h->settle_cause = cause;
+        r->ops->on_done(r, CURLE_OK);
+        h->settle_cause = 0;
+    }
+    mcp_transport_unref(t);
+    return 1;
 }
 
 /* ---- outcomes ------------------------------------------------------------------------------ */
@@ -604,6 +642,7 @@ void mcp_http_post_failed(mcp_http *h, mcp_hreq *r, int status, const char *msg)
         f.keep_message = r->keep_message;
         f.headers = r->resp_headers.len ? mcp_buf_head(&r->resp_headers) : NULL;
         f.headers_len = r->resp_headers.len;
+        f.cause = r->auth_settled ? h->settle_cause : 0;
         sink->on_request_failed(h->base.sink_ctx, r->request_id, &f);
     } else {
         mcp_http_report(h, msg);
@@ -662,6 +701,8 @@ static void post_done(mcp_hreq *r, CURLcode rc)
     const char *last_id = mcp_hreq_last_event_id(r, &idlen);
     long status = r->status;
     mcp_buf undo; /* what decoding the body in place changed in it */
+    if (!h->closing && hold_refused(h, r, rc))
+        return; /* held: mcp_http_settle sends it again or fails it */
     mcp_buf_init(&undo);
     mcp_transport_ref(&h->base);
     if (rc == CURLE_OK && status >= 200 && status < 300)
@@ -770,8 +811,9 @@ static void get_done(mcp_hreq *r, CURLcode rc)
         /* going away */
     } else if (follow_redirect(h, r, rc)) {
         /* the next hop carries the stream on */
-    } else if (hook_settles(h, r, rc) && (h->closing || retry_get(h, r))) {
-        /* sent again with fresh headers (or the hook closed the transport) */
+    } else if (hold_refused(h, r, rc)) {
+        mcp_transport_unref(&h->base); /* held: mcp_http_settle sends it again or fails it */
+        return;
     } else if (h->cfg.legacy_sse && !r->for_request) {
         mcp_sse_stream_done(h, r, rc, what);
     } else {
@@ -784,10 +826,8 @@ static void get_done(mcp_hreq *r, CURLcode rc)
 static void delete_done(mcp_hreq *r, CURLcode rc)
 {
     mcp_http *h = r->owner;
-    if (hook_settles(h, r, rc) && mcp_http_retry_delete(h, r) == 0) {
-        mcp_http_drop_req(h, r); /* the new DELETE holds the reference */
-        return;
-    }
+    if (hold_refused(h, r, rc))
+        return; /* held (with the reference): mcp_http_settle sends it again or ends it */
     mcp_http_drop_req(h, r);
     mcp_transport_unref(&h->base); /* the reference the DELETE held */
 }

@@ -47,22 +47,27 @@ typedef enum mcp_sse_endpoint_state {
  * (the old id), "endpoint" (legacy SSE ready), "error" (a diagnostic, also sent to the sink). */
 typedef void (*mcp_http_event_cb)(void *ctx, const char *kind, const char *value);
 
-/* Per-exchange headers from the transport's owner (an auth provider's: a fresh DPoP proof for
- * this method and URL), for the exchanges that carry no message: each GET stream (the standalone
- * one, its reconnections, resumed POST streams, legacy SSE's, each same-origin redirect hop) and
- * the session DELETE; the POSTs get theirs with the message (mcp_send_info headers).
- * headers: sets *out to "Name: value" lines (the transport frees them), or NULL for none; returns
- * 0, or -1 with a message in err (reported; the exchange goes without them). They win over the
- * configured headers (Authorization). refused: the exchange was answered 400 or 401 before any
- * stream (status, the response's header lines and body); nonzero to send it again at once with
- * new headers (once per exchange: a DPoP nonce challenge). Either may be NULL. With hooks set,
- * the DELETE of close() is sent from the loop's next step (mcp_http_busy is true until then),
- * so that headers are asked for inside a step and never from a finalizer. */
+/* The transport owner's layer over every HTTP exchange the transport makes (an auth layer's):
+ * each POST (a request, a notification, an answer, the core's own ping answers and
+ * cancellations), each GET stream (the standalone one, its reconnections, resumed POST streams,
+ * legacy SSE's), each same-origin redirect hop and the session DELETE.
+ * headers (may be NULL): sets *out to "Name: value" lines for this method and URL (the transport
+ * frees them; a fresh DPoP proof, say), or NULL for none; returns 0, or -1 with a message in err
+ * (reported; the exchange goes without them). They win over the configured headers
+ * (Authorization); a message's own headers (send options) win over them.
+ * refused: the exchange was answered 400, 401 or 403 before any stream (status, the response's
+ * header lines and body; attempt: 1 for the first refusal of what it carries, memo: what the
+ * owner gave with the last mcp_http_settle of it, 0 at first). Returns 1 when the owner takes it:
+ * the exchange is held (a request keeps its id, its pending entry and its timeout) until the
+ * owner calls mcp_http_settle with hold, once; 0 lets it fail now.
+ * With hooks set, the DELETE of close() is sent from the loop's next step (mcp_http_busy is true
+ * until then), so that headers are asked for inside a step and never from a finalizer. */
 typedef struct mcp_http_request_hooks {
     int (*headers)(void *ctx, const char *method, const char *url, struct curl_slist **out,
                    char *err, size_t errlen);
-    int (*refused)(void *ctx, const char *method, const char *url, long status, const char *headers,
-                   size_t headers_len, const char *body, size_t body_len);
+    int (*refused)(void *ctx, uint64_t hold, const char *method, const char *url, long status,
+                   const char *headers, size_t headers_len, const char *body, size_t body_len,
+                   int attempt, int memo);
 } mcp_http_request_hooks;
 
 /* Takes ownership of cfg's contents (also on failure). */
@@ -87,8 +92,11 @@ int mcp_http_busy(mcp_transport *t);
 /* MCP_SSE_ENDPOINT_READY when messages can be sent: always for streamable HTTP; for legacy SSE
  * once the endpoint event arrived (WAITING before, FAILED when the stream failed before it). */
 int mcp_http_ready(mcp_transport *t);
-/* Legacy SSE: open the event stream again after it failed before its endpoint event (the OAuth
- * flow ran on its 401); 0, or -1 with err when the stream is not in that state. */
-int mcp_sse_reopen(mcp_transport *t, char *err, size_t errlen);
+/* The owner's decision on the held exchange hold (mcp_http_request_hooks.refused): again, it is
+ * sent once more in its place, with new headers (memo is given back at its next refusal); else
+ * it fails as it would have without the hooks (cause: a Lua stack index of the calling thread
+ * with an error object that stands for a request's failure, 0 when none; see
+ * mcp_transport_failure). 0 when nothing is held under hold any more (abandoned, closed). */
+int mcp_http_settle(mcp_transport *t, uint64_t hold, int again, int memo, int cause);
 
 #endif

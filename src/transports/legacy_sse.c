@@ -18,20 +18,9 @@ int mcp_sse_start(mcp_http *h, char *err, size_t errlen)
     return 0;
 }
 
-int mcp_sse_reopen(mcp_transport *t, char *err, size_t errlen)
-{
-    mcp_http *h = (mcp_http *)t;
-    if (!h->cfg.legacy_sse || !h->started || h->closing || h->ready != MCP_SSE_ENDPOINT_FAILED ||
-        h->inbound != NULL) {
-        snprintf(err, errlen, "MCP SSE Transport Error: the event stream cannot be reopened now");
-        return -1;
-    }
-    h->ready = MCP_SSE_ENDPOINT_WAITING;
-    return mcp_sse_start(h, err, errlen);
-}
-
-/* A 401 or 403 on the stream's GET: "endpoint_auth" with "<status>\n<response header lines>",
- * which the OAuth layer reads (WWW-Authenticate) before it reopens the stream. */
+/* A 401 or 403 on the stream's GET (the request hooks did not settle it): "endpoint_auth" with
+ * "<status>\n<response header lines>", for the error start() returns (status_code,
+ * WWW-Authenticate). */
 static void emit_auth_failure(mcp_http *h, mcp_hreq *r)
 {
     size_t n = r->resp_headers.len, k;

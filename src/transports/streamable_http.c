@@ -228,12 +228,13 @@ void mcp_http_terminate(mcp_http *h)
         mcp_transport_ref(&h->base);
 }
 
-int mcp_http_retry_delete(mcp_http *h, mcp_hreq *refused)
+int mcp_http_retry_delete(mcp_http *h, mcp_hreq *refused, int memo)
 {
     mcp_hreq *d = start_delete(h, refused->hook_url);
     if (d == NULL)
         return -1;
-    d->hook_retried = 1;
+    d->auth_attempts = refused->auth_attempts + 1;
+    d->auth_memo = memo;
     return 0;
 }
 

@@ -41,6 +41,10 @@ typedef struct mcp_transport_failure {
     int keep_message;    /* use message even when the body holds a JSON-RPC error */
     const char *headers; /* the response's header lines ("Name: value\r\n"...), may be NULL */
     size_t headers_len;
+    /* A Lua stack index, in the thread the failure is reported in, of an error object that
+     * stands for this failure (the transport's owner made it: an auth layer's OAuth error); 0
+     * when none. Valid during the call only. */
+    int cause;
 } mcp_transport_failure;
 
 /* Implemented by the session; called from loop callbacks only (never from __gc). */

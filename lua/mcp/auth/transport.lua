@@ -1,8 +1,11 @@
 --- OAuth on the HTTP transports: what `auth_provider` and `oauth` in a transport config do.
---- The transport carries `Authorization: Bearer <token>` (installed with transport:set_header),
---- and the client calls transport:reauthorize(err, attempt) when a request fails with 401, or
---- with 403 and a Bearer `insufficient_scope` challenge; true means "authorized again, send it
---- again" (the client bounds the attempts).
+--- The transport carries `Authorization: Bearer <token>` (installed with transport:set_header)
+--- and the provider's per-exchange headers (a DPoP proof), and every exchange it makes that is
+--- refused with 401, with 403 and a Bearer `insufficient_scope` challenge, or with a DPoP nonce
+--- challenge (a POST of a request, a notification or an answer, a GET stream, a redirect hop, the
+--- session DELETE) comes here (A:request_hooks, the C transport's request hooks): it is
+--- authorized again and sent again in its place, at most MAX_REAUTHORIZE times. The client knows
+--- nothing of it.
 ---
 --- With auth_provider, reauthorize runs the flow of mcp.auth (as the TypeScript transports do):
 --- the challenge's resource_metadata and scope, and on a 403 the union of the scope asked for
@@ -22,8 +25,7 @@ local sched = require("mcp.sched")
 local M = {}
 
 M.MAX_STEP_UP = 3
---- How many times start() authorizes again after the legacy SSE stream's GET failed with 401/403
---- (mcp.client's MAX_REAUTHORIZE for requests).
+--- How many times one exchange (and what it carries) is authorized again and sent again.
 M.MAX_REAUTHORIZE = 3
 
 ---@class mcp.auth.Authenticator
@@ -141,59 +143,43 @@ function A:prepare()
   return true
 end
 
---- A request failed with err (status_code, response_headers): authorize again? true to retry.
----@param err table
----@param attempt integer|nil 1 for the first retry of this call
----@return boolean|nil, mcp.OAuthError|nil
-function A:reauthorize(err, attempt)
-  local status = type(err) == "table" and err.status_code
-  if status ~= 401 and status ~= 403 then return nil end
-  attempt = attempt or 1
-  local hdrs = err.response_headers or {}
-  local ch = discovery.parse_www_authenticate(hdrs["www-authenticate"]) or {}
-  if status == 403 and ch.error ~= "insufficient_scope" then return nil end
-  if self.oauth then
-    if status ~= 401 or attempt > 1 then return nil end
-    local ok, rerr = once(self, function() return self:refresh_static() end)
-    if not ok then report(self, rerr) end
-    return ok, rerr
+local NONCE_RETRIED = 1 -- the memo bit: this message was sent again once for a DPoP nonce
+
+-- The provider settles the failure itself (a DPoP nonce challenge: true, retry as is)?
+local function nonce_settles(self, status, hdrs, body)
+  local p = self.provider
+  if type(p.resource_response) ~= "function" then return false end
+  local ok, again = pcall(p.resource_response, p, status, hdrs, body, self.server_url)
+  if not ok then
+    report(self, oerr.new(oerr.SERVER_ERROR, "resource_response raised: " .. tostring(again)))
+    return false
   end
-  if not self.provider or attempt > M.MAX_STEP_UP then return nil end
-  -- The provider may settle the failure itself (a DPoP nonce challenge): retry as is, at most
-  -- once per call (a call is its task; attempt 1 starts a call), so a server that asks for a new
-  -- nonce every time is not followed.
-  local call = sched.current() or self
-  if attempt == 1 then self.nonce_retried[call] = nil end
-  if not self.nonce_retried[call] and type(self.provider.resource_response) == "function"
-      and self.provider:resource_response(status, hdrs, err.response_body, self.server_url) == true then
-    self.nonce_retried[call] = true
-    return true
-  end
-  -- A nonce challenge is not a bad token: after the call's one nonce retry, no flow either.
-  if type(self.provider.resource_response) == "function"
-      and require("mcp.auth.dpop").is_nonce_challenge(status, hdrs, err.response_body) then
-    return nil
-  end
-  local scope = ch.scope
-  if status == 403 then
-    local t = self.provider.tokens and self.provider:tokens()
-    local prior = flow.last_scope(self.provider) or (type(t) == "table" and t.scope or nil)
-    scope = flow.union_scopes(prior, scope)
-  end
+  return again == true
+end
+
+-- The scope to ask for: the challenge's, on a 403 united with the one asked for before (step-up).
+local function wanted_scope(self, status, ch)
+  if status ~= 403 then return ch.scope end
+  local t = self.provider.tokens and self.provider:tokens()
+  local prior = flow.last_scope(self.provider) or (type(t) == "table" and t.scope or nil)
+  return flow.union_scopes(prior, ch.scope)
+end
+
+-- The provider's flow again for a refused exchange. Returns true or nil, err.
+local function run_flow(self, status, ch)
   local res, aerr = once(self, function()
     return flow.auth(self.provider, {
-      server_url = self.server_url, resource_metadata_url = ch.resource_metadata, scope = scope,
-      step_up = status == 403, protocol_version = self.protocol_version,
+      server_url = self.server_url, resource_metadata_url = ch.resource_metadata,
+      scope = wanted_scope(self, status, ch), step_up = status == 403, protocol_version = self.protocol_version,
     })
   end)
   if res == flow.AUTHORIZED then
     local t = self.provider:tokens()
-    if type(t) ~= "table" or type(t.access_token) ~= "string" then
-      aerr = oerr.new(oerr.SERVER_ERROR, "the provider returned no access token after authorizing")
-    else
+    if type(t) == "table" and type(t.access_token) == "string" then
       install(self, t.access_token)
       return true
     end
+    aerr = oerr.new(oerr.SERVER_ERROR, "the provider returned no access token after authorizing")
   elseif res == flow.REDIRECT then
     aerr = oerr.new(oerr.UNAUTHORIZED, "Unauthorized: the user must authorize in the browser, then the host "
       .. "calls mcp.auth.finish(provider, server_url, redirect_url) and retries")
@@ -202,47 +188,91 @@ function A:reauthorize(err, attempt)
   return nil, aerr
 end
 
+--- An exchange was refused (err: status_code, response_headers, response_body): authorize
+--- again? true to send it again. attempt: 1 for the first refusal of what it carries; memo: what
+--- the last call gave back for it (0 at first), returned updated.
+---@param err table
+---@param attempt integer|nil
+---@param memo integer|nil
+---@return boolean|nil ok, mcp.OAuthError|nil err, integer memo
+function A:reauthorize(err, attempt, memo)
+  local status = type(err) == "table" and err.status_code
+  attempt, memo = attempt or 1, memo or 0
+  local hdrs = err.response_headers or {}
+  local ch = discovery.parse_www_authenticate(hdrs["www-authenticate"]) or {}
+  if self.oauth then
+    if status ~= 401 or attempt > 1 then return nil, nil, memo end
+    local ok, rerr = once(self, function() return self:refresh_static() end)
+    if not ok then report(self, rerr) end
+    return ok, rerr, memo
+  end
+  if not self.provider or attempt > M.MAX_STEP_UP then return nil, nil, memo end
+  -- The provider may settle the failure itself (a DPoP nonce challenge): sent again as is, once
+  -- per message (memo), so that a server that asks for a new nonce every time is not followed.
+  local nonce = type(self.provider.resource_response) == "function"
+    and require("mcp.auth.dpop").is_nonce_challenge(status, hdrs, err.response_body)
+  if memo % 2 ~= NONCE_RETRIED and nonce_settles(self, status, hdrs, err.response_body) then
+    return true, nil, memo + NONCE_RETRIED
+  end
+  -- A nonce challenge is not a bad token (and a 400 is no challenge): no flow.
+  if nonce or status == 400 or (status == 403 and ch.error ~= "insufficient_scope") then return nil, nil, memo end
+  local ok, rerr = run_flow(self, status, ch)
+  return ok, rerr, memo
+end
+
+-- Whether a refusal is one to take at all (decided at once, inside the transport's step).
+local function takes(self, status, hdrs, attempt)
+  if attempt > M.MAX_REAUTHORIZE then return false end
+  if status == 401 then return true end
+  if status == 400 then return self.provider ~= nil and type(self.provider.resource_response) == "function" end
+  if status ~= 403 or self.oauth then return false end
+  local ch = discovery.parse_www_authenticate(hdrs["www-authenticate"]) or {}
+  return ch.error == "insufficient_scope"
+end
+
 --- The provider's headers for one MCP request (provider:request_headers(method, url), e.g.
 --- `Authorization: DPoP <token>` and a fresh proof), or nil when it has none.
 ---@param method string the HTTP method
----@param url string|nil the request's URL (default: for a POST the URL POSTs go to, the legacy SSE
---- endpoint once the server named it, else the server's)
+---@param url string|nil the exchange's URL (default: the server's)
 ---@return table|nil
 function A:request_headers(method, url)
   local p = self.provider
   if p == nil or type(p.request_headers) ~= "function" then return nil end
-  return p:request_headers(method, url or (method == "POST" and self.post_url) or self.server_url)
+  return p:request_headers(method, url or self.server_url)
 end
 
---- The C transport's request hooks (t:set_request_hooks) for a provider with per-request
---- headers: headers(method, url) for each GET stream (its opening, every reopening and resumption)
---- and the session DELETE, as request_headers gives the POSTs theirs; refused(...) hands a 400/401
---- answer to the provider's resource_response (a DPoP nonce challenge: true, the exchange is sent
---- once more with a proof carrying the nonce). Nil when the provider has no request_headers, and
---- then the transport asks nothing.
----@return function|nil headers, function|nil refused
-function A:request_hooks()
+--- The C transport's request hooks (t:set_request_hooks): headers(method, url) for every
+--- exchange (the provider's request_headers; nil when it has none: then the transport asks
+--- nothing), and refused(hold, method, url, status, header_lines, body, attempt, memo), which
+--- takes a refusal worth authorizing again: the authorization runs in a task, then
+--- settle(hold, again, memo, err) tells the transport to send the exchange again or to let it
+--- fail (a request with err, the OAuth error, when there is one).
+---@param settle fun(hold: number, again: boolean, memo: integer, err: table|nil)
+---@return function|nil headers, function refused
+function A:request_hooks(settle)
   local p = self.provider
-  if p == nil or type(p.request_headers) ~= "function" then return nil end
-  local function headers(method, url)
-    return self:request_headers(method, url)
+  local headers
+  if p ~= nil and type(p.request_headers) == "function" then
+    headers = function(method, url) return self:request_headers(method, url) end
   end
-  local function refused(_, url, status, lines, body)
-    if type(p.resource_response) ~= "function" then return false end
-    local ok, again = pcall(p.resource_response, p, status, parse_header_lines(lines), body, url)
-    if not ok then
-      report(self, oerr.new(oerr.SERVER_ERROR, "resource_response raised: " .. tostring(again)))
-      return false
-    end
-    return again == true
+  local function refused(hold, _, url, status, lines, body, attempt, memo)
+    local hdrs = parse_header_lines(lines)
+    if not takes(self, status, hdrs, attempt) then return false end
+    sched.spawn_handler(function(e)
+      settle(hold, false, memo)
+      io.stderr:write("mcp: re-authorization failed: ", tostring(e), "\n")
+    end, function()
+      local ok, err, m = self:reauthorize({ status_code = status, response_headers = hdrs, response_body = body,
+        url = url }, attempt, memo)
+      settle(hold, ok == true, m or memo, ok ~= true and err or nil)
+    end)
+    return true
   end
   return headers, refused
 end
 
---- Give the C transports' shared method table the optional seams the client calls:
---- reauthorize(err, attempt), request_headers(method) (asked for each POST; the GETs and the
---- DELETE get theirs through the request hooks, A:request_hooks), and a start()
---- that first installs (or refreshes) the token.
+--- Give the C transports' shared method table a start() that first installs (or refreshes)
+--- the token, and a set_protocol_version that tells the flow the version.
 --- auth_of(box) finds a transport's authenticator (nil for transports without OAuth).
 --- The method table belongs to the C module, which outlives a reload of the Lua modules (busted
 --- runs each spec file with fresh modules; a plugin manager reloads them): each instance installs
@@ -263,22 +293,7 @@ function M.install_methods(box, auth_of)
     if not a then return c_start(b, ...) end
     local ok, err = a:prepare()
     if not ok then return nil, err end
-    ok, err = c_start(b, ...)
-    -- Legacy SSE: a 401 (or 403 insufficient_scope) on the stream's GET runs the flow as a failed
-    -- POST does (the same bound, MAX_REAUTHORIZE), then the stream is opened again.
-    local n = 0
-    while not ok and type(err) == "table" and (err.status_code == 401 or err.status_code == 403)
-        and n < M.MAX_REAUTHORIZE do
-      n = n + 1
-      local again, rerr = a:reauthorize(err, n)
-      if again ~= true then
-        if rerr ~= nil then err = rerr end
-        break
-      end
-      ok, err = c_start(b, ...)
-    end
-    if ok then return ok end
-    return nil, err
+    return c_start(b, ...)
   end
   local c_set_version = rawget(methods, "_under_auth_version") or methods.set_protocol_version
   methods._under_auth_version = c_set_version
@@ -289,16 +304,6 @@ function M.install_methods(box, auth_of)
       if a then a.protocol_version = v end
       return c_set_version(b, v, ...)
     end
-  end
-  methods.request_headers = function(b, method)
-    local a = auth_of(b)
-    if not a then return nil end
-    return a:request_headers(method)
-  end
-  methods.reauthorize = function(b, err, attempt)
-    local a = auth_of(b)
-    if not a then return nil end
-    return a:reauthorize(err, attempt)
   end
 end
 
@@ -328,7 +333,6 @@ function M.new(cfg, set_token)
     set_token = set_token,
     on_error = cfg.on_error,
     waiters = {},
-    nonce_retried = setmetatable({}, { __mode = "k" }),
   }, A)
 end
 

@@ -37,8 +37,6 @@ local function on_event(kind, value, key)
     st.endpoint_status, st.endpoint_headers = tonumber(status), parse_header_lines(lines or "")
   elseif kind == "endpoint" or kind == "endpoint_failed" then
     st.endpoint, st.endpoint_error = kind == "endpoint" and value or nil, kind ~= "endpoint" and value or nil
-    -- legacy SSE POSTs go to the endpoint: a per-request proof (DPoP htu) is made for it
-    if st.auth then st.auth.post_url = st.endpoint end
     if kind == "endpoint" then st.endpoint_status, st.endpoint_headers = nil, nil end
     local waiters = st.waiters
     st.waiters = {}
@@ -101,23 +99,11 @@ local function install(box)
   methods._auth_layer, methods._under_auth = nil, nil
   methods.start = function(self, _, start_opts)
     local st = states[self]
-    local ok, err
-    if st then st.endpoint_status, st.endpoint_headers = nil, nil end -- this GET's, not an earlier one's
-    if st and st.legacy and st.reopen then
-      -- the OAuth layer authorized after the stream's GET failed: open the stream again
-      st.reopen = nil
-      ok, err = self:reopen()
-    else
-      ok, err = c_start(self)
-    end
+    local ok, err = c_start(self)
     if not ok then return nil, errors.new(nil, "failed to connect transport: " .. tostring(err), nil, { kind = "transport" }) end
+    -- (a 401/403 on legacy SSE's GET is authorized again inside the transport: the wait goes on)
     local timeout = start_opts and start_opts.timeout_ms or st and st.cfg.timeout_ms or protocol.DEFAULT_REQUEST_TIMEOUT_MS
-    local rok, rerr = wait_ready(self, timeout)
-    if not rok and st and st.legacy and st.auth and self:ready() == -1
-        and (st.endpoint_status == 401 or st.endpoint_status == 403) then
-      st.reopen = true
-    end
-    return rok, rerr
+    return wait_ready(self, timeout)
   end
   --- Optional capabilities (docs/API.md, Transports): streamable HTTP probes server/discover and
   --- sends tool parameter headers (Mcp-Param-*); legacy SSE is a 2024-11-05 transport.
@@ -189,11 +175,17 @@ local function make(cfg, legacy)
       if b then b:set_header("Authorization", "Bearer " .. tok) end
     end)
     require("mcp.auth.transport").install_methods(box, function(b) return states[b] and states[b].auth end)
-    -- per-request headers (a DPoP proof) for the GET streams and the session DELETE too
+    -- the auth layer over every exchange: per-exchange headers (a DPoP proof), and a refused
+    -- exchange authorized again and sent again in its place
     local a = states[box].auth
-    local headers, refused
-    if a then headers, refused = a:request_hooks() end
-    if headers then box:set_request_hooks(headers, refused) end
+    if a then
+      local st = states[box]
+      box:set_request_hooks(a:request_hooks(function(hold, again, memo, err)
+        local b = weak.box
+        if err ~= nil then st.auth_error = err end
+        if b then b:settle(hold, again, memo, err) end
+      end))
+    end
   end
   return box
 end
@@ -230,6 +222,7 @@ end
 -- The error of a legacy stream that failed before its endpoint event; a 401/403 on its GET
 -- carries status_code and response_headers (WWW-Authenticate) for the OAuth layer.
 local function stream_failed(st)
+  if st.auth_error ~= nil and (st.endpoint_status == 401 or st.endpoint_status == 403) then return st.auth_error end
   local e = errors.new(nil, st.endpoint_error or "MCP SSE Transport Error: connection failed", nil,
     { kind = "transport", status_code = st.endpoint_status })
   e.response_headers = st.endpoint_headers

@@ -1,0 +1,126 @@
+-- Authorization is a layer of the HTTP transport (lua/mcp/auth/transport.lua over the C request
+-- hooks): every exchange the transport makes, not only the POST of a request, carries the auth
+-- layer's credentials, and a refusal of any of them is authorized again and the message sent
+-- again there, once delivered. Against the fault server (spec/fixtures/http_server.mjs), which
+-- records every HTTP request with its headers and status.
+local mcp = require("mcp")
+local helper = require("helper")
+local H = require("http_helper")
+
+local UNAUTHORIZED = { status = 401, headers = { ["WWW-Authenticate"] = 'Bearer error="invalid_token"' } }
+
+-- The records of POSTs carrying rpc_method (or, with kind, of that rpc_kind).
+local function posts(srv, pred)
+  local out = {}
+  for _, r in ipairs(H.state(srv).requests) do
+    if r.http_method == "POST" and r.path == "/mcp" and pred(r) then out[#out + 1] = r end
+  end
+  return out
+end
+
+local function of_method(m) return function(r) return r.rpc_method == m end end
+local function answers(r) return r.rpc_kind == "response" end
+
+-- The static oauth config: a 401 refreshes once (refresh_token_fn) and the exchange goes again.
+local function static_client(srv, extra)
+  local calls = { n = 0 }
+  local opts = {
+    request_timeout_ms = helper.ms(20000),
+    oauth = { access_token = "first", refresh_token_fn = function() calls.n = calls.n + 1; return "second", 60 end },
+  }
+  for k, v in pairs(extra or {}) do opts[k] = v end
+  return assert(mcp.create_http_client(srv.url, opts)), calls
+end
+
+describe("the auth layer of the HTTP transport: what is not a request #auth", function()
+  local srv = H.serve("")
+  if not srv then return end
+
+  it("a notification refused with 401 is authorized again and delivered once", function()
+    local c, calls = static_client(srv)
+    H.control(srv, { fault_methods = { "notifications/roots/list_changed" }, fail_next = { UNAUTHORIZED } })
+    assert.is_true(c:notify("notifications/roots/list_changed"))
+    local recs
+    assert.is_true(helper.wait_until(function()
+      recs = posts(srv, of_method("notifications/roots/list_changed"))
+      return #recs >= 2
+    end, helper.ms(10000)), "the notification was not sent again")
+    assert(c:ping()) -- (anything still on its way has arrived)
+    recs = posts(srv, of_method("notifications/roots/list_changed"))
+    c:close()
+    assert.equal(1, calls.n)
+    assert.equal(2, #recs)
+    assert.same({ 401, 202 }, { recs[1].status, recs[2].status })
+    assert.same({ "Bearer first", "Bearer second" }, { recs[1].headers.authorization, recs[2].headers.authorization })
+  end)
+
+  it("an answer to an elicitation request refused with 401 is authorized again and delivered once", function()
+    local c, calls = static_client(srv, {
+      on_elicitation_request = function() return { action = "accept", content = { name = "x" } } end,
+    })
+    H.control(srv, { fault_methods = { "(response)" }, fail_next = { UNAUTHORIZED } })
+    local res = assert(c:call_tool("elicit", { message = "name?" }))
+    local recs = posts(srv, answers)
+    c:close()
+    assert.equal(1, calls.n)
+    assert.equal(2, #recs)
+    assert.same({ 401, 202 }, { recs[1].status, recs[2].status })
+    assert.same({ "Bearer first", "Bearer second" }, { recs[1].headers.authorization, recs[2].headers.authorization })
+    assert.truthy(mcp.json.encode(res):find("accept", 1, true)) -- the server got the answer
+  end)
+end)
+
+describe("the auth layer of the HTTP transport: what the core sends on its own #auth", function()
+  local srv = H.serve("")
+  if not srv then return end
+
+  -- A DPoP-like provider: per-exchange headers (the token's Authorization and a fresh proof), and
+  -- a nonce challenge it settles itself (a new token here, so that what is sent again shows it).
+  local function provider()
+    local p = { token = "tok-1", proofs = 0 }
+    function p.tokens() return { access_token = p.token, token_type = "DPoP" } end
+    function p.request_headers(_, method, url)
+      p.proofs = p.proofs + 1
+      return { Authorization = "DPoP " .. p.token, DPoP = method .. " " .. url .. " #" .. p.proofs }
+    end
+    function p.resource_response(_, status, headers)
+      if status == 401 and headers["dpop-nonce"] then
+        p.token = "tok-2"
+        return true
+      end
+      return false
+    end
+    return p
+  end
+  local NONCE = { status = 401, headers = { ["WWW-Authenticate"] = 'DPoP error="use_dpop_nonce"', ["DPoP-Nonce"] = "n-1" } }
+
+  it("a ping's answer and a timed-out call's notifications/cancelled carry a request's credentials, also sent again", function()
+    local p = provider()
+    local c = assert(mcp.create_http_client(srv.url, { auth_provider = p, request_timeout_ms = helper.ms(20000) }))
+    H.control(srv, { fault_methods = { "(response)", "notifications/cancelled" }, fail_next = { NONCE } })
+    assert(c:call_tool("ping_client", {}))
+    p.token = "tok-1"
+    H.control(srv, { fail_next = { NONCE } })
+    local _, err = c:call_tool("sleep", { ms = 3000 }, { timeout_ms = 100 })
+    assert.equal("timeout", err.kind)
+    local cancels
+    assert.is_true(helper.wait_until(function()
+      cancels = posts(srv, of_method("notifications/cancelled"))
+      return #cancels >= 2
+    end, helper.ms(10000)), "the cancellation was not sent again")
+    assert(c:list_tools())
+    local pongs = posts(srv, answers)
+    cancels = posts(srv, of_method("notifications/cancelled"))
+    local lists = posts(srv, of_method("tools/list"))
+    c:close()
+    local request = lists[#lists].headers
+    assert.equal("DPoP tok-2", request.authorization)
+    for _, recs in ipairs({ pongs, cancels }) do
+      assert.equal(2, #recs)
+      assert.same({ 401, 202 }, { recs[1].status, recs[2].status })
+      assert.same({ "DPoP tok-1", request.authorization }, { recs[1].headers.authorization, recs[2].headers.authorization })
+      assert.matches("^POST " .. srv.url:gsub("%p", "%%%0") .. " #%d+$", recs[2].headers.dpop)
+      assert.are_not.equal(recs[1].headers.dpop, recs[2].headers.dpop) -- a fresh proof each time
+    end
+  end)
+end)
