@@ -150,6 +150,7 @@ build = {
       ["mcp.transport"] = "lua/mcp/transport/init.lua",
       ["mcp.transport.memory"] = "lua/mcp/transport/memory.lua",
       ["mcp.transport.message"] = "lua/mcp/transport/message.lua",
+      ["mcp.transport.native"] = "lua/mcp/transport/native.lua",
       ["mcp.transport.stdio"] = "lua/mcp/transport/stdio.lua",
       ["mcp.types"] = "lua/mcp/types.lua",
       ["mcp.util.canonical"] = "lua/mcp/util/canonical.lua",

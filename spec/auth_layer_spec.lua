@@ -124,3 +124,39 @@ describe("the auth layer of the HTTP transport: what the core sends on its own #
     end
   end)
 end)
+describe("the transports' modules #auth", function()
+  it("modify no C method table when required", function()
+    local core = require("mcp.core")
+    local function snapshot()
+      local out = {}
+      for _, t in ipairs({ core.http_transport({ url = "http://127.0.0.1:9/mcp" }),
+          core.sse_transport({ url = "http://127.0.0.1:9/sse" }), mcp.stdio_transport({ command = "true" }).handle }) do
+        local methods = getmetatable(t).__index
+        local names = {}
+        for k, v in pairs(methods) do names[#names + 1] = tostring(k) .. "=" .. tostring(v) end
+        table.sort(names)
+        out[#out + 1] = table.concat(names, ",")
+        t:close()
+      end
+      return out
+    end
+    local before = snapshot()
+    -- (busted loaded the modules before this: what is there now must be the C module's own)
+    for _, t in ipairs({ core.http_transport({ url = "http://127.0.0.1:9/mcp" }),
+        mcp.stdio_transport({ command = "true" }).handle }) do
+      for k, v in pairs(getmetatable(t).__index) do
+        assert.is_true(type(v) == "function" and debug.getinfo(v, "S").what == "C",
+          "not a C function in the C method table: " .. tostring(k))
+      end
+      t:close()
+    end
+    for _, m in ipairs({ "mcp.transport.http", "mcp.auth.transport", "mcp.transport.stdio", "mcp" }) do
+      package.loaded[m] = nil
+    end
+    require("mcp")
+    local t = require("mcp").http_transport({ url = "http://127.0.0.1:9/mcp", auth_provider = { tokens = function() end } })
+    t:close(0)
+    require("mcp").sse_transport({ url = "http://127.0.0.1:9/sse" }):close(0)
+    assert.same(before, snapshot())
+  end)
+end)

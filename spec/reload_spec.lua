@@ -1,21 +1,16 @@
 -- Reloading the Lua modules while the C module stays (a plugin manager's reload, busted's fresh
--- modules per spec file): the HTTP transports' method table belongs to mcp.core, so each new
--- instance of lua/mcp/transport/http.lua and lua/mcp/auth/transport.lua must put its wrappers on
--- the C functions, not on an earlier instance's wrappers (which chained: an old close waited
--- 3 s for every close(0)).
+-- modules per spec file): the transports are Lua objects around their C handles
+-- (mcp.transport.native), so no instance of the Lua modules puts anything on the C method tables,
+-- and each instance's objects use that instance's code (an earlier design patched the shared
+-- method table and needed reload guards: an old close once waited 3 s for every close(0)).
 require("mcp")
 
-local function upvalue(fn, name)
-  local i = 1
-  while true do
-    local n, v = debug.getupvalue(fn, i)
-    if n == nil then return nil end
-    if n == name then return v end
-    i = i + 1
+local function c_only(handle)
+  for k, v in pairs(getmetatable(handle).__index) do
+    if type(v) ~= "function" or debug.getinfo(v, "S").what ~= "C" then return false, tostring(k) end
   end
+  return true
 end
-
-local function is_c(fn) return type(fn) == "function" and debug.getinfo(fn, "S").what == "C" end
 
 describe("reloading the Lua modules (mcp.core stays loaded)", function()
   local saved = {}
@@ -38,37 +33,33 @@ describe("reloading the Lua modules (mcp.core stays loaded)", function()
     return require("mcp")
   end
 
-  it("puts the HTTP and OAuth wrappers on the C functions every time, never on an earlier instance's", function()
-    local methods
+  it("leaves the C method tables as the C module made them, and each instance's objects use its own code", function()
+    local classes = {}
     for round = 1, 4 do
       local m = reload()
-      local t = m.http_transport({ url = "http://127.0.0.1:9/mcp", oauth = { access_token = "tok" } })
-      local mt = getmetatable(t).__index
-      if round == 1 then methods = mt end
-      assert.are.equal(methods, mt) -- one table, shared by every instance
-      assert.is_true(is_c(methods._c_start), "round " .. round)
-      assert.is_true(is_c(methods._c_close), "round " .. round)
-      -- close and the start under the OAuth layer are this instance's, straight on C
-      assert.are.equal(methods._c_close, upvalue(methods.close, "c_close"))
-      local under = methods._under_auth
-      assert.are.equal(methods._c_start, upvalue(under, "c_start"))
-      assert.are.equal(under, upvalue(methods.start, "c_start")) -- OAuth's start wraps it, once
-      assert.is_true(is_c(upvalue(methods.set_protocol_version, "c_set_version")))
-      t:close(0)
+      for _, t in ipairs({ m.http_transport({ url = "http://127.0.0.1:9/mcp", oauth = { access_token = "tok" } }),
+          m.sse_transport({ url = "http://127.0.0.1:9/sse" }),
+          m.stdio_transport({ command = "true" }) }) do
+        assert.is_true(c_only(t.handle), "round " .. round)
+        local class = getmetatable(rawget(t, "inner") or t)
+        assert.is_true(classes[class] == nil or classes[class] == round, "an earlier instance's class")
+        classes[class] = round -- this instance's code
+        assert.is_true(t:close(0))
+        assert.is_false(t:is_open())
+      end
     end
   end)
 
-  it("reinstalls after only the HTTP module was reloaded, keeping the OAuth layer on top", function()
+  it("after only the HTTP module was reloaded, the OAuth layer goes over the new module's object", function()
     local m = reload()
-    m.http_transport({ url = "http://127.0.0.1:9/mcp", oauth = { access_token = "tok" } }):close(0)
+    local first = m.http_transport({ url = "http://127.0.0.1:9/mcp", oauth = { access_token = "tok" } })
+    first:close(0)
     package.loaded["mcp.transport.http"] = nil
     local http = require("mcp.transport.http")
     local t = http.http_transport({ url = "http://127.0.0.1:9/mcp", oauth = { access_token = "tok" } })
-    local methods = getmetatable(t).__index
-    local under = methods._under_auth
-    assert.are.equal(under, upvalue(methods.start, "c_start"))
-    assert.are.equal(methods._c_start, upvalue(under, "c_start"))
-    assert.are.equal(methods._c_close, upvalue(methods.close, "c_close"))
-    t:close(0)
+    assert.are_not.equal(getmetatable(first.inner), getmetatable(t.inner))
+    assert.are.equal(getmetatable(first), getmetatable(t)) -- the same OAuth layer module
+    assert.is_true(c_only(t.handle))
+    assert.is_true(t:close(0))
   end)
 end)

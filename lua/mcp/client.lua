@@ -456,11 +456,12 @@ function Client:_advertised_capabilities(roots, extra_extensions)
   return caps
 end
 
--- An optional capability of the transport that answers a yes/no question (docs/API.md,
--- Transports): false when the transport lacks the method.
+-- Whether the transport declares an optional capability in t.capabilities (docs/API.md,
+-- Transports): what it supports (protocol_discovery, tool_parameter_headers) and which optional
+-- methods it offers (protocol_version, inbound, respawn).
 local function capable(t, name)
-  local f = t[name]
-  return f ~= nil and f(t) == true
+  local caps = t.capabilities
+  return type(caps) == "table" and caps[name] == true
 end
 
 -- Attach the transport to a new session and start it under the contract (contract.start
@@ -501,7 +502,7 @@ end
 -- The transport's protocol version (sent as MCP-Protocol-Version on HTTP), when it takes one.
 function Client:_set_transport_version(v)
   local t = self.transport
-  if t.set_protocol_version then t:set_protocol_version(v) end
+  if capable(t, "protocol_version") then t:set_protocol_version(v) end
 end
 
 -- A stdio server that died or closed on the probe: start it again (once) for the legacy era.
@@ -536,8 +537,8 @@ function Client:_connect_settings()
   end
   -- Optional capabilities (the reference's ProtocolVersionDiscoveryTransport and
   -- MCPToolParameterHeadersTransport): asked once per connection.
-  local discovery = capable(self.transport, "supports_protocol_discovery")
-  self.tool_headers = capable(self.transport, "supports_tool_parameter_headers")
+  local discovery = capable(self.transport, "protocol_discovery")
+  self.tool_headers = capable(self.transport, "tool_parameter_headers")
   local o = self:_era_settings()
   o.want, o.version, o.reattach = want, version, reattach
   o.discovery = cfg.protocol_version_discovery and discovery
@@ -594,13 +595,13 @@ end
 -- Whether the transport can make a new transport for the same server (a stdio server closed on
 -- the probe is started again).
 function Client:_can_respawn()
-  return self.transport.respawn ~= nil
+  return capable(self.transport, "respawn")
 end
 
 -- Streamable HTTP: the standalone GET stream for server-initiated messages (405 is fine).
 function Client:_open_inbound()
   local t = self.transport
-  if t.open_inbound then t:open_inbound() end
+  if capable(t, "inbound") then t:open_inbound() end
 end
 
 -- Connected, with a session to send on.

@@ -271,40 +271,45 @@ function A:request_hooks(settle)
   return headers, refused
 end
 
---- Give the C transports' shared method table a start() that first installs (or refreshes)
---- the token, and a set_protocol_version that tells the flow the version.
---- auth_of(box) finds a transport's authenticator (nil for transports without OAuth).
---- The method table belongs to the C module, which outlives a reload of the Lua modules (busted
---- runs each spec file with fresh modules; a plugin manager reloads them): each instance installs
---- once (LAYER marks the table), around what was below the OAuth layer when it was first put on
---- (_under_auth: lua/mcp/transport/http.lua's start, which resets it when it installs a new one;
---- _under_auth_version: the C set_protocol_version), never around an earlier instance's seams.
-local LAYER = {}
+-- ---- the layer over the transport object ----------------------------------------------------
 
-function M.install_methods(box, auth_of)
-  local mt = getmetatable(box)
-  local methods = type(mt) == "table" and mt.__index
-  if type(methods) ~= "table" then return end
-  if rawget(methods, "_auth_layer") == LAYER then return end
-  local c_start = rawget(methods, "_under_auth") or methods.start
-  methods._under_auth, methods._auth_layer = c_start, LAYER
-  methods.start = function(b, ...)
-    local a = auth_of(b)
-    if not a then return c_start(b, ...) end
-    local ok, err = a:prepare()
-    if not ok then return nil, err end
-    return c_start(b, ...)
-  end
-  local c_set_version = rawget(methods, "_under_auth_version") or methods.set_protocol_version
-  methods._under_auth_version = c_set_version
-  if c_set_version then
-    -- discovery requests carry MCP-Protocol-Version (MCP 2025-06-18 and later)
-    methods.set_protocol_version = function(b, v, ...)
-      local a = auth_of(b)
-      if a then a.protocol_version = v end
-      return c_set_version(b, v, ...)
+--- The OAuth layer over a transport object (composition): its start first installs (or
+--- refreshes) the token; set_protocol_version and everything else are the transport's. The
+--- handle and the capabilities are the transport's too (the session binds to that handle).
+local Layer = {}
+
+function Layer.__index(self, k)
+  local v = Layer[k]
+  if v ~= nil then return v end
+  local inner = rawget(self, "inner")
+  v = inner[k]
+  if type(v) == "function" then
+    local f = v
+    v = function(s, ...)
+      if s == self then return f(inner, ...) end
+      return f(s, ...)
     end
+    rawset(self, k, v) -- once per name and object
   end
+  return v
+end
+
+function Layer.__tostring(self) return tostring(rawget(self, "inner")) end
+
+--- Start: the token first (a stored one, or the static one refreshed when expired), then the
+--- transport's start.
+function Layer:start(events, start_opts)
+  local ok, err = self.auth:prepare()
+  if not ok then return nil, err end
+  return self.inner:start(events, start_opts)
+end
+
+--- t under the OAuth layer of authenticator a.
+---@param t table a transport object (mcp.transport.native)
+---@param a mcp.auth.Authenticator
+---@return table
+function M.layer(t, a)
+  return setmetatable({ inner = t, auth = a, handle = t.handle, capabilities = t.capabilities }, Layer)
 end
 
 --- The authenticator of a transport config (nil when it has neither auth_provider nor oauth).

@@ -5,6 +5,7 @@ local errors = require("mcp.errors")
 local parse_header_lines = require("mcp.util.header_lines").parse
 local options = require("mcp.util.options")
 local protocol = require("mcp.protocol")
+local native = require("mcp.transport.native")
 local sched = require("mcp.sched")
 
 local M = {}
@@ -80,42 +81,46 @@ M.CONFIG_FIELDS = {
 
 local wait_ready
 
--- The contract's start and close on top of the C methods (installed once on the method table
--- the HTTP and SSE transports share): start returns once messages can be sent (legacy SSE: after
--- the endpoint event), close(wait_ms) waits until the exchanges still running (the DELETE) end.
--- The method table belongs to the C module, which outlives a reload of these Lua modules (a
--- plugin manager's reload, busted's fresh modules per spec file): each instance installs its
--- wrappers once (LAYER marks the table), always on the C functions kept at the first install
--- (_c_start, _c_close), never on an earlier instance's wrappers, which would chain (an old close
--- waiting 3 s for every close(0)).
-local LAYER = {}
-local function install(box)
-  local methods = getmetatable(box).__index
-  if rawget(methods, "_http_layer") == LAYER then return end
-  local c_start = rawget(methods, "_c_start") or methods.start
-  local c_close = rawget(methods, "_c_close") or methods.close
-  methods._c_start, methods._c_close, methods._http_layer = c_start, c_close, LAYER
-  -- start is new: the OAuth seams (lua/mcp/auth/transport.lua) go on top of it again
-  methods._auth_layer, methods._under_auth = nil, nil
-  methods.start = function(self, _, start_opts)
-    local st = states[self]
-    local ok, err = c_start(self)
-    if not ok then return nil, errors.new(nil, "failed to connect transport: " .. tostring(err), nil, { kind = "transport" }) end
-    -- (a 401/403 on legacy SSE's GET is authorized again inside the transport: the wait goes on)
-    local timeout = start_opts and start_opts.timeout_ms or st and st.cfg.timeout_ms or protocol.DEFAULT_REQUEST_TIMEOUT_MS
-    return wait_ready(self, timeout)
+--- The HTTP transport object (mcp.transport.native): the C handle's start and close under the
+--- contract, its capabilities, and the host's methods passed on to the handle.
+---@class mcp.HttpTransport
+---@field handle userdata the C transport (the session is bound to it)
+---@field capabilities table docs/API.md "Transports"
+local Http = native.class({
+  "is_open", "open_inbound", "session_id", "set_header", "resumption_token", "busy", "ready", "key",
+  "set_request_hooks", "settle",
+})
+
+function Http:__tostring() return "mcp." .. M.kind(self) .. "_transport" end
+
+--- Start: returns once messages can be sent (legacy SSE: after the endpoint event; a 401/403 on
+--- its GET is authorized again inside the transport, and the wait goes on).
+---@return boolean|nil ok, mcp.Error|nil err
+function Http:start(_, start_opts)
+  local st = states[self.handle]
+  local ok, err = self.handle:start()
+  if not ok then return nil, errors.new(nil, "failed to connect transport: " .. tostring(err), nil, { kind = "transport" }) end
+  local timeout = start_opts and start_opts.timeout_ms or st.cfg.timeout_ms or protocol.DEFAULT_REQUEST_TIMEOUT_MS
+  return wait_ready(self.handle, timeout)
+end
+
+--- Close; outside a task wait up to wait_ms (default 3000) until the exchanges still running (the
+--- session DELETE) ended. Idempotent.
+function Http:close(wait_ms)
+  local h = self.handle
+  h:close()
+  if wait_ms == nil or wait_ms > 0 then
+    sched.wait_until(function() return not h:busy() end, wait_ms or 3000)
   end
-  --- Optional capabilities (docs/API.md, Transports): streamable HTTP probes server/discover and
-  --- sends tool parameter headers (Mcp-Param-*); legacy SSE is a 2024-11-05 transport.
-  methods.supports_protocol_discovery = function(self) return M.kind(self) == "http" end
-  methods.supports_tool_parameter_headers = function(self) return M.kind(self) == "http" end
-  methods.close = function(self, wait_ms)
-    c_close(self)
-    if wait_ms == nil or wait_ms > 0 then
-      sched.wait_until(function() return not self:busy() end, wait_ms or 3000)
-    end
-    return true
-  end
+  return true
+end
+
+--- The protocol version, sent as MCP-Protocol-Version (nil: none).
+---@param v string|nil
+function Http:set_protocol_version(v)
+  local st = states[self.handle]
+  if st.auth then st.auth.protocol_version = v end -- the flow's discovery requests carry it too
+  self.handle:set_protocol_version(v)
 end
 
 local function make(cfg, legacy)
@@ -159,35 +164,39 @@ local function make(cfg, legacy)
     curl_options = cfg.curl_options,
     on_event = on_event,
   })
-  states[box] = {
+  local st = {
     cfg = cfg,
     legacy = legacy,
     waiters = {},
     fail = function(e) io.stderr:write("mcp: transport callback failed: ", tostring(e), "\n") end,
   }
+  states[box] = st
   by_key[box:key()] = box
-  install(box)
-  -- OAuth (auth_provider, or the static oauth fields): lua/mcp/auth/transport.lua.
+  -- Streamable HTTP probes server/discover and sends tool parameter headers (Mcp-Param-*);
+  -- legacy SSE is a 2024-11-05 transport.
+  local t = native.new(Http, box, {
+    protocol_discovery = not legacy, tool_parameter_headers = not legacy, protocol_version = true,
+    inbound = not legacy,
+  })
+  -- OAuth (auth_provider, or the static oauth fields): lua/mcp/auth/transport.lua, a layer over
+  -- the transport object and over every exchange of its handle.
   if cfg.auth_provider ~= nil or cfg.oauth ~= nil then
     local weak = setmetatable({ box = box }, { __mode = "v" })
-    states[box].auth = require("mcp.auth.transport").new(cfg, function(tok)
+    local a = require("mcp.auth.transport").new(cfg, function(tok)
       local b = weak.box
       if b then b:set_header("Authorization", "Bearer " .. tok) end
     end)
-    require("mcp.auth.transport").install_methods(box, function(b) return states[b] and states[b].auth end)
-    -- the auth layer over every exchange: per-exchange headers (a DPoP proof), and a refused
-    -- exchange authorized again and sent again in its place
-    local a = states[box].auth
     if a then
-      local st = states[box]
+      st.auth = a
       box:set_request_hooks(a:request_hooks(function(hold, again, memo, err)
         local b = weak.box
         if err ~= nil then st.auth_error = err end
         if b then b:settle(hold, again, memo, err) end
       end))
+      t = require("mcp.auth.transport").layer(t, a)
     end
   end
-  return box
+  return t
 end
 
 --- Streamable HTTP transport (NewHTTPTransport). cfg: url, headers, redirect, timeout_ms,
@@ -198,23 +207,23 @@ end
 --- max_queued_replies (more of them waiting, default 1000; later ones are dropped), curl_options {cainfo=, sslcert=, proxy=,
 --- unix_socket_path=, ...}.
 ---@param cfg table
----@return userdata
+---@return mcp.HttpTransport
 function M.http_transport(cfg)
   return make(cfg, false)
 end
 
 --- Legacy HTTP+SSE transport (NewSSETransport); the same cfg fields where they apply.
 ---@param cfg table
----@return userdata
+---@return mcp.HttpTransport
 function M.sse_transport(cfg)
   return make(cfg, true)
 end
 
 --- "http" for a streamable HTTP transport, "sse" for a legacy HTTP+SSE one, else nil.
----@param box any
+---@param t any the transport object (or its handle)
 ---@return string|nil
-function M.kind(box)
-  local st = states[box]
+function M.kind(t)
+  local st = states[type(t) == "table" and t.handle or t]
   if st == nil then return nil end
   return st.legacy and "sse" or "http"
 end

@@ -3,9 +3,11 @@
 ---   start(events) -> true | nil, err      returns once messages can be sent; may wait
 ---   send(text, send_opts) -> true | nil, err
 ---   close(wait_ms)
---- The C transports (stdio, streamable HTTP, legacy SSE) talk to the session in C; any other
---- object (a Lua table) is carried by a C bridge (core.lua_transport) that queues what crosses it
---- and dispatches from the loop, so its events may fire at any time, even inside send.
+--- and optionally `capabilities`, a table naming the optional methods it offers (docs/API.md).
+--- The core's transports (stdio, streamable HTTP, legacy SSE: Lua objects holding a C handle,
+--- mcp.transport.native) talk to the session in C, bound to the handle; any other object is
+--- carried by a C bridge (core.lua_transport) that queues what crosses it and dispatches from the
+--- loop, so its events may fire at any time, even inside send.
 local core = require("mcp.core")
 local errors = require("mcp.errors")
 local sched = require("mcp.sched")
@@ -23,13 +25,28 @@ local function callable(v)
   return type(mt) == "table" and mt.__call ~= nil
 end
 
---- Whether t is one of the core's transports (stdio, HTTP, SSE).
+local function core_handle(h)
+  if type(h) ~= "userdata" then return nil end
+  local mt = getmetatable(h)
+  if type(mt) == "table" and mt.__mcp_transport == true then return h end
+  return nil
+end
+
+--- The C handle of one of the core's transports (stdio, HTTP, SSE): the object's `handle`
+--- (mcp.transport.native), or the handle itself; nil for any other transport.
+---@param t any
+---@return userdata|nil
+function M.handle(t)
+  if type(t) == "table" then return core_handle(rawget(t, "handle")) end
+  return core_handle(t)
+end
+
+--- Whether t is one of the core's transports (stdio, HTTP, SSE): its messages go between it and
+--- the session in C.
 ---@param t any
 ---@return boolean
 function M.is_native(t)
-  if type(t) ~= "userdata" then return false end
-  local mt = getmetatable(t)
-  return type(mt) == "table" and mt.__mcp_transport == true
+  return M.handle(t) ~= nil
 end
 
 --- Check that t has the contract's methods. Returns true or nil, err (kind "config").
@@ -102,8 +119,9 @@ end
 ---@param handler function the session's event handler
 ---@return userdata|nil session, table|mcp.Error|nil events_or_err
 function M.attach(t, handler)
-  if M.is_native(t) then
-    local ok, session = pcall(core.session, t, handler)
+  local handle = M.handle(t)
+  if handle ~= nil then
+    local ok, session = pcall(core.session, handle, handler)
     if not ok then return nil, errors.new(nil, tostring(session), nil, { kind = "config" }) end
     return session, nil
   end

@@ -1,12 +1,13 @@
 --- stdio transport configuration: the child's environment (an allowlist of inherited variables
 --- plus the caller's) and the mapping of the reference's StdioTransportConfig to the C core.
 local core = require("mcp.core")
+local native = require("mcp.transport.native")
 local options = require("mcp.util.options")
 local sched = require("mcp.sched")
 
 local M = {}
 
--- The config each stdio transport was made from (weak keys: the transport's userdata), so a
+-- The config each stdio transport was made from (weak keys: the transport object), so a
 -- server that died on the discovery probe can be started again.
 local configs = setmetatable({}, { __mode = "k" })
 
@@ -108,38 +109,50 @@ M.CONFIG_FIELDS = {
   max_write_queue = true, max_stderr_lines = true,
 }
 
--- The contract's start and close on top of the C methods (installed once, on the metatable's
--- method table): start spawns the server, close(wait_ms) waits until it is reaped.
-local installed = false
-local function install(box)
-  if installed then return end
-  installed = true
-  local methods = getmetatable(box).__index
-  local c_start, c_close = methods.start, methods.close
-  --- Spawn the server. Returns true or nil, err. (events: unused; the C session is attached in C.)
-  methods.start = function(self)
-    return c_start(self)
+--- The stdio transport object (mcp.transport.native): the C handle's start and close under the
+--- contract, its capabilities, and the host's methods passed on to the handle.
+---@class mcp.StdioTransport
+---@field handle userdata the C transport (the session is bound to it)
+---@field capabilities table docs/API.md "Transports"
+local Stdio = native.class({ "is_open", "pid", "reaped", "exit_text" })
+
+function Stdio:__tostring() return "mcp.stdio_transport" end
+
+--- Spawn the server. Returns true or nil, err. (events: unused; the session is attached in C.)
+function Stdio:start()
+  return self.handle:start()
+end
+
+--- Close stdin and stop the server (SIGTERM, SIGKILL, bounded); outside a task wait up to
+--- wait_ms (default 5000) until it is reaped. Idempotent.
+function Stdio:close(wait_ms)
+  local h = self.handle
+  h:close()
+  if wait_ms == nil or wait_ms > 0 then
+    sched.wait_until(function() return h:reaped() end, wait_ms or 5000)
   end
-  --- Optional capabilities (docs/API.md, Transports): the 2026-07-28 discovery probe runs on
-  --- stdio, and a server that died on it is started again from the same configuration.
-  methods.supports_protocol_discovery = function() return true end
-  methods.respawn = function(self) return M.respawn(self) end
-  --- Close stdin and stop the server (SIGTERM, SIGKILL, bounded); outside a task wait up to
-  --- wait_ms (default 5000) until it is reaped. Idempotent.
-  methods.close = function(self, wait_ms)
-    c_close(self)
-    if wait_ms == nil or wait_ms > 0 then
-      sched.wait_until(function() return self:reaped() end, wait_ms or 5000)
-    end
-    return true
-  end
+  return true
+end
+
+--- A new, unstarted transport for the same server (one that died on the discovery probe).
+function Stdio:respawn()
+  return M.respawn(self)
+end
+
+-- The 2026-07-28 discovery probe runs on stdio, and a server that died on it is started again.
+local CAPABILITIES = { protocol_discovery = true, respawn = true }
+
+local function wrap(ccfg)
+  local t = native.new(Stdio, core.stdio_transport(ccfg), CAPABILITIES)
+  configs[t] = ccfg
+  return t
 end
 
 --- Create a stdio transport (NewStdioTransport). cfg: command, args, env, cwd (or working_dir),
 --- stderr ("inherit" | "discard" | function(line)), max_message_size, max_write_queue,
 --- max_stderr_lines.
 ---@param cfg table
----@return userdata
+---@return mcp.StdioTransport
 function M.transport(cfg)
   if type(cfg) ~= "table" then error("mcp.stdio_transport: config table expected", 2) end
   options.check(cfg, M.CONFIG_FIELDS, "mcp.stdio_transport: config", 2)
@@ -166,10 +179,7 @@ function M.transport(cfg)
     max_message_size = cfg.max_message_size,
     max_write_queue = cfg.max_write_queue,
   }
-  local box = core.stdio_transport(ccfg)
-  configs[box] = ccfg
-  install(box)
-  return box
+  return wrap(ccfg)
 end
 
 --- Is t a transport made by M.transport?
@@ -180,14 +190,12 @@ function M.is_stdio(t)
 end
 
 --- A new, unstarted transport for the same command, arguments and environment as t.
----@param t userdata a transport made by M.transport
----@return userdata
+---@param t mcp.StdioTransport a transport made by M.transport
+---@return mcp.StdioTransport
 function M.respawn(t)
   local ccfg = configs[t]
   if ccfg == nil then error("mcp.stdio.respawn: not a stdio transport", 2) end
-  local box = core.stdio_transport(ccfg)
-  configs[box] = ccfg
-  return box
+  return wrap(ccfg)
 end
 
 return M
