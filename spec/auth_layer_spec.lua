@@ -36,6 +36,19 @@ describe("the auth layer of the HTTP transport: what is not a request #auth", fu
   local srv = H.serve("")
   if not srv then return end
 
+  it("a request refused with 401 is sent again with its id, and answered once", function()
+    local c, calls = static_client(srv)
+    H.control(srv, { fail_next = { UNAUTHORIZED } })
+    local res = assert(c:call_tool("echo", { message = "hi" }))
+    local recs = posts(srv, of_method("tools/call"))
+    c:close()
+    assert.equal("hi", res.content[1].text)
+    assert.equal(1, calls.n)
+    assert.equal(2, #recs)
+    assert.same({ 401, 200 }, { recs[1].status, recs[2].status })
+    assert.equal(mcp.json.encode(recs[1].rpc_id), mcp.json.encode(recs[2].rpc_id))
+  end)
+
   it("a notification refused with 401 is authorized again and delivered once", function()
     local c, calls = static_client(srv)
     H.control(srv, { fault_methods = { "notifications/roots/list_changed" }, fail_next = { UNAUTHORIZED } })

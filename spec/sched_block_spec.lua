@@ -77,9 +77,9 @@ describe("sched.await_call", function()
     mcp.core.timer(ms, function() cb(unpack(v, 1, n)) end)
   end
 
-  it("passes its arguments to start and returns cb's first 8 values, also when cb runs at once", function()
+  it("passes its arguments to start and returns cb's first 9 values, also when cb runs at once", function()
     local got = { select("#", sched.await_call(later, 5, "a", nil, 3)), sched.await_call(later, 5, "a", nil, 3) }
-    assert.are.same({ 8, "a", nil, 3 }, got)
+    assert.are.same({ 9, "a", nil, 3 }, got)
     local r = { sched.await_call(later, nil, 1, 2, 3, 4, 5, 6, 7, 8, 9) }
     assert.are.same({ 1, 2, 3, 4, 5, 6, 7, 8 }, r)
     assert.is_nil((sched.await_call(later, nil)))

@@ -693,23 +693,89 @@ static const char *what_of(mcp_hreq *r, CURLcode rc, char *out, size_t outlen)
     return out;
 }
 
-static void post_done(mcp_hreq *r, CURLcode rc)
+/* A POST's event stream ended before its response: resume it where it stopped (GET with
+ * Last-Event-ID after the server's retry delay), as MCP 2025-11-25 prescribes; without an event
+ * id the request fails. */
+static void post_stream_cut(mcp_http *h, mcp_hreq *r, CURLcode rc)
 {
-    mcp_http *h = r->owner;
-    char msg[1400], what[1200];
     size_t idlen;
     const char *last_id = mcp_hreq_last_event_id(r, &idlen);
+    char msg[1400], what[1200];
+    if (last_id != NULL) {
+        char id[512];
+        snprintf(id, sizeof id, "%.*s", (int)idlen, last_id);
+        mcp_http_schedule_resume(h, r->request_id, id, r->retry_ms, 0);
+        return;
+    }
+    snprintf(msg, sizeof msg,
+             "MCP HTTP Transport Error: the event stream ended before the response (%s)",
+             what_of(r, rc, what, sizeof what));
+    mcp_http_post_failed(h, r, (int)r->status, msg);
+}
+
+/* A POST answered with a redirect that was not followed. */
+static void post_redirected(mcp_http *h, mcp_hreq *r)
+{
+    char msg[1400], *loc = NULL;
+    curl_easy_getinfo(r->x.easy, CURLINFO_REDIRECT_URL, &loc);
+    if (h->cfg.follow_redirects)
+        snprintf(msg, sizeof msg,
+                 "MCP HTTP Transport Error: the server redirected (HTTP %ld) to %s; not "
+                 "followed (more than %d hops, or not an http(s) URL)",
+                 r->status, loc ? loc : "(no location)", MAX_REDIRECTS);
+    else
+        snprintf(msg, sizeof msg,
+                 "MCP HTTP Transport Error: the server redirected (HTTP %ld) to %s; redirects "
+                 "are refused unless redirect = mcp.REDIRECT_FOLLOW",
+                 r->status, loc ? loc : "(no location)");
+    mcp_http_post_failed(h, r, (int)r->status, msg);
+}
+
+/* A POST answered with another status than 2xx or 3xx (404 on a session: it expired). */
+static void post_refused(mcp_http *h, mcp_hreq *r, CURLcode rc)
+{
+    char msg[1400], what[1200];
+    if (r->status == 404 && r->sent_session) {
+        mcp_http_expire_session(h);
+        snprintf(msg, sizeof msg,
+                 "MCP HTTP Transport Error: POSTing to endpoint (%s). The MCP session expired. "
+                 "Create a new client without initial_session_id to start a fresh session",
+                 what_of(r, rc, what, sizeof what));
+        r->keep_message = 1;
+        mcp_http_post_failed(h, r, 404, msg);
+        return;
+    }
+    snprintf(
+        msg, sizeof msg, "%s POSTing to endpoint (%s)%s",
+        h->cfg.legacy_sse ? "MCP SSE Transport Error:" : "MCP HTTP Transport Error:",
+        what_of(r, rc, what, sizeof what),
+        r->status == 404 && !h->cfg.legacy_sse
+            ? ". This server does not support HTTP transport. Try using `sse` transport instead"
+            : "");
+    mcp_http_post_failed(h, r, (int)r->status, msg);
+}
+
+/* A 2xx POST's one-document body: the JSON-RPC answer, decoded in place (undo records how). */
+static void post_body(mcp_http *h, mcp_hreq *r, mcp_buf *undo)
+{
+    char msg[300], *ct = NULL;
+    curl_easy_getinfo(r->x.easy, CURLINFO_CONTENT_TYPE, &ct);
+    if (ct != NULL && strstr(ct, "json") != NULL) {
+        if (!r->bad_session_id) /* (an answer under an invalid session id is not taken) */
+            on_body_message(r, undo);
+        return;
+    }
+    snprintf(msg, sizeof msg, "MCP HTTP Transport Error: Unexpected content type: %.200s",
+             ct ? ct : "(none)");
+    mcp_http_post_failed(h, r, (int)r->status, msg);
+}
+
+/* What a finished POST (not held, not while closing) comes to. */
+static void post_outcome(mcp_http *h, mcp_hreq *r, CURLcode rc, mcp_buf *undo)
+{
+    char msg[1400], what[1200];
     long status = r->status;
-    mcp_buf undo; /* what decoding the body in place changed in it */
-    if (!h->closing && hold_refused(h, r, rc))
-        return; /* held: mcp_http_settle sends it again or fails it */
-    mcp_buf_init(&undo);
-    mcp_transport_ref(&h->base);
-    if (rc == CURLE_OK && status >= 200 && status < 300)
-        mcp_http_adopt_session_id(h, r);
-    if (h->closing) {
-        /* nothing to report: the client is going away */
-    } else if (follow_redirect(h, r, rc)) {
+    if (follow_redirect(h, r, rc)) {
         /* the next hop carries the request on */
     } else if (rc == CURLE_OK && r->bad_session_id) {
         snprintf(msg, sizeof msg,
@@ -718,68 +784,37 @@ static void post_done(mcp_hreq *r, CURLcode rc)
         r->keep_message = 1;
         mcp_http_post_failed(h, r, (int)status, msg);
     } else if (r->mode == MCP_HREQ_STREAM && mcp_http_request_pending(h, r->request_id)) {
-        /* An event stream ended before the response: resume it where it stopped (GET with
-         * Last-Event-ID after the server's retry delay), as MCP 2025-11-25 prescribes. */
-        if (last_id != NULL) {
-            char id[512];
-            snprintf(id, sizeof id, "%.*s", (int)idlen, last_id);
-            mcp_http_schedule_resume(h, r->request_id, id, r->retry_ms, 0);
-        } else {
-            snprintf(msg, sizeof msg,
-                     "MCP HTTP Transport Error: the event stream ended before the response (%s)",
-                     what_of(r, rc, what, sizeof what));
-            mcp_http_post_failed(h, r, (int)status, msg);
-        }
+        post_stream_cut(h, r, rc);
     } else if (rc != CURLE_OK) {
         snprintf(msg, sizeof msg, "MCP HTTP Transport Error: POSTing to endpoint failed: %s",
                  what_of(r, rc, what, sizeof what));
         mcp_http_post_failed(h, r, 0, msg);
     } else if (status >= 300 && status < 400) {
-        char *loc = NULL;
-        curl_easy_getinfo(r->x.easy, CURLINFO_REDIRECT_URL, &loc);
-        if (h->cfg.follow_redirects)
-            snprintf(msg, sizeof msg,
-                     "MCP HTTP Transport Error: the server redirected (HTTP %ld) to %s; not "
-                     "followed (more than %d hops, or not an http(s) URL)",
-                     status, loc ? loc : "(no location)", MAX_REDIRECTS);
-        else
-            snprintf(msg, sizeof msg,
-                     "MCP HTTP Transport Error: the server redirected (HTTP %ld) to %s; redirects "
-                     "are refused unless redirect = mcp.REDIRECT_FOLLOW",
-                     status, loc ? loc : "(no location)");
-        mcp_http_post_failed(h, r, (int)status, msg);
-    } else if (status == 404 && r->sent_session) {
-        mcp_http_expire_session(h);
-        snprintf(msg, sizeof msg,
-                 "MCP HTTP Transport Error: POSTing to endpoint (%s). The MCP session expired. "
-                 "Create a new client without initial_session_id to start a fresh session",
-                 what_of(r, rc, what, sizeof what));
-        r->keep_message = 1;
-        mcp_http_post_failed(h, r, 404, msg);
+        post_redirected(h, r);
     } else if (status < 200 || status >= 300) {
-        snprintf(
-            msg, sizeof msg, "%s POSTing to endpoint (%s)%s",
-            h->cfg.legacy_sse ? "MCP SSE Transport Error:" : "MCP HTTP Transport Error:",
-            what_of(r, rc, what, sizeof what),
-            status == 404 && !h->cfg.legacy_sse
-                ? ". This server does not support HTTP transport. Try using `sse` transport instead"
-                : "");
-        mcp_http_post_failed(h, r, (int)status, msg);
+        post_refused(h, r, rc);
     } else if (r->mode == MCP_HREQ_BODY && r->body.len > 0 && !h->cfg.legacy_sse && status != 202) {
-        char *ct = NULL;
-        curl_easy_getinfo(r->x.easy, CURLINFO_CONTENT_TYPE, &ct);
-        if (ct != NULL && strstr(ct, "json") != NULL) {
-            if (!r->bad_session_id) /* (an answer under an invalid session id is not taken) */
-                on_body_message(r, &undo);
-        } else {
-            snprintf(msg, sizeof msg, "MCP HTTP Transport Error: Unexpected content type: %s",
-                     ct ? ct : "(none)");
-            mcp_http_post_failed(h, r, (int)status, msg);
-        }
+        post_body(h, r, undo);
     } else if (r->mode == MCP_HREQ_STREAM && r->sse_overflow) {
         mcp_http_report(
             h, "MCP HTTP Transport Error: an event exceeded max_message_size and was skipped");
     }
+}
+
+static void post_done(mcp_hreq *r, CURLcode rc)
+{
+    mcp_http *h = r->owner;
+    char msg[300];
+    long status = r->status;
+    mcp_buf undo; /* what decoding the body in place changed in it */
+    if (!h->closing && hold_refused(h, r, rc))
+        return; /* held: mcp_http_settle sends it again or fails it */
+    mcp_buf_init(&undo);
+    mcp_transport_ref(&h->base);
+    if (rc == CURLE_OK && status >= 200 && status < 300)
+        mcp_http_adopt_session_id(h, r);
+    if (!h->closing) /* (else nothing to report: the client is going away) */
+        post_outcome(h, r, rc, &undo);
     /* The exchange is over: a request it should have answered (a 200 whose body was not JSON,
      * not its response, or empty) fails now rather than at its timeout. 202 is left alone. */
     if (!h->closing && rc == CURLE_OK && status >= 200 && status < 300 && status != 202 &&
