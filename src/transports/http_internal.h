@@ -1,5 +1,7 @@
-/* Inside the HTTP transports: the object that streamable HTTP (streamable_http.c) and legacy SSE
- * (legacy_sse.c) share, and the functions each part offers the others (http_transport.c). */
+/* Inside the HTTP transports: the shared HTTP layer (http_transport.c: the transport object,
+ * request set-up, the exchanges and their common outcomes), which knows neither protocol, and
+ * what each protocol (streamable_http.c, legacy_sse.c) decides over it (mcp_http_proto). The
+ * protocols call the layer; the layer calls them only through the proto. */
 #ifndef MCP_HTTP_INTERNAL_H
 #define MCP_HTTP_INTERNAL_H
 
@@ -19,13 +21,14 @@ typedef struct resume {
 
 typedef struct mcp_http {
     mcp_transport base;
+    const mcp_http_proto *proto;
     mcp_http_config cfg;
     mcp_curl *curl;
     mcp_hreq *reqs;
     char *session_id;
     char *protocol_version;
-    char *endpoint;               /* legacy SSE: where messages are POSTed */
-    mcp_sse_endpoint_state ready; /* legacy SSE */
+    char *endpoint;               /* legacy SSE's: where messages are POSTed */
+    mcp_sse_endpoint_state ready; /* legacy SSE's */
     int started, closing;
     mcp_hreq *inbound;
     int inbound_wanted;
@@ -73,6 +76,40 @@ typedef struct mcp_http {
     int settle_cause;   /* during mcp_http_settle: its cause, for mcp_http_post_failed */
 } mcp_http;
 
+/* What a protocol decides over the shared layer. */
+struct mcp_http_proto {
+    const char *name;        /* "HTTP" or "SSE", in messages */
+    const char *post_accept; /* the Accept header of a POST */
+    /* 1 when a POST's JSON-RPC answer comes in its own response (streamable HTTP: POSTs to the
+     * endpoint are pooled, a request's 2xx without its answer fails it, other POSTs get a small
+     * body bound); 0 when answers come on the event stream (legacy SSE). */
+    int answers_in_post;
+    const char *not_found_hint; /* added to a POST's 404 message */
+    void (*init)(mcp_http *h);  /* at creation */
+    int (*start)(mcp_http *h, char *err, size_t errlen);
+    const char *(*post_url)(const mcp_http *h); /* NULL while there is nowhere to POST */
+    int (*sends_session)(const mcp_http *h);    /* Mcp-Session-Id on same-origin exchanges */
+    int (*ready)(const mcp_http *h);            /* an mcp_sse_endpoint_state */
+    /* Optional (NULL: nothing to do). A POST answered 2xx, before its outcome; a POST whose
+     * outcome is done; a POST answered 404 that carried the session (1: handled); a request's POST
+     * stream that ended before its answer, at event id last_id (1: it is resumed). */
+    void (*post_answered)(mcp_http *h, mcp_hreq *r);
+    void (*post_finished)(mcp_http *h, mcp_hreq *r);
+    int (*session_lost)(mcp_http *h, mcp_hreq *r, const char *what);
+    int (*resume)(mcp_http *h, mcp_hreq *r, const char *last_id);
+    /* A GET finished (not held, not redirected, not while closing). */
+    void (*stream_done)(mcp_http *h, mcp_hreq *r, CURLcode rc, const char *what);
+    void (*on_event)(mcp_hreq *r, const char *type, size_t tlen, const char *data, size_t dlen);
+    void (*abandon)(mcp_http *h, int64_t request_id);
+    /* close(): stop what it runs; 1 when the session is to be ended (terminate: the DELETE) */
+    int (*close)(mcp_http *h);
+    void (*terminate)(mcp_http *h);
+    /* The DELETE again after the request hooks settled its refusal; it takes over the transport
+     * reference the refused one held. 0, or -1 (nothing started). */
+    int (*retry_delete)(mcp_http *h, mcp_hreq *refused, int memo);
+    void (*destroy)(mcp_http *h); /* free what it owns */
+};
+
 #define MCP_HTTP_REQ_POOL ((int)(sizeof((mcp_http *)0)->idle_req / sizeof(mcp_hreq *)))
 
 #define MCP_HTTP_DEFAULT_MAX_REPLY_CONNECTIONS 8
@@ -103,23 +140,5 @@ void mcp_http_post_failed(mcp_http *h, mcp_hreq *r, int status, const char *msg)
 int mcp_http_request_pending(mcp_http *h, int64_t id);
 /* Start a GET stream: the inbound one (for_request 0) or the resumption of a POST stream. */
 void mcp_http_start_get(mcp_http *h, int64_t for_request, const char *last_id, int attempts);
-
-/* ---- streamable HTTP (streamable_http.c) ---- */
-void mcp_http_adopt_session_id(mcp_http *h, mcp_hreq *r);
-void mcp_http_expire_session(mcp_http *h);
-void mcp_http_on_reconnect_timer(mcp_loop *loop, mcp_timer *t);
-void mcp_http_stream_done(mcp_http *h, mcp_hreq *r, CURLcode rc, const char *what);
-void mcp_http_free_resume(mcp_http *h, resume *z);
-void mcp_http_schedule_resume(mcp_http *h, int64_t request_id, const char *last_id,
-                              unsigned long retry_ms, int attempts);
-void mcp_http_terminate(mcp_http *h);
-/* The session DELETE again after the request hooks settled its refusal; the new one takes over
- * the transport reference the refused one held. 0, or -1 (nothing started). */
-int mcp_http_retry_delete(mcp_http *h, mcp_hreq *refused, int memo);
-
-/* ---- legacy SSE (legacy_sse.c) ---- */
-int mcp_sse_start(mcp_http *h, char *err, size_t errlen);
-void mcp_sse_stream_done(mcp_http *h, mcp_hreq *r, CURLcode rc, const char *what);
-void mcp_sse_on_event(mcp_hreq *r, const char *type, size_t tlen, const char *data, size_t dlen);
 
 #endif

@@ -375,12 +375,11 @@ static int new_transport(lua_State *L, int legacy)
     curl = mcp_http_lua_curl(L, mcp_upvalue_loop(L));
     memset(&cfg, 0, sizeof cfg);
     read_config(L, &cfg);
-    cfg.legacy_sse = legacy;
     if (cfg.url == NULL) {
         mcp_http_config_free(&cfg);
         return luaL_error(L, "mcp: out of memory");
     }
-    t = mcp_http_new(mcp_upvalue_loop(L), curl, &cfg);
+    t = mcp_http_new(mcp_upvalue_loop(L), curl, &cfg, legacy ? &mcp_legacy_sse : &mcp_streamable_http);
     if (t == NULL)
         return luaL_error(L, "mcp: out of memory");
     box = (http_box *)mcp_newuserdata(L, sizeof *box);

@@ -1,7 +1,7 @@
-/* What the streamable HTTP and the legacy SSE transports share: the transport object and its
- * vtable, request set-up (headers, libcurl options), the outcome of POSTs, the GET/DELETE
- * completions' common part. The protocol-specific parts are in streamable_http.c and
- * legacy_sse.c. */
+/* The HTTP layer the streamable HTTP and the legacy SSE transports share, knowing neither: the
+ * transport object and its vtable, request set-up (headers, libcurl options), the exchanges and
+ * their common outcomes. What a protocol decides it asks h->proto (streamable_http.c,
+ * legacy_sse.c), which calls this file, never the other way round. */
 #include "http_internal.h"
 #include "json.h"
 #include "origin.h"
@@ -118,7 +118,7 @@ static mcp_hreq *new_request(mcp_http *h, int method, const char *url, const cha
 static void start_waiting_request(mcp_http *h)
 {
     queued_request *q = h->rqhead;
-    const char *url = h->cfg.legacy_sse ? h->endpoint : h->cfg.url;
+    const char *url = h->proto->post_url(h);
     mcp_hreq *r;
     h->rqhead = q->next;
     if (h->rqhead == NULL)
@@ -128,7 +128,7 @@ static void start_waiting_request(mcp_http *h)
     q->extra = NULL; /* new_request owns it, also when it fails */
     if (r != NULL) {
         r->request_id = q->request_id;
-        if (h->cfg.legacy_sse)
+        if (!h->proto->answers_in_post)
             r->body_max = ERROR_BODY_MAX;
         if (start_in_slot(h, r, MCP_HTTP_SLOT_REQUEST) == 0) {
             free_waiting(q);
@@ -269,16 +269,13 @@ static struct curl_slist *base_headers(mcp_http *h, int method, int is_initializ
     l = mcp_headers_add(l, "User-Agent", USER_AGENT);
     if (method == MCP_HREQ_POST) {
         l = mcp_headers_add(l, "Content-Type", "application/json");
-        l = mcp_headers_add(l, "Accept",
-                            h->cfg.legacy_sse ? "application/json"
-                                              : "application/json, text/event-stream");
+        l = mcp_headers_add(l, "Accept", h->proto->post_accept);
     } else if (method == MCP_HREQ_GET) {
         l = mcp_headers_add(l, "Accept", "text/event-stream");
     }
     if (h->protocol_version != NULL && !is_initialize)
         l = mcp_headers_add(l, "MCP-Protocol-Version", h->protocol_version);
-    if (h->session_id != NULL && !is_initialize && !h->cfg.legacy_sse && !mcp_http_is_modern(h) &&
-        !cross_origin)
+    if (!is_initialize && !cross_origin && h->proto->sends_session(h))
         l = mcp_headers_add(l, "Mcp-Session-Id", h->session_id);
     if (last_event_id != NULL)
         l = mcp_headers_add(l, "Last-Event-ID", last_event_id);
@@ -423,7 +420,7 @@ static mcp_hreq *new_request(mcp_http *h, int method, const char *url, const cha
                               : method == MCP_HREQ_GET ? &get_ops
                                                        : &delete_ops;
     /* POSTs to the endpoint reuse finished ones (one per request in flight, kept between). */
-    int poolable = method == MCP_HREQ_POST && !cross_origin && !h->cfg.legacy_sse &&
+    int poolable = method == MCP_HREQ_POST && !cross_origin && h->proto->answers_in_post &&
                    strcmp(url, h->cfg.url) == 0;
     mcp_hreq *r;
     struct curl_slist *hooked = NULL;
@@ -477,8 +474,7 @@ static mcp_hreq *new_request(mcp_http *h, int method, const char *url, const cha
         common_options(h, r, method == MCP_HREQ_GET);
     else if (h->cfg.idle_timeout_ms > 0) /* the rest of common_options is in the handle */
         mcp_hreq_set_idle_timeout(r, (uint64_t)h->cfg.idle_timeout_ms);
-    r->sent_session = h->session_id != NULL && !is_initialize && !h->cfg.legacy_sse &&
-                      !mcp_http_is_modern(h) && !cross_origin;
+    r->sent_session = !is_initialize && !cross_origin && h->proto->sends_session(h);
     r->is_initialize = is_initialize;
     r->cross_origin = cross_origin;
     if (last_event_id != NULL)
@@ -586,7 +582,7 @@ static int send_again(mcp_http *h, mcp_hreq *r, int memo)
     int slot = r->counted;
     mcp_hreq *n;
     if (r->method == MCP_HREQ_DELETE)
-        return mcp_http_retry_delete(h, r, memo) == 0;
+        return h->proto->retry_delete(h, r, memo) == 0;
     n = new_request(h, r->method, r->hook_url, r->payload, r->payload_len, r->is_initialize,
                     copy_lines(r->extra_headers), r->last_event_id, 0);
     if (n == NULL)
@@ -701,11 +697,11 @@ static void post_stream_cut(mcp_http *h, mcp_hreq *r, CURLcode rc)
     size_t idlen;
     const char *last_id = mcp_hreq_last_event_id(r, &idlen);
     char msg[1400], what[1200];
-    if (last_id != NULL) {
+    if (last_id != NULL && h->proto->resume != NULL) {
         char id[512];
         snprintf(id, sizeof id, "%.*s", (int)idlen, last_id);
-        mcp_http_schedule_resume(h, r->request_id, id, r->retry_ms, 0);
-        return;
+        if (h->proto->resume(h, r, id))
+            return;
     }
     snprintf(msg, sizeof msg,
              "MCP HTTP Transport Error: the event stream ended before the response (%s)",
@@ -735,23 +731,12 @@ static void post_redirected(mcp_http *h, mcp_hreq *r)
 static void post_refused(mcp_http *h, mcp_hreq *r, CURLcode rc)
 {
     char msg[1400], what[1200];
-    if (r->status == 404 && r->sent_session) {
-        mcp_http_expire_session(h);
-        snprintf(msg, sizeof msg,
-                 "MCP HTTP Transport Error: POSTing to endpoint (%s). The MCP session expired. "
-                 "Create a new client without initial_session_id to start a fresh session",
-                 what_of(r, rc, what, sizeof what));
-        r->keep_message = 1;
-        mcp_http_post_failed(h, r, 404, msg);
+    what_of(r, rc, what, sizeof what);
+    if (r->status == 404 && r->sent_session && h->proto->session_lost != NULL &&
+        h->proto->session_lost(h, r, what))
         return;
-    }
-    snprintf(
-        msg, sizeof msg, "%s POSTing to endpoint (%s)%s",
-        h->cfg.legacy_sse ? "MCP SSE Transport Error:" : "MCP HTTP Transport Error:",
-        what_of(r, rc, what, sizeof what),
-        r->status == 404 && !h->cfg.legacy_sse
-            ? ". This server does not support HTTP transport. Try using `sse` transport instead"
-            : "");
+    snprintf(msg, sizeof msg, "MCP %s Transport Error: POSTing to endpoint (%s)%s", h->proto->name,
+             what, r->status == 404 ? h->proto->not_found_hint : "");
     mcp_http_post_failed(h, r, (int)r->status, msg);
 }
 
@@ -793,7 +778,8 @@ static void post_outcome(mcp_http *h, mcp_hreq *r, CURLcode rc, mcp_buf *undo)
         post_redirected(h, r);
     } else if (status < 200 || status >= 300) {
         post_refused(h, r, rc);
-    } else if (r->mode == MCP_HREQ_BODY && r->body.len > 0 && !h->cfg.legacy_sse && status != 202) {
+    } else if (r->mode == MCP_HREQ_BODY && r->body.len > 0 && h->proto->answers_in_post &&
+               status != 202) {
         post_body(h, r, undo);
     } else if (r->mode == MCP_HREQ_STREAM && r->sse_overflow) {
         mcp_http_report(
@@ -811,14 +797,14 @@ static void post_done(mcp_hreq *r, CURLcode rc)
         return; /* held: mcp_http_settle sends it again or fails it */
     mcp_buf_init(&undo);
     mcp_transport_ref(&h->base);
-    if (rc == CURLE_OK && status >= 200 && status < 300)
-        mcp_http_adopt_session_id(h, r);
+    if (rc == CURLE_OK && status >= 200 && status < 300 && h->proto->post_answered != NULL)
+        h->proto->post_answered(h, r);
     if (!h->closing) /* (else nothing to report: the client is going away) */
         post_outcome(h, r, rc, &undo);
     /* The exchange is over: a request it should have answered (a 200 whose body was not JSON,
      * not its response, or empty) fails now rather than at its timeout. 202 is left alone. */
     if (!h->closing && rc == CURLE_OK && status >= 200 && status < 300 && status != 202 &&
-        r->mode != MCP_HREQ_STREAM && !h->cfg.legacy_sse &&
+        r->mode != MCP_HREQ_STREAM && h->proto->answers_in_post &&
         mcp_http_request_pending(h, r->request_id)) {
         snprintf(msg, sizeof msg,
                  "MCP HTTP Transport Error: the server answered HTTP %ld without a usable "
@@ -829,9 +815,8 @@ static void post_done(mcp_hreq *r, CURLcode rc)
         mcp_http_post_failed(h, r, (int)status, msg);
     }
     mcp_buf_free(&undo);
-    if (!h->closing && h->protocol_version != NULL && !h->cfg.legacy_sse && h->inbound_wanted &&
-        h->inbound == NULL && status == 202)
-        mcp_http_open_inbound(&h->base);
+    if (!h->closing && h->proto->post_finished != NULL)
+        h->proto->post_finished(h, r);
     mcp_http_drop_req(h, r);
     mcp_transport_unref(&h->base);
 }
@@ -849,10 +834,8 @@ static void get_done(mcp_hreq *r, CURLcode rc)
     } else if (hold_refused(h, r, rc)) {
         mcp_transport_unref(&h->base); /* held: mcp_http_settle sends it again or fails it */
         return;
-    } else if (h->cfg.legacy_sse && !r->for_request) {
-        mcp_sse_stream_done(h, r, rc, what);
     } else {
-        mcp_http_stream_done(h, r, rc, what);
+        h->proto->stream_done(h, r, rc, what);
     }
     mcp_http_drop_req(h, r);
     mcp_transport_unref(&h->base);
@@ -868,7 +851,15 @@ static void delete_done(mcp_hreq *r, CURLcode rc)
 }
 
 static const mcp_hreq_ops post_ops = {on_message, NULL, post_done};
-static const mcp_hreq_ops get_ops = {on_message, mcp_sse_on_event, get_done};
+/* An SSE event other than a message: the protocol's (legacy SSE's endpoint event). */
+static void on_event(mcp_hreq *r, const char *type, size_t tlen, const char *data, size_t dlen)
+{
+    mcp_http *h = r->owner;
+    if (h->proto->on_event != NULL)
+        h->proto->on_event(r, type, tlen, data, dlen);
+}
+
+static const mcp_hreq_ops get_ops = {on_message, on_event, get_done};
 static const mcp_hreq_ops delete_ops = {on_message, NULL, delete_done};
 
 void mcp_http_start_get(mcp_http *h, int64_t for_request, const char *last_id, int attempts)
@@ -901,13 +892,30 @@ static int http_start(mcp_transport *t, char *err, size_t errlen)
         return -1;
     }
     h->started = 1;
-    if (h->cfg.initial_session_id != NULL && !h->cfg.legacy_sse) {
-        mcp_http_set_str(&h->session_id, h->cfg.initial_session_id,
-                         strlen(h->cfg.initial_session_id));
-        mcp_http_headers_changed(h);
+    return h->proto->start(h, err, errlen);
+}
+
+/* A request of ours in the FIFO of those waiting for a connection: 0, or -1 with err. */
+static int wait_for_connection(mcp_http *h, const char *msg, size_t len, const mcp_send_info *info,
+                               char *err, size_t errlen)
+{
+    queued_request *q = malloc(sizeof *q + (len ? len : 1));
+    if (q == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
     }
-    if (h->cfg.legacy_sse)
-        return mcp_sse_start(h, err, errlen);
+    q->next = NULL;
+    q->request_id = info->request_id;
+    q->is_initialize = info->is_initialize;
+    q->extra = message_headers(info);
+    q->len = len;
+    memcpy(q->payload, msg, len);
+    if (h->rqtail != NULL)
+        h->rqtail->next = q;
+    else
+        h->rqhead = q;
+    h->rqtail = q;
+    h->requests_queued++;
     return 0;
 }
 
@@ -916,14 +924,14 @@ static int http_send(mcp_transport *t, const char *msg, size_t len, const mcp_se
 {
     mcp_http *h = (mcp_http *)t;
     mcp_hreq *r;
-    const char *url = h->cfg.legacy_sse ? h->endpoint : h->cfg.url;
+    const char *url = h->proto->post_url(h);
     if (!h->started || h->closing) {
-        snprintf(err, errlen, "%s transport is %s", h->cfg.legacy_sse ? "SSE" : "HTTP",
+        snprintf(err, errlen, "%s transport is %s", h->proto->name,
                  h->started ? "closed" : "not started");
         return -1;
     }
     if (url == NULL) {
-        snprintf(err, errlen, "MCP SSE Transport Error: Not connected");
+        snprintf(err, errlen, "MCP %s Transport Error: Not connected", h->proto->name);
         return -1;
     }
     /* 2026-07-28: the session's abandon() closes the request's stream, which is the
@@ -934,33 +942,15 @@ static int http_send(mcp_transport *t, const char *msg, size_t len, const mcp_se
     /* A request of ours: at most max_connections run at once, the rest wait their turn (their
      * timeouts run meanwhile; the session's abandon takes one out of the queue). */
     if (info->request_id != 0 &&
-        (h->requests_active >= h->cfg.max_connections || h->rqhead != NULL)) {
-        queued_request *q = malloc(sizeof *q + (len ? len : 1));
-        if (q == NULL) {
-            snprintf(err, errlen, "out of memory");
-            return -1;
-        }
-        q->next = NULL;
-        q->request_id = info->request_id;
-        q->is_initialize = info->is_initialize;
-        q->extra = message_headers(info);
-        q->len = len;
-        memcpy(q->payload, msg, len);
-        if (h->rqtail != NULL)
-            h->rqtail->next = q;
-        else
-            h->rqhead = q;
-        h->rqtail = q;
-        h->requests_queued++;
-        return 0;
-    }
+        (h->requests_active >= h->cfg.max_connections || h->rqhead != NULL))
+        return wait_for_connection(h, msg, len, info, err, errlen);
     r = mcp_http_new_request(h, MCP_HREQ_POST, url, msg, len, info, NULL);
     if (r == NULL) {
         snprintf(err, errlen, "out of memory");
         return -1;
     }
     r->request_id = info->request_id;
-    if (r->request_id == 0 || h->cfg.legacy_sse)
+    if (r->request_id == 0 || !h->proto->answers_in_post)
         r->body_max = ERROR_BODY_MAX;
     /* A reply or notification: bounded, so a server that floods us with requests and never
      * answers our POSTs costs at most cfg.max_reply_connections connections. */
@@ -999,7 +989,6 @@ static void http_abandon(mcp_transport *t, int64_t request_id)
 {
     mcp_http *h = (mcp_http *)t;
     mcp_hreq *r, *next;
-    resume *z, *zn;
     queued_request **pp, *q, *prev = NULL;
     for (pp = &h->rqhead; *pp != NULL;) { /* still waiting for a connection */
         q = *pp;
@@ -1019,28 +1008,23 @@ static void http_abandon(mcp_transport *t, int64_t request_id)
         if (r->request_id == request_id && (r->method == MCP_HREQ_POST || r->for_request))
             mcp_http_drop_req(h, r);
     }
-    for (z = h->resumes; z != NULL; z = zn) {
-        zn = z->next;
-        if (z->request_id == request_id)
-            mcp_http_free_resume(h, z);
-    }
+    if (h->proto->abandon != NULL)
+        h->proto->abandon(h, request_id);
 }
 
 static void http_close(mcp_transport *t)
 {
     mcp_http *h = (mcp_http *)t;
+    int end_session;
     if (h->closing)
         return;
     h->closing = 1;
-    mcp_timer_stop(t->loop, &h->reconnect_timer);
-    while (h->resumes != NULL)
-        mcp_http_free_resume(h, h->resumes);
+    end_session = h->proto->close(h);
     free_queued(h);
     while (h->reqs != NULL)
         mcp_http_drop_req(h, h->reqs);
     free_idle_reqs(h);
-    if (!h->started || h->cfg.legacy_sse || !h->cfg.terminate_on_close || h->session_id == NULL ||
-        mcp_http_is_modern(h))
+    if (!end_session)
         return;
     if (h->hooks != NULL && h->hooks->headers != NULL) {
         /* From the next step: close() may come from anywhere (a finalizer too), the hooks' headers
@@ -1051,7 +1035,7 @@ static void http_close(mcp_transport *t)
             return;
         }
     }
-    mcp_http_terminate(h);
+    h->proto->terminate(h);
 }
 
 static void on_delete_timer(mcp_loop *loop, mcp_timer *t)
@@ -1059,14 +1043,14 @@ static void on_delete_timer(mcp_loop *loop, mcp_timer *t)
     mcp_http *h = t->data;
     (void)loop;
     h->delete_pending = 0;
-    mcp_http_terminate(h);
+    h->proto->terminate(h);
     mcp_transport_unref(&h->base); /* the timer's; the DELETE holds its own */
 }
 
 static int http_is_open(mcp_transport *t)
 {
     mcp_http *h = (mcp_http *)t;
-    return h->started && !h->closing && (!h->cfg.legacy_sse || h->ready == MCP_SSE_ENDPOINT_READY);
+    return h->started && !h->closing && h->proto->ready(h) == MCP_SSE_ENDPOINT_READY;
 }
 
 static void http_destroy(mcp_transport *t)
@@ -1076,10 +1060,8 @@ static void http_destroy(mcp_transport *t)
     t->sink = NULL;
     h->ev_cb = NULL;
     h->closing = 1;
-    mcp_timer_stop(loop, &h->reconnect_timer);
+    h->proto->destroy(h);
     mcp_timer_stop(loop, &h->delete_timer); /* (never pending here: it holds a reference) */
-    while (h->resumes != NULL)
-        mcp_http_free_resume(h, h->resumes);
     free_queued(h);
     while (h->reqs != NULL)
         mcp_http_drop_req(h, h->reqs);
@@ -1114,7 +1096,8 @@ void mcp_http_config_free(mcp_http_config *cfg)
     memset(cfg, 0, sizeof *cfg);
 }
 
-mcp_transport *mcp_http_new(mcp_loop *loop, mcp_curl *curl, mcp_http_config *cfg)
+mcp_transport *mcp_http_new(mcp_loop *loop, mcp_curl *curl, mcp_http_config *cfg,
+                            const mcp_http_proto *proto)
 {
     mcp_http *h = calloc(1, sizeof *h);
     if (h == NULL) {
@@ -1122,6 +1105,7 @@ mcp_transport *mcp_http_new(mcp_loop *loop, mcp_curl *curl, mcp_http_config *cfg
         return NULL;
     }
     h->base.vt = &http_vt;
+    h->proto = proto;
     h->base.refs = 1;
     h->base.loop = loop;
     mcp_loop_ref(loop);
@@ -1139,8 +1123,8 @@ mcp_transport *mcp_http_new(mcp_loop *loop, mcp_curl *curl, mcp_http_config *cfg
         h->cfg.max_reply_connections = MCP_HTTP_DEFAULT_MAX_REPLY_CONNECTIONS;
     if (h->cfg.max_queued_replies <= 0)
         h->cfg.max_queued_replies = MCP_HTTP_DEFAULT_MAX_QUEUED_REPLIES;
-    mcp_timer_init(&h->reconnect_timer, mcp_http_on_reconnect_timer, h);
     mcp_timer_init(&h->delete_timer, on_delete_timer, h);
+    proto->init(h);
     return &h->base;
 }
 
@@ -1176,5 +1160,5 @@ void mcp_http_set_request_hooks(mcp_transport *t, const mcp_http_request_hooks *
 int mcp_http_ready(mcp_transport *t)
 {
     mcp_http *h = (mcp_http *)t;
-    return h->cfg.legacy_sse ? h->ready : 1; /* streamable HTTP needs no endpoint */
+    return h->proto->ready(h);
 }

@@ -33,7 +33,6 @@ typedef struct mcp_http_config {
     int max_queued_replies;  /* more of them waiting, the rest dropped; 0: default (1000) */
     mcp_curl_opt *curl_opts; /* owned array */
     size_t ncurl_opts;
-    int legacy_sse; /* the 2024-11-05 HTTP+SSE transport */
 } mcp_http_config;
 
 /* Legacy SSE: whether the endpoint event arrived (messages can be sent only then). */
@@ -70,8 +69,15 @@ typedef struct mcp_http_request_hooks {
                    int attempt, int memo);
 } mcp_http_request_hooks;
 
-/* Takes ownership of cfg's contents (also on failure). */
-mcp_transport *mcp_http_new(mcp_loop *loop, mcp_curl *curl, mcp_http_config *cfg);
+/* The protocols over the shared HTTP layer: streamable HTTP (streamable_http.c) and the legacy
+ * HTTP+SSE transport of 2024-11-05 (legacy_sse.c). */
+typedef struct mcp_http_proto mcp_http_proto;
+extern const mcp_http_proto mcp_streamable_http;
+extern const mcp_http_proto mcp_legacy_sse;
+
+/* A transport of protocol proto. Takes ownership of cfg's contents (also on failure). */
+mcp_transport *mcp_http_new(mcp_loop *loop, mcp_curl *curl, mcp_http_config *cfg,
+                            const mcp_http_proto *proto);
 void mcp_http_config_free(mcp_http_config *cfg);
 void mcp_http_on_event(mcp_transport *t, mcp_http_event_cb cb, void *ctx);
 void mcp_http_set_protocol_version(mcp_transport *t, const char *version);

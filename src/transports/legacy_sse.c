@@ -8,7 +8,7 @@
 #include <strings.h>
 
 /* Open the event stream; messages can be sent once its endpoint event arrives. */
-int mcp_sse_start(mcp_http *h, char *err, size_t errlen)
+static int sse_start(mcp_http *h, char *err, size_t errlen)
 {
     mcp_http_start_get(h, 0, NULL, 0);
     if (h->inbound == NULL) {
@@ -37,7 +37,7 @@ static void emit_auth_failure(mcp_http *h, mcp_hreq *r)
 
 /* The legacy event stream ended: before the endpoint event it failed the connection, after it
  * the connection is closed. */
-void mcp_sse_stream_done(mcp_http *h, mcp_hreq *r, CURLcode rc, const char *what)
+static void sse_stream_done(mcp_http *h, mcp_hreq *r, CURLcode rc, const char *what)
 {
     long status = r->status;
     char msg[1400];
@@ -59,14 +59,13 @@ void mcp_sse_stream_done(mcp_http *h, mcp_hreq *r, CURLcode rc, const char *what
 }
 
 /* Legacy SSE: the first "endpoint" event names the POST URL; it must keep the stream's origin. */
-void mcp_sse_on_event(mcp_hreq *r, const char *type, size_t tlen, const char *data, size_t dlen)
+static void sse_on_event(mcp_hreq *r, const char *type, size_t tlen, const char *data, size_t dlen)
 {
     mcp_http *h = r->owner;
     CURLU *base, *ep;
     char *rel, *url = NULL, *s1 = NULL, *h1 = NULL, *p1 = NULL, *s2 = NULL, *h2 = NULL, *p2 = NULL;
     char msg[1200];
-    if (!h->cfg.legacy_sse || tlen != 8 || memcmp(type, "endpoint", 8) != 0 ||
-        h->ready == MCP_SSE_ENDPOINT_READY)
+    if (tlen != 8 || memcmp(type, "endpoint", 8) != 0 || h->ready == MCP_SSE_ENDPOINT_READY)
         return;
     rel = malloc(dlen + 1);
     base = curl_url();
@@ -118,3 +117,58 @@ out:
     curl_url_cleanup(ep);
     free(rel);
 }
+
+/* ---- the protocol over the shared layer ----------------------------------------------------- */
+
+static void sse_init(mcp_http *h) { (void)h; }
+
+static const char *sse_post_url(const mcp_http *h) { return h->endpoint; }
+
+static int sse_no_session(const mcp_http *h)
+{
+    (void)h;
+    return 0; /* 2024-11-05 has no Mcp-Session-Id: the endpoint URL names the session */
+}
+
+static int sse_ready(const mcp_http *h) { return h->ready; }
+
+static int sse_close(mcp_http *h)
+{
+    (void)h;
+    return 0; /* no session to end */
+}
+
+static void sse_terminate(mcp_http *h) { (void)h; }
+
+static int sse_retry_delete(mcp_http *h, mcp_hreq *refused, int memo)
+{
+    (void)h;
+    (void)refused;
+    (void)memo;
+    return -1; /* (never: it sends no DELETE) */
+}
+
+static void sse_destroy(mcp_http *h) { (void)h; }
+
+const mcp_http_proto mcp_legacy_sse = {
+    "SSE",
+    "application/json",
+    0,
+    "",
+    sse_init,
+    sse_start,
+    sse_post_url,
+    sse_no_session,
+    sse_ready,
+    NULL,
+    NULL,
+    NULL,
+    NULL,
+    sse_stream_done,
+    sse_on_event,
+    NULL,
+    sse_close,
+    sse_terminate,
+    sse_retry_delete,
+    sse_destroy,
+};

@@ -8,12 +8,15 @@
 #include <string.h>
 
 #define DELETE_TIMEOUT_MS 2000L
+
+static void schedule_resume(mcp_http *h, int64_t request_id, const char *last_id,
+                            unsigned long retry_ms, int attempts);
 /* No reconnection or resumption comes sooner than this, whatever the server's retry field says. */
 #define MIN_RECONNECT_MS 100ul
 
-void mcp_http_adopt_session_id(mcp_http *h, mcp_hreq *r)
+static void adopt_session_id(mcp_http *h, mcp_hreq *r)
 {
-    if (h->cfg.legacy_sse || r->session_id == NULL || mcp_http_is_modern(h))
+    if (r->session_id == NULL || mcp_http_is_modern(h))
         return;
     if (h->session_id != NULL && strcmp(h->session_id, r->session_id) == 0)
         return;
@@ -22,7 +25,7 @@ void mcp_http_adopt_session_id(mcp_http *h, mcp_hreq *r)
     mcp_http_emit(h, "session_id", h->session_id);
 }
 
-void mcp_http_expire_session(mcp_http *h)
+static void expire_session(mcp_http *h)
 {
     char *old = h->session_id;
     if (old == NULL)
@@ -43,7 +46,7 @@ static unsigned long backoff_ms(int attempt)
     return d > 30000.0 ? 30000ul : (unsigned long)d;
 }
 
-void mcp_http_on_reconnect_timer(mcp_loop *loop, mcp_timer *t)
+static void on_reconnect_timer(mcp_loop *loop, mcp_timer *t)
 {
     mcp_http *h = t->data;
     (void)loop;
@@ -55,7 +58,7 @@ void mcp_http_on_reconnect_timer(mcp_loop *loop, mcp_timer *t)
 
 /* A GET of streamable HTTP finished: the standalone inbound stream (reconnect) or a resumed
  * POST stream (resume again while its request waits). */
-void mcp_http_stream_done(mcp_http *h, mcp_hreq *r, CURLcode rc, const char *what)
+static void stream_done(mcp_http *h, mcp_hreq *r, CURLcode rc, const char *what)
 {
     long status = r->status;
     size_t idlen;
@@ -70,7 +73,7 @@ void mcp_http_stream_done(mcp_http *h, mcp_hreq *r, CURLcode rc, const char *wha
     if (status == 405 && !r->for_request) {
         h->inbound_wanted = 0; /* the server offers no standalone stream: fine */
     } else if (status == 404 && r->sent_session) {
-        mcp_http_expire_session(h);
+        expire_session(h);
         snprintf(msg, sizeof msg,
                  "MCP HTTP Transport Error: GET SSE failed (%s). The MCP session expired", what);
         if (req != 0)
@@ -82,8 +85,8 @@ void mcp_http_stream_done(mcp_http *h, mcp_hreq *r, CURLcode rc, const char *wha
          * times without progress. */
         if (mcp_http_request_pending(h, req)) {
             if (ok && (r->mode == MCP_HREQ_STREAM || (status >= 200 && status < 300)))
-                mcp_http_schedule_resume(h, req, id[0] ? id : NULL, r->retry_ms,
-                                         r->messages_seen > 0 ? 0 : r->attempt);
+                schedule_resume(h, req, id[0] ? id : NULL, r->retry_ms,
+                                r->messages_seen > 0 ? 0 : r->attempt);
             else {
                 snprintf(msg, sizeof msg,
                          "MCP HTTP Transport Error: resuming the event stream failed: %s", what);
@@ -139,7 +142,7 @@ void mcp_http_stream_done(mcp_http *h, mcp_hreq *r, CURLcode rc, const char *wha
 
 /* ---- resuming POST streams ------------------------------------------------------------------ */
 
-void mcp_http_free_resume(mcp_http *h, resume *z)
+static void free_resume(mcp_http *h, resume *z)
 {
     resume **pp;
     for (pp = &h->resumes; *pp != NULL; pp = &(*pp)->next)
@@ -162,7 +165,7 @@ static void on_resume_timer(mcp_loop *loop, mcp_timer *t)
     (void)loop;
     /* Done with z first: the request hooks (Lua) may close the transport, which frees resumes. */
     z->last_id = NULL;
-    mcp_http_free_resume(h, z);
+    free_resume(h, z);
     mcp_transport_ref(&h->base);
     if (!h->closing && mcp_http_request_pending(h, id))
         mcp_http_start_get(h, id, last_id, attempts);
@@ -170,8 +173,8 @@ static void on_resume_timer(mcp_loop *loop, mcp_timer *t)
     mcp_transport_unref(&h->base);
 }
 
-void mcp_http_schedule_resume(mcp_http *h, int64_t request_id, const char *last_id,
-                              unsigned long retry_ms, int attempts)
+static void schedule_resume(mcp_http *h, int64_t request_id, const char *last_id,
+                            unsigned long retry_ms, int attempts)
 {
     resume *z;
     char msg[200];
@@ -222,13 +225,13 @@ static mcp_hreq *start_delete(mcp_http *h, const char *url)
 }
 
 /* Best effort: end the session on the server (DELETE); bounded, and holding the transport alive. */
-void mcp_http_terminate(mcp_http *h)
+static void terminate(mcp_http *h)
 {
     if (start_delete(h, h->cfg.url) != NULL)
         mcp_transport_ref(&h->base);
 }
 
-int mcp_http_retry_delete(mcp_http *h, mcp_hreq *refused, int memo)
+static int retry_delete(mcp_http *h, mcp_hreq *refused, int memo)
 {
     mcp_hreq *d = start_delete(h, refused->hook_url);
     if (d == NULL)
@@ -241,7 +244,7 @@ int mcp_http_retry_delete(mcp_http *h, mcp_hreq *refused, int memo)
 int mcp_http_open_inbound(mcp_transport *t)
 {
     mcp_http *h = (mcp_http *)t;
-    if (h->cfg.legacy_sse || h->closing || !h->started || mcp_http_is_modern(h))
+    if (h->proto != &mcp_streamable_http || h->closing || !h->started || mcp_http_is_modern(h))
         return 0;
     h->inbound_wanted = 1;
     if (h->inbound == NULL) {
@@ -261,3 +264,106 @@ const char *mcp_http_resumption_token(mcp_transport *t, size_t *len)
     }
     return id;
 }
+
+/* ---- the protocol over the shared layer ----------------------------------------------------- */
+
+static void init(mcp_http *h) { mcp_timer_init(&h->reconnect_timer, on_reconnect_timer, h); }
+
+static int start(mcp_http *h, char *err, size_t errlen)
+{
+    (void)err;
+    (void)errlen;
+    if (h->cfg.initial_session_id != NULL) {
+        mcp_http_set_str(&h->session_id, h->cfg.initial_session_id,
+                         strlen(h->cfg.initial_session_id));
+        mcp_http_headers_changed(h);
+    }
+    return 0;
+}
+
+static const char *post_url(const mcp_http *h) { return h->cfg.url; }
+
+static int sends_session(const mcp_http *h)
+{
+    return h->session_id != NULL && !mcp_http_is_modern(h);
+}
+
+static int ready(const mcp_http *h)
+{
+    (void)h;
+    return MCP_SSE_ENDPOINT_READY; /* no endpoint to wait for */
+}
+
+/* After a 202 (initialized): the standalone GET stream, when it is wanted and not open. */
+static void post_finished(mcp_http *h, mcp_hreq *r)
+{
+    if (h->protocol_version != NULL && h->inbound_wanted && h->inbound == NULL && r->status == 202)
+        mcp_http_open_inbound(&h->base);
+}
+
+static int session_lost(mcp_http *h, mcp_hreq *r, const char *what)
+{
+    char msg[1400];
+    expire_session(h);
+    snprintf(msg, sizeof msg,
+             "MCP HTTP Transport Error: POSTing to endpoint (%s). The MCP session expired. "
+             "Create a new client without initial_session_id to start a fresh session",
+             what);
+    r->keep_message = 1;
+    mcp_http_post_failed(h, r, 404, msg);
+    return 1;
+}
+
+static int resume_post(mcp_http *h, mcp_hreq *r, const char *last_id)
+{
+    schedule_resume(h, r->request_id, last_id, r->retry_ms, 0);
+    return 1;
+}
+
+static void abandon(mcp_http *h, int64_t request_id)
+{
+    resume *z, *zn;
+    for (z = h->resumes; z != NULL; z = zn) {
+        zn = z->next;
+        if (z->request_id == request_id)
+            free_resume(h, z);
+    }
+}
+
+static void stop(mcp_http *h)
+{
+    mcp_timer_stop(h->base.loop, &h->reconnect_timer);
+    while (h->resumes != NULL)
+        free_resume(h, h->resumes);
+}
+
+/* close(): the session ends with a DELETE, unless asked not to (or stateless 2026-07-28). */
+static int closing(mcp_http *h)
+{
+    stop(h);
+    return h->started && h->cfg.terminate_on_close && h->session_id != NULL &&
+           !mcp_http_is_modern(h);
+}
+
+const mcp_http_proto mcp_streamable_http = {
+    "HTTP",
+    "application/json, text/event-stream",
+    1,
+    ". This server does not support HTTP transport. Try using `sse` transport instead",
+    init,
+    start,
+    post_url,
+    sends_session,
+    ready,
+    adopt_session_id,
+    post_finished,
+    session_lost,
+    resume_post,
+    stream_done,
+    NULL,
+    abandon,
+    closing,
+    terminate,
+    retry_delete,
+    stop,
+};
