@@ -111,6 +111,7 @@ build = {
       ["mcp.cache"] = "lua/mcp/cache.lua",
       ["mcp.client"] = "lua/mcp/client.lua",
       ["mcp.config"] = "lua/mcp/config.lua",
+      ["mcp.config.trust"] = "lua/mcp/config/trust.lua",
       ["mcp.content"] = "lua/mcp/content.lua",
       ["mcp.deadline"] = "lua/mcp/deadline.lua",
       ["mcp.elicitation"] = "lua/mcp/elicitation/init.lua",
@@ -156,6 +157,7 @@ build = {
       ["mcp.util.canonical"] = "lua/mcp/util/canonical.lua",
       ["mcp.util.header_lines"] = "lua/mcp/util/header_lines.lua",
       ["mcp.util.options"] = "lua/mcp/util/options.lua",
+      ["mcp.util.term"] = "lua/mcp/util/term.lua",
       ["mcp.util.utf8"] = "lua/mcp/util/utf8.lua",
       -- END modules
    },

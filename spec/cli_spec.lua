@@ -183,8 +183,14 @@ describe("bin/mcp-lua", function()
   end)
 
   describe("--config FILE --server NAME", function()
-    local file = os.tmpname()
-    teardown(function() os.remove(file) end)
+    -- The file is in the user's own configuration ($XDG_CONFIG_HOME), so it is trusted.
+    local cfgdir = os.tmpname()
+    os.remove(cfgdir)
+    assert(mcp.core.mkdir_private(cfgdir))
+    local file = cfgdir .. "/mcp.json"
+    local XDG = "XDG_CONFIG_HOME=" .. shq(cfgdir) .. " "
+    local function run_xdg(args, stdin) return run_env(XDG, args, stdin) end
+    teardown(function() os.execute("rm -rf " .. shq(cfgdir)) end)
 
     it("starts a server of a config file, interpolated, and reports config errors with exit 3", function()
       helper.write_file(file, ([[{
@@ -195,27 +201,47 @@ describe("bin/mcp-lua", function()
           "broken": { "command": "x", "args": ["${LUA_MCP_CLI_UNSET}"] },
         },
       }]]):format(LUA, helper.example_server_path))
-      local out, err, code = run("--config " .. file .. " --server ex call echo '{\"message\": \"cfg\"}'")
+      local out, err, code = run_xdg("--config " .. file .. " --server ex call echo '{\"message\": \"cfg\"}'")
       assert.equals(0, code, err)
       assert.equals("cfg\n", out)
-      out, err, code = run("--config " .. file .. " --server nope tools")
+      out, err, code = run_xdg("--config " .. file .. " --server nope tools")
       assert.equals("", out)
       assert.equals(3, code)
       assert.truthy(helper.has(err, "no server 'nope' (servers: broken, ex, off)"), err)
-      out, err, code = run("--config " .. file .. " --server off tools")
+      out, err, code = run_xdg("--config " .. file .. " --server off tools")
       assert.equals("", out)
       assert.equals(3, code)
       assert.truthy(helper.has(err, "server 'off' is disabled"), err)
-      out, err, code = run("--config /nonexistent/mcp.json --server ex tools")
+      out, err, code = run_xdg("--config /nonexistent/mcp.json --server ex tools")
       assert.equals("", out)
       assert.equals(3, code)
       assert.truthy(helper.has(err, "cannot read the file"), err)
     end)
 
     it("a missing variable in the chosen server is a config error (other servers are not interpolated)", function()
-      local _, err, code = run("--config " .. file .. " --server broken tools")
+      local _, err, code = run_xdg("--config " .. file .. " --server broken tools")
       assert.equals(3, code)
       assert.truthy(helper.has(err, "server 'broken': field 'args[1]': environment variable LUA_MCP_CLI_UNSET is not set"), err)
+    end)
+
+    it("a file outside the user's configuration asks on the terminal first; no answer runs nothing", function()
+      local ws = os.tmpname()
+      local marker = ws .. ".ran"
+      helper.write_file(ws, ([[{"mcpServers": {
+        "ex": { "command": "sh", "args": ["-c", "touch %s; exec %s %s"] }
+      }}]]):format(marker, LUA, helper.example_server_path))
+      local out, err, code = run_env("", "--config " .. ws .. " --server ex tools", "n\n")
+      assert.equals("", out)
+      assert.equals(3, code)
+      assert.truthy(helper.has(err, "wants to run: sh -c touch " .. marker), err)
+      assert.truthy(helper.has(err, "server 'ex': not started: the trust hook said no"), err)
+      assert.is_nil(io.open(marker))
+      out, err, code = run_env("", "--config " .. ws .. " --server ex tools", "o\n")
+      assert.equals(0, code, err)
+      assert.truthy(helper.has(out, "echo("), out)
+      assert.truthy(io.open(marker))
+      os.remove(marker)
+      os.remove(ws)
     end)
   end)
 

@@ -10,7 +10,10 @@ local function write(text)
   return tmp
 end
 
+-- These specs are about parsing: the file is trusted as the host's own (trust has its specs below).
 local function load_text(text, opts)
+  opts = opts or {}
+  if opts.trusted == nil then opts.trusted = true end
   return mcp.config.load(write(text), opts)
 end
 
@@ -134,7 +137,7 @@ describe("mcp.config.load", function()
     end)
 
     it("loads examples/hub.jsonc (the README's config file)", function()
-      local cfg = assert(mcp.config.load(helper.root .. "/examples/hub.jsonc", { env = { USER = "u" } }))
+      local cfg = assert(mcp.config.load(helper.root .. "/examples/hub.jsonc", { env = { USER = "u" }, trusted = true }))
       assert.same({ "example", "remote", "test" }, cfg.order)
       assert.same({ "echo" }, cfg.servers.example.auto_approve)
       assert.same({ "spec/fixtures/test_server.lua", "--name=u" }, cfg.servers.test.args)

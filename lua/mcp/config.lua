@@ -8,6 +8,7 @@
 ---   for _, name in ipairs(cfg.order) do print(name, cfg.servers[name].type) end
 local errors = require("mcp.errors")
 local json = require("mcp.json")
+local trust = require("mcp.config.trust")
 
 local M = {}
 
@@ -15,21 +16,21 @@ local M = {}
 
 -- A config error: kind "config", and the file, server and field it is about, both in the message
 -- and as fields (err.file, err.server, err.field).
-local function config_error(ctx, server, field, msg)
+local function config_error(ctx, server, field, msg, kind)
   local where = {}
   if ctx.file then where[#where + 1] = ctx.file end
   if server then where[#where + 1] = "server '" .. server .. "'" end
   if field then where[#where + 1] = "field '" .. field .. "'" end
   local text = (#where > 0 and (table.concat(where, ": ") .. ": ") or "") .. msg
-  local e = errors.new(nil, text, nil, { kind = "config" })
+  local e = errors.new(nil, text, nil, { kind = kind or "config" })
   e.file, e.server, e.field = ctx.file, server, field
   return e
 end
 
 -- Raised inside the loader, caught by load(): a config problem found deep in a value.
 local Fail = {}
-local function fail(ctx, server, field, msg)
-  error(setmetatable({ err = config_error(ctx, server, field, msg) }, Fail), 0)
+local function fail(ctx, server, field, msg, kind)
+  error(setmetatable({ err = config_error(ctx, server, field, msg, kind) }, Fail), 0)
 end
 
 -- ---- JSON with comments ------------------------------------------------------------------------
@@ -118,7 +119,12 @@ end
 
 -- ---- interpolation -----------------------------------------------------------------------------
 
+local ALLOWED_ENV = {}
+for _, n in ipairs(trust.ENV_ALLOWLIST) do ALLOWED_ENV[n] = true end
+
 local function getenv(ctx, name)
+  -- A file outside the user's own configuration gets only what a stdio server inherits anyway.
+  if not ctx.trusted and not ALLOWED_ENV[name] then return nil, true end
   local env = ctx.opts.env
   if type(env) == "table" then return env[name] end
   if type(env) == "function" then return env(name) end
@@ -167,9 +173,13 @@ local function interpolate(ctx, server, field, s)
     local name, default = bare:match("^([%a_][%w_]*):%-(.*)$")
     if not name then name = bare:match("^([%a_][%w_]*)$") end
     if name then
-      local v = getenv(ctx, name)
+      local v, withheld = getenv(ctx, name)
       if v == nil or (v == "" and default ~= nil) then
         if default ~= nil then return default end
+        if withheld then
+          fail(ctx, server, field, "${env:" .. name .. "} is not expanded: the file is not in your own configuration "
+            .. "(only " .. table.concat(trust.ENV_ALLOWLIST, ", ") .. " are)", "untrusted")
+        end
         if ctx.opts.missing_env == "empty" then return "" end
         fail(ctx, server, field, "environment variable " .. name .. " is not set (use ${" .. name
           .. ":-default} for a default)")
@@ -307,25 +317,26 @@ local function tool_list_or_bool(ctx, name, field, v)
   return string_array(ctx, name, field, v)
 end
 
-local function parse_server(ctx, name, entry)
-  if type(name) ~= "string" or name == "" then fail(ctx, nil, nil, "a server name must be a non-empty string") end
-  if not is_object(entry) then
-    fail(ctx, name, nil, "must be an object, got " .. jtype(entry))
-  end
-  local s = { name = name, raw = entry }
-
+-- A server's flags, checked even for disabled servers (nothing in them is interpolated).
+local function parse_flags(ctx, name, entry, s)
   local disabled, dkey = get(entry, "disabled")
   if disabled ~= nil then s.disabled = boolean(ctx, name, dkey, disabled) end
   local enabled, ekey = get(entry, "enabled")
   if enabled ~= nil and not boolean(ctx, name, ekey, enabled) then s.disabled = true end
   s.disabled = s.disabled or false
-
-  -- Fields that never need interpolation are checked even for disabled servers.
   local dt, dtk = get(entry, "disabled_tools", "disabledTools")
   s.disabled_tools = dt ~= nil and string_array(ctx, name, dtk, dt) or {}
   local aa, aak = get(entry, "auto_approve", "autoApprove", "alwaysAllow")
-  if aa ~= nil then s.auto_approve = tool_list_or_bool(ctx, name, aak, aa) else s.auto_approve = {} end
+  s.auto_approve = {}
+  if aa ~= nil then
+    local v = tool_list_or_bool(ctx, name, aak, aa)
+    -- A file outside the user's own configuration does not approve tools for them.
+    if ctx.trusted or ctx.opts.honor_auto_approve then s.auto_approve = v else s.auto_approve_ignored = true end
+  end
+end
 
+-- The transport type (given or inferred); returns the raw command and url.
+local function parse_type(ctx, name, entry, s)
   local command, url = get(entry, "command"), get(entry, "url", "serverUrl")
   local t, tkey = get(entry, "type", "transport")
   if t ~= nil then
@@ -344,52 +355,113 @@ local function parse_server(ctx, name, entry)
   if s.type == "stdio" and command == nil then fail(ctx, name, "command", "is required for a stdio server") end
   if s.type ~= "stdio" and url == nil then fail(ctx, name, "url", "is required for an " .. s.type .. " server") end
   if command ~= nil and url ~= nil then fail(ctx, name, nil, "has both 'command' and 'url': give one") end
+  return command, url
+end
 
+-- What the trust hook is shown: the entry as the file has it (not interpolated).
+local function trust_entry(name, entry, s, command, url)
+  local args = get(entry, "args")
+  local shown = { name = name, type = s.type, raw = entry }
+  if s.type == "stdio" then
+    shown.command = tostring(command)
+    shown.args = {}
+    if is_array(args) then for i, a in ipairs(args) do shown.args[i] = tostring(a) end end
+    local cwd = get(entry, "cwd", "working_dir")
+    if type(cwd) == "string" then shown.cwd = cwd end
+  else
+    shown.url = tostring(url)
+  end
+  return shown
+end
+
+-- A server of a file outside the user's own configuration starts only with the hook's yes.
+local function check_trust(ctx, name, entry, s, command, url)
+  if ctx.trusted then
+    s.trusted = true
+    return
+  end
+  s.trusted = false
+  local file, hash = ctx.file, ctx.hash
+  if file and hash and trust.remembered(ctx.trust_dir, file, hash, name) then return end
+  local hook = ctx.opts.trust
+  if hook == nil then
+    fail(ctx, name, nil, "not started: the file is not in your own configuration and nothing was asked (pass a "
+      .. "trust hook, or trusted = true for a file you trust)", "untrusted")
+  end
+  local answer = hook(trust_entry(name, entry, s, command, url), file)
+  if answer ~= true and answer ~= "always" and answer ~= "once" then
+    fail(ctx, name, nil, "not started: the trust hook said no", "untrusted")
+  end
+  if answer ~= "once" and file and hash then
+    local ok, err = trust.remember(ctx.trust_dir, file, hash, name)
+    if not ok then s.trust_warning = "the answer could not be remembered: " .. tostring(err) end
+  end
+end
+
+local function parse_stdio(ctx, name, entry, s, command)
+  s.command = str(ctx, name, "command", command)
+  if s.command == "" then fail(ctx, name, "command", "is empty") end
+  local args = get(entry, "args")
+  s.args = args ~= nil and string_array(ctx, name, "args", args) or {}
+  local env = {}
+  local env_file = get(entry, "envFile")
+  if env_file ~= nil then env = read_env_file(ctx, name, str(ctx, name, "envFile", env_file)) end
+  local e = get(entry, "env")
+  if e ~= nil then
+    for k, v in pairs(string_map(ctx, name, "env", e, env_name)) do env[k] = v end
+  end
+  s.env = env
+  local cwd, ck = get(entry, "cwd", "working_dir")
+  if cwd ~= nil then s.cwd = str(ctx, name, ck, cwd) end
+end
+
+local function parse_remote(ctx, name, entry, s, url)
+  s.url = str(ctx, name, "url", url)
+  if not s.url:match("^https?://") then fail(ctx, name, "url", "must be an http:// or https:// URL, got " .. s.url) end
+  local h = get(entry, "headers")
+  s.headers = h ~= nil and string_map(ctx, name, "headers", h, header_name) or {}
+end
+
+-- oauth settings pass through to the transport, strings interpolated (client secrets usually
+-- come from ${env:...} or ${input:...}).
+local function parse_oauth(ctx, name, entry, s)
+  local oauth, ok = get(entry, "oauth", "auth")
+  if oauth == nil then return end
+  if not is_object(oauth) then fail(ctx, name, ok, "must be an object, got " .. jtype(oauth)) end
+  local function walk(v, path)
+    if type(v) == "string" then return interpolate(ctx, name, path, v) end
+    if type(v) == "table" then
+      local c = setmetatable({}, getmetatable(v))
+      for k, x in pairs(v) do c[k] = walk(x, path .. "." .. tostring(k)) end
+      return c
+    end
+    return v
+  end
+  s.oauth = walk(oauth, ok)
+end
+
+local function parse_server(ctx, name, entry)
+  if type(name) ~= "string" or name == "" then fail(ctx, nil, nil, "a server name must be a non-empty string") end
+  if not is_object(entry) then
+    fail(ctx, name, nil, "must be an object, got " .. jtype(entry))
+  end
+  local s = { name = name, raw = entry }
+  parse_flags(ctx, name, entry, s)
+  local command, url = parse_type(ctx, name, entry, s)
   if s.disabled then return s end -- not started: nothing is interpolated or asked
   if ctx.only and not ctx.only[name] then
     s.skipped = true -- not asked for (opts.only): checked, not interpolated
     return s
   end
-
+  check_trust(ctx, name, entry, s, command, url)
   if s.type == "stdio" then
-    s.command = str(ctx, name, "command", command)
-    if s.command == "" then fail(ctx, name, "command", "is empty") end
-    local args = get(entry, "args")
-    s.args = args ~= nil and string_array(ctx, name, "args", args) or {}
-    local env = {}
-    local env_file = get(entry, "envFile")
-    if env_file ~= nil then env = read_env_file(ctx, name, str(ctx, name, "envFile", env_file)) end
-    local e = get(entry, "env")
-    if e ~= nil then
-      for k, v in pairs(string_map(ctx, name, "env", e, env_name)) do env[k] = v end
-    end
-    s.env = env
-    local cwd, ck = get(entry, "cwd", "working_dir")
-    if cwd ~= nil then s.cwd = str(ctx, name, ck, cwd) end
+    parse_stdio(ctx, name, entry, s, command)
+    local sb = get(entry, "sandbox")
+    if sb ~= nil then s.sandbox = sb end
   else
-    s.url = str(ctx, name, "url", url)
-    if not s.url:match("^https?://") then fail(ctx, name, "url", "must be an http:// or https:// URL, got " .. s.url) end
-    local h = get(entry, "headers")
-    s.headers = h ~= nil and string_map(ctx, name, "headers", h, header_name) or {}
+    parse_remote(ctx, name, entry, s, url)
   end
-
-  local oauth, ok = get(entry, "oauth", "auth")
-  if oauth ~= nil then
-    if not is_object(oauth) then fail(ctx, name, ok, "must be an object, got " .. jtype(oauth)) end
-    -- Passed through to the transport's oauth settings, strings interpolated (client secrets
-    -- usually come from ${env:...} or ${input:...}).
-    local function walk(v, path)
-      if type(v) == "string" then return interpolate(ctx, name, path, v) end
-      if type(v) == "table" then
-        local c = setmetatable({}, getmetatable(v))
-        for k, x in pairs(v) do c[k] = walk(x, path .. "." .. tostring(k)) end
-        return c
-      end
-      return v
-    end
-    s.oauth = walk(oauth, ok)
-  end
-
+  parse_oauth(ctx, name, entry, s)
   local timeout, tok = get(entry, "timeout_ms", "timeout")
   if timeout ~= nil then
     if type(timeout) ~= "number" or timeout <= 0 then fail(ctx, name, tok, "must be a positive number") end
@@ -468,6 +540,13 @@ local function parse_doc(ctx, doc)
   return out
 end
 
+local function check_trust_opts(opts)
+  if opts.trust ~= nil and type(opts.trust) ~= "function" then error("mcp.config.load: opts.trust must be a function", 3) end
+  if opts.trusted ~= nil and type(opts.trusted) ~= "boolean" then
+    error("mcp.config.load: opts.trusted must be a boolean", 3)
+  end
+end
+
 --- Load a server configuration from a file path or an already decoded table.
 --- opts: `on_input(input) -> value | nil, err` asked for `${input:id}` (input: id, type,
 --- description, password, default, options, server); `inputs` {id = value} given up front;
@@ -477,6 +556,12 @@ end
 --- interpolated, and marked `skipped`), e.g. to start one server of a file; `keep_going`: a
 --- server whose entry is invalid or cannot be interpolated does not fail the load, it comes as
 --- `{name, raw, error}` and in `config.errors[name]` (problems of the file itself still fail).
+--- Trust (docs/SECURITY.md "Config files"): a file outside the user's own configuration is not
+--- trusted: each server it names needs `trust(entry, source) -> true | "once" | false` to say
+--- yes (true is remembered for this file's content, under `trust_dir`, default the token store's
+--- directory), or the host's `trusted = true`; without either it fails with kind "untrusted".
+--- In such a file `${env:...}` expands only mcp.config.trust.ENV_ALLOWLIST and autoApprove is
+--- ignored unless `honor_auto_approve = true`. A table source is trusted unless `trusted = false`.
 ---@param source string|table
 ---@param opts table|nil
 ---@return table|nil config, mcp.Error|nil err
@@ -492,7 +577,8 @@ function M.load(source, opts)
   if type(source) == "table" and source.servers ~= nil and source.order ~= nil and source.format ~= nil then
     return source -- already loaded
   end
-  local ctx = { opts = opts, input_values = {}, inputs = {} }
+  check_trust_opts(opts)
+  local ctx = { opts = opts, input_values = {}, inputs = {}, trust_dir = trust.dir(opts.trust_dir) }
   if opts.only ~= nil then
     if type(opts.only) ~= "table" then error("mcp.config.load: opts.only must be an array of server names", 2) end
     ctx.only = {}
@@ -506,15 +592,20 @@ function M.load(source, opts)
     local derr
     doc, derr = M.decode_jsonc(text)
     if doc == nil then return nil, config_error(ctx, nil, nil, "invalid JSON: " .. tostring(derr)) end
+    ctx.hash = trust.hash(text)
+    -- The user's own files are trusted; any other file only when the host says so.
+    if opts.trusted ~= nil then ctx.trusted = opts.trusted else ctx.trusted = trust.user_file(source) end
   else
     doc = source
     ctx.file = opts.file
+    ctx.trusted = opts.trusted ~= false -- a table comes from the host itself
   end
   local ok, res = pcall(parse_doc, ctx, doc)
   if not ok then
     if getmetatable(res) == Fail then return nil, res.err end
     error(res, 0)
   end
+  res.trusted = ctx.trusted
   return res
 end
 
@@ -556,6 +647,18 @@ function M.tty_input(opts)
     return line
   end
 end
+
+--- A `trust` hook that shows the server (escaped) and asks on the terminal (/dev/tty, else
+--- stdin): "y" yes (remembered for this file's content), "o" once, anything else no.
+--- opts: input (file or function), output (file).
+---@param opts table|nil
+---@return fun(entry: table, source: string|nil): boolean|string
+function M.tty_trust(opts)
+  return trust.tty_hook(opts)
+end
+
+--- The trust module (user_file, ENV_ALLOWLIST, ...): see mcp.config.trust.
+M.trust = trust
 
 --- An `on_input` handler for Neovim: vim.fn.inputsecret for passwords, vim.fn.inputlist for
 --- pickString, vim.fn.input otherwise (all synchronous, so it works while the config loads).

@@ -84,7 +84,15 @@ local OPTS = {
   on_error = "function", on_stderr = "function", on_input = "function", inputs = "table", env = "table",
   client = "table", restart = "table", connect_timeout_ms = "number", request_timeout_ms = "number",
   separator = "string", max_name_length = "number", wait = "boolean", variables = "table",
+  trust = "function", trusted = "boolean", honor_auto_approve = "boolean", trust_dir = "string",
 }
+
+-- The options config.load takes from the hub's (trust decides what a file may start).
+local function load_opts(opts)
+  return { on_input = opts.on_input, inputs = opts.inputs, env = opts.env, variables = opts.variables,
+    trust = opts.trust, trusted = opts.trusted, honor_auto_approve = opts.honor_auto_approve,
+    trust_dir = opts.trust_dir }
+end
 
 --- Start a hub over every enabled server of a config (a path, a decoded table, or the result of
 --- mcp.config.load). Waits until every server is ready or failed unless opts.wait == false.
@@ -99,8 +107,9 @@ function M.new(cfg, opts)
     if want == nil then error("mcp.hub: unknown option '" .. tostring(k) .. "'", 2) end
     if type(v) ~= want then error(("mcp.hub: option '%s' must be a %s, got %s"):format(k, want, type(v)), 2) end
   end
-  local loaded, err = config.load(cfg, { on_input = opts.on_input, inputs = opts.inputs, env = opts.env,
-    variables = opts.variables, keep_going = true })
+  local lopts = load_opts(opts)
+  lopts.keep_going = true
+  local loaded, err = config.load(cfg, lopts)
   if not loaded then return nil, err end
   local restart = opts.restart or {}
   local self = setmetatable({
@@ -757,8 +766,10 @@ function Hub:_reload(rec)
   table.sort(decls, function(a, b) return a.id < b.id end)
   local doc = { mcpServers = { [rec.name] = raw } }
   if #decls > 0 then doc.inputs = decls end
-  local loaded, err = config.load(doc, { on_input = self.opts.on_input,
-    inputs = self.opts.inputs, env = self.opts.env, variables = self.opts.variables, file = self.config.file })
+  -- Read with the trust the file had: a server of an untrusted file is asked about again.
+  local lopts = load_opts(self.opts)
+  lopts.file, lopts.trusted = self.config.file, self.config.trusted ~= false
+  local loaded, err = config.load(doc, lopts)
   if not loaded then
     self:_set_state(rec, "failed", { error = err })
     self:_report(err)

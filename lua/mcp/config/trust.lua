@@ -1,0 +1,185 @@
+--- Trust for server configuration files (mcp.config.load, mcp.hub, mcp-lua --config).
+---
+--- A file in the user's own configuration (their XDG config dirs, the hosts' user-level files)
+--- is trusted: its servers start, `${env:...}` expands any variable, `autoApprove` counts. Any
+--- other file (a workspace's `.vscode/mcp.json`, a cloned repository's `.mcp.json`) is not: each
+--- of its servers starts only after the host's `trust(entry, source)` hook said yes (remembered
+--- per file and server by a SHA-256 of the file's content, next to the OAuth token store, 0600),
+--- `${env:...}` expands only the stdio environment allowlist, and `autoApprove` is ignored unless
+--- the host passes `honor_auto_approve = true`.
+local core = require("mcp.core")
+local json = require("mcp.json")
+local store = require("mcp.auth.store")
+local term = require("mcp.util.term")
+
+local M = {}
+
+-- The variables an untrusted file may expand: the ones a stdio server inherits anyway.
+M.ENV_ALLOWLIST = { "HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER" }
+
+local function hex(s)
+  return (s:gsub(".", function(c) return ("%02x"):format(c:byte()) end))
+end
+
+--- An absolute path with "." and ".." components and repeated slashes resolved lexically;
+--- a relative path is taken from $PWD. nil when it cannot be made absolute.
+---@param path string
+---@return string|nil
+function M.absolute(path)
+  if path:sub(1, 1) ~= "/" then
+    local pwd = os.getenv("PWD")
+    if pwd == nil or pwd:sub(1, 1) ~= "/" then return nil end
+    path = pwd .. "/" .. path
+  end
+  local parts = {}
+  for part in path:gmatch("[^/]+") do
+    if part == ".." then
+      parts[#parts] = nil
+    elseif part ~= "." then
+      parts[#parts + 1] = part
+    end
+  end
+  return "/" .. table.concat(parts, "/")
+end
+
+local function under(path, dir)
+  if dir == nil or dir == "" or dir:sub(1, 1) ~= "/" then return false end
+  dir = dir:gsub("/+$", "")
+  return path:sub(1, #dir + 1) == dir .. "/"
+end
+
+--- The directories and files that make up the user's own configuration.
+---@return string[] dirs, string[] files
+function M.user_locations()
+  local home = os.getenv("HOME")
+  if home == "" or (home and home:sub(1, 1) ~= "/") then home = nil end
+  local dirs, files = {}, {}
+  local xdg = os.getenv("XDG_CONFIG_HOME")
+  if xdg ~= nil and xdg:sub(1, 1) == "/" then
+    dirs[#dirs + 1] = xdg
+  elseif home then
+    dirs[#dirs + 1] = home .. "/.config"
+  end
+  for d in (os.getenv("XDG_CONFIG_DIRS") or "/etc/xdg"):gmatch("[^:]+") do dirs[#dirs + 1] = d end
+  if home then
+    -- Claude Code, Cursor, Windsurf, Gemini CLI and the macOS application support folder.
+    for _, d in ipairs({ ".claude", ".cursor", ".codeium", ".gemini", "Library/Application Support" }) do
+      dirs[#dirs + 1] = home .. "/" .. d
+    end
+    files[#files + 1] = home .. "/.claude.json"
+  end
+  return dirs, files
+end
+
+--- Whether a config file is part of the user's own configuration.
+---@param path string
+---@return boolean
+function M.user_file(path)
+  local abs = M.absolute(path)
+  if abs == nil then return false end
+  local dirs, files = M.user_locations()
+  for _, f in ipairs(files) do
+    if abs == M.absolute(f) then return true end
+  end
+  for _, d in ipairs(dirs) do
+    local ad = M.absolute(d)
+    if ad and under(abs, ad) then return true end
+  end
+  return false
+end
+
+-- ---- remembered answers --------------------------------------------------------------------------
+
+local function record_path(dir, abs)
+  return dir .. "/trust-" .. hex(core.sha256(abs)):sub(1, 32) .. ".json"
+end
+
+local function read_record(dir, abs)
+  local f = io.open(record_path(dir, abs), "rb")
+  if not f then return nil end
+  local text = f:read("*a")
+  f:close()
+  local doc = json.decode(text)
+  if type(doc) ~= "table" or doc.file ~= abs or type(doc.servers) ~= "table" then return nil end
+  return doc
+end
+
+--- Where the answers are kept: opts.trust_dir, else the token store's directory.
+---@param dir string|nil
+---@return string|nil
+function M.dir(dir)
+  return dir or store.default_dir()
+end
+
+--- Whether the hook already said yes to this server of this file, as it is now (its hash).
+---@param dir string|nil
+---@param file string
+---@param hash string hex SHA-256 of the file's content
+---@param server string
+---@return boolean
+function M.remembered(dir, file, hash, server)
+  local abs = M.absolute(file)
+  if dir == nil or abs == nil then return false end
+  local doc = read_record(dir, abs)
+  return doc ~= nil and doc.sha256 == hash and doc.servers[server] == true
+end
+
+--- Remember the hook's yes for a server of a file with this content. true, or nil, message.
+---@param dir string|nil
+---@param file string
+---@param hash string
+---@param server string
+---@return boolean|nil ok, string|nil err
+function M.remember(dir, file, hash, server)
+  local abs = M.absolute(file)
+  if dir == nil or abs == nil then return nil, "no directory to remember the answer in" end
+  local doc = read_record(dir, abs)
+  if doc == nil or doc.sha256 ~= hash then doc = { file = abs, sha256 = hash, servers = {} } end
+  doc.servers[server] = true
+  local ok, err = core.mkdir_private(dir)
+  if ok then ok, err = core.write_private_file(record_path(dir, abs), json.encode(doc)) end
+  return ok, err
+end
+
+--- Hex SHA-256 of a file's content.
+---@param text string
+---@return string
+function M.hash(text)
+  return hex(core.sha256(text))
+end
+
+-- ---- a hook on the terminal ----------------------------------------------------------------------
+
+--- A `trust` hook that shows the server (escaped) and asks on the terminal (/dev/tty, else
+--- stdin/stderr): "y" (yes, remembered), "o" (once), anything else no.
+--- opts: input (file or function returning a line), output (file).
+---@param opts table|nil
+---@return fun(entry: table, source: string|nil): boolean|string
+function M.tty_hook(opts)
+  opts = opts or {}
+  return function(entry, source)
+    local tty_in = opts.input or io.open("/dev/tty", "r") or io.stdin
+    local out = opts.output or io.open("/dev/tty", "w") or io.stderr
+    local what
+    if entry.type == "stdio" then
+      local words = { tostring(entry.command) }
+      for _, a in ipairs(entry.args or {}) do words[#words + 1] = tostring(a) end
+      what = "run: " .. table.concat(words, " ")
+      if entry.cwd then what = what .. "\n  in: " .. tostring(entry.cwd) end
+    else
+      what = "connect to: " .. tostring(entry.url)
+    end
+    out:write(term.escape(("%s is not in your own configuration.\nServer '%s' wants to %s\n"):format(
+      tostring(source or "this configuration"), tostring(entry.name), what), { keep_newlines = true }))
+    out:write("Start it? [y]es (remember for this file) / [o]nce / [N]o: ")
+    out:flush()
+    local line
+    if type(tty_in) == "function" then line = tty_in() else line = tty_in:read("*l") end
+    line = (line or ""):lower()
+    if line == "y" or line == "yes" then return true end
+    if line == "o" or line == "once" then return "once" end
+    return false
+  end
+end
+
+return M

@@ -1,0 +1,156 @@
+-- Trust for config files (docs/SECURITY.md "Config files"): a workspace file (outside the user's
+-- own configuration) runs no command, leaks no environment variable and approves no tool unless
+-- the host's trust hook or the host itself says so; the hook's yes is remembered per file
+-- content in a 0600 file.
+local mcp = require("mcp")
+local helper = require("helper")
+local trust = require("mcp.config.trust")
+
+local LUA = helper.lua_cmd()
+local T = helper.test_server_path
+
+local function tmpdir()
+  local d = os.tmpname()
+  os.remove(d)
+  assert(mcp.core.mkdir_private(d))
+  return d
+end
+
+local function exists(path)
+  local f = io.open(path, "rb")
+  if f then f:close() end
+  return f ~= nil
+end
+
+describe("config trust", function()
+  local dir, store, file
+  before_each(function()
+    dir, store = tmpdir(), tmpdir()
+    file = dir .. "/.vscode-mcp.json" -- a workspace's file: not under $XDG_CONFIG_HOME nor ~/.claude.json
+  end)
+  after_each(function()
+    os.execute("rm -rf '" .. dir .. "' '" .. store .. "'")
+  end)
+
+  local function write(doc)
+    helper.write_file(file, mcp.json.encode(doc))
+  end
+
+  it("a workspace file is not the user's own configuration; their XDG config dir and ~/.claude.json are", function()
+    assert.is_false(trust.user_file(file))
+    assert.is_false(trust.user_file("relative/../../x.json") and os.getenv("PWD") == nil)
+    local home = os.getenv("HOME")
+    if home and home:sub(1, 1) == "/" then
+      assert.is_true(trust.user_file(home .. "/.claude.json"))
+      if os.getenv("XDG_CONFIG_HOME") == nil then
+        assert.is_true(trust.user_file(home .. "/.config/mcphub/servers.json"))
+        assert.is_false(trust.user_file(home .. "/.config/../project/.mcp.json"))
+      end
+    end
+  end)
+
+  it("a workspace file's command does not run without the trust hook: a clear nil, err and a failed state", function()
+    local marker = dir .. "/ran"
+    write({ mcpServers = { evil = { command = "sh", args = { "-c", "touch " .. marker } } } })
+    local cfg, err = mcp.config.load(file, { trust_dir = store })
+    assert.is_nil(cfg)
+    assert.equals("untrusted", err.kind)
+    assert.equals("evil", err.server)
+    assert.truthy(err.message:find("not in your own configuration", 1, true))
+    local states = {}
+    local hub = assert(mcp.hub(file, { trust_dir = store, on_state = function(n, s) states[#states + 1] = n .. ":" .. s end }))
+    local state, serr = hub:state("evil")
+    assert.equals("failed", state)
+    assert.equals("untrusted", serr.kind)
+    hub:close()
+    mcp.sleep(100)
+    assert.is_false(exists(marker))
+    -- The hook saying no: still nothing runs.
+    local asked
+    hub = assert(mcp.hub(file, { trust_dir = store, trust = function(entry, source)
+      asked = { entry = entry, source = source }
+      return false
+    end }))
+    assert.equals("failed", (hub:state("evil")))
+    hub:close()
+    mcp.sleep(100)
+    assert.is_false(exists(marker))
+    assert.equals(file, asked.source)
+    assert.same({ name = "evil", type = "stdio", command = "sh", args = { "-c", "touch " .. marker } },
+      { name = asked.entry.name, type = asked.entry.type, command = asked.entry.command, args = asked.entry.args })
+  end)
+
+  it("the hook's yes starts it and is remembered for this content only; 'once' is not remembered", function()
+    write({ mcpServers = { ok = { command = LUA, args = { T } } } })
+    local n = 0
+    local function hook() n = n + 1; return true end
+    local hub = assert(mcp.hub(file, { trust_dir = store, trust = hook }))
+    assert.equals("ready", (hub:state("ok")))
+    hub:close()
+    assert.equals(1, n)
+    -- remembered: no hook needed now, and the record is private
+    local cfg = assert(mcp.config.load(file, { trust_dir = store }))
+    assert.is_false(cfg.trusted)
+    assert.equals(LUA, cfg.servers.ok.command)
+    local p = io.popen("stat -c %a " .. store .. "/trust-*.json")
+    assert.equals("600", (p:read("*l")))
+    p:close()
+    -- the content changed: asked again
+    write({ mcpServers = { ok = { command = LUA, args = { T, "--changed" } } } })
+    local _, err = mcp.config.load(file, { trust_dir = store })
+    assert.equals("untrusted", err.kind)
+    assert(mcp.config.load(file, { trust_dir = store, trust = function() return "once" end }))
+    _, err = mcp.config.load(file, { trust_dir = store })
+    assert.equals("untrusted", err.kind)
+  end)
+
+  it("a workspace file expands only the allowlisted variables: a secret never reaches the server", function()
+    write({ mcpServers = {
+      web = { url = "http://127.0.0.1:9/mcp", headers = { Authorization = "Bearer ${env:MY_SECRET}" } },
+      loc = { command = LUA, args = { T }, env = { LEAK = "${env:MY_SECRET}", H = "${env:HOME}" } },
+      dflt = { command = LUA, args = { T, "${MY_SECRET:-none}" } },
+    } })
+    local env = { MY_SECRET = "s3cr3t-value", HOME = "/home/u" }
+    local cfg = assert(mcp.config.load(file, { trust_dir = store, env = env, keep_going = true,
+      trust = function() return "once" end }))
+    for _, name in ipairs({ "web", "loc" }) do
+      local e = cfg.errors[name]
+      assert.equals("untrusted", e.kind)
+      assert.truthy(e.message:find("${env:MY_SECRET} is not expanded", 1, true))
+      assert.is_nil(e.message:find("s3cr3t", 1, true))
+    end
+    assert.same({ T, "none" }, cfg.servers.dflt.args)
+    -- The host trusts the file: everything expands.
+    cfg = assert(mcp.config.load(file, { env = env, trusted = true }))
+    assert.equals("s3cr3t-value", cfg.servers.loc.env.LEAK)
+    assert.equals("/home/u", cfg.servers.loc.env.H)
+  end)
+
+  it("a workspace file's autoApprove is ignored unless the host opts in", function()
+    write({ mcpServers = { a = { command = LUA, args = { T }, autoApprove = { "echo" } } } })
+    local asked = 0
+    local function approve() asked = asked + 1; return "allow" end
+    local yes = function() return "once" end
+    local hub = assert(mcp.hub(file, { trust_dir = store, trust = yes, approve = approve }))
+    assert(hub:call_tool("a__echo", { message = "x" }))
+    assert.equals(1, asked)
+    hub:close()
+    hub = assert(mcp.hub(file, { trust_dir = store, trust = yes, approve = approve, honor_auto_approve = true }))
+    assert(hub:call_tool("a__echo", { message = "x" }))
+    assert.equals(1, asked)
+    hub:close()
+    hub = assert(mcp.hub(file, { trusted = true, approve = approve }))
+    assert(hub:call_tool("a__echo", { message = "x" }))
+    assert.equals(1, asked)
+    hub:close()
+  end)
+
+  it("a table from the host is trusted; one marked trusted = false is not", function()
+    local doc = { mcpServers = { s = { command = "x", args = { "${env:MY_SECRET}" } } } }
+    local cfg = assert(mcp.config.load(doc, { env = { MY_SECRET = "v" } }))
+    assert.same({ "v" }, cfg.servers.s.args)
+    local _, err = mcp.config.load(doc, { env = { MY_SECRET = "v" }, trusted = false })
+    assert.equals("untrusted", err.kind)
+    assert.has_error(function() mcp.config.load(doc, { trust = 1 }) end, "mcp.config.load: opts.trust must be a function")
+  end)
+end)
