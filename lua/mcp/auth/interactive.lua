@@ -5,6 +5,7 @@
 --- (the file store by default, so the next run needs no login). Hosts that own the browser
 --- step pass on_url (the Neovim adapter shows the URL itself); tests and CI pass headless, a
 --- function that takes the authorization URL and returns the redirect URL.
+local term = require("mcp.util.term")
 local core = require("mcp.core")
 local provider = require("mcp.auth.provider")
 local sched = require("mcp.sched")
@@ -101,11 +102,11 @@ function I:redirect_to_authorization(auth_url)
   elseif self._open == "auto" then
     local opened, why = M.open_in_browser(auth_url)
     if not opened and not self._on_url then
-      self._print(("mcp: could not open a browser (%s)."):format(tostring(why)))
+      self._print(("mcp: could not open a browser (%s)."):format(term.escape(why)))
     end
   end
   if not printed and not self._on_url and self._open ~= false then
-    self._print("mcp: to authorize, open this URL in a browser:\n" .. auth_url)
+    self._print("mcp: to authorize, open this URL in a browser:\n" .. term.escape(auth_url))
     printed = true
   end
   local target, werr = sched.await(function(cb)

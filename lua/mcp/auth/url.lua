@@ -24,6 +24,8 @@ M.unescape = unescape
 function M.parse(s)
   if type(s) ~= "string" then return nil, "not a string" end
   if s:find("[%s%z]") then return nil, "contains white space" end
+  -- Control characters (C0, DEL, C1) have no place in a URL and could drive a terminal it is shown on.
+  if s:find("[\1-\31\127]") or s:find("\194[\128-\159]") then return nil, "contains control characters" end
   local scheme, rest = s:match("^(%a[%w+.%-]*):(.*)$")
   if not scheme then return nil, "no scheme" end
   scheme = scheme:lower()

@@ -11,6 +11,10 @@
 --- default /dev/tty (io.stderr). opts.max_rounds: how often an invalid form is asked again (2).
 --- At any prompt ":decline" declines and ":cancel" (or the end of input) cancels.
 local elicitation = require("mcp.elicitation")
+local term = require("mcp.util.term")
+
+-- Everything shown comes from the server: its controls are escaped (mcp.util.term).
+local esc, esc1 = term.escape_text, term.escape
 
 local M = {}
 
@@ -45,9 +49,9 @@ function M.handler(opts)
       if cmd == "cancel" or cmd == "decline" then return nil, cmd end
       return line
     end
-    out:write("\n" .. tostring(req.message) .. "\n")
+    out:write("\n" .. esc(req.message) .. "\n")
     if req.mode == "url" then
-      out:write("Open this URL to continue: " .. tostring(req.url) .. "\n")
+      out:write("Open this URL to continue: " .. esc1(req.url) .. "\n")
       while true do
         local a, stop = ask("Open it and continue? [y]es, [n]o, [c]ancel: ")
         if a == nil then return stop == "decline" and elicitation.decline() or elicitation.cancel() end
@@ -60,16 +64,16 @@ function M.handler(opts)
     local fields = elicitation.fields(req.requested_schema)
     local content = {}
     local function ask_field(f)
-      local label = f.title or f.name
-      if f.description then out:write("  " .. f.description .. "\n") end
+      local label = esc1(f.title or f.name)
+      if f.description then out:write("  " .. esc(f.description) .. "\n") end
       if f.choices then
-        for i, c in ipairs(f.choices) do out:write(("    %d) %s\n"):format(i, c.label)) end
+        for i, c in ipairs(f.choices) do out:write(("    %d) %s\n"):format(i, esc1(c.label))) end
       end
       local hint = {}
       if f.multiple then hint[#hint + 1] = "numbers separated by commas" end
       if f.type == "boolean" then hint[#hint + 1] = "y/n" end
-      if f.format then hint[#hint + 1] = f.format end
-      if f.default ~= nil then hint[#hint + 1] = "default " .. show(f.default) end
+      if f.format then hint[#hint + 1] = esc1(f.format) end
+      if f.default ~= nil then hint[#hint + 1] = "default " .. esc1(show(f.default)) end
       if not f.required then hint[#hint + 1] = "optional" end
       local prompt = label .. (#hint > 0 and (" (" .. table.concat(hint, ", ") .. ")") or "") .. ": "
       while true do
@@ -87,7 +91,7 @@ function M.handler(opts)
             content[f.name] = v
             return nil
           end
-          out:write("  " .. err .. "\n")
+          out:write("  " .. esc(err) .. "\n")
         end
       end
     end
@@ -103,7 +107,7 @@ function M.handler(opts)
       if #list == 0 then break end
       local again, seen = {}, {}
       for _, e in ipairs(list) do
-        out:write("  " .. require("mcp.schema").describe(e) .. "\n")
+        out:write("  " .. esc(require("mcp.schema").describe(e)) .. "\n")
         local name = e.path:match("^/([^/]+)")
         for _, f in ipairs(fields) do
           if f.name == name and not seen[name] then

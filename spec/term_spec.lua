@@ -1,0 +1,32 @@
+-- mcp.util.term: server-, file- and network-controlled text made safe for a terminal; and URLs
+-- with control characters refused by mcp.auth.url.parse (an authorization URL is printed).
+local term = require("mcp.util.term")
+local url = require("mcp.auth.url")
+
+describe("mcp.util.term.escape", function()
+  it("escapes C0 controls, DEL, C1 controls (UTF-8 and raw) and invalid UTF-8; keeps text, tabs and, asked, newlines", function()
+    assert.equals("a\\x1b]0;t\\x07b", term.escape("a\27]0;t\7b"))
+    assert.equals("x\\x0d\\x1b[2Ky", term.escape("x\r\27[2Ky"))
+    assert.equals("\\x00\\x08\\x7f", term.escape("\0\8\127"))
+    assert.equals("\\u009b31m \\x9b", term.escape("\194\155" .. "31m \155"))
+    assert.equals("é € 😀 \194\160", term.escape("é € 😀 \194\160"))
+    assert.equals("\\xed\\xa0\\x80 \\xc0\\xaf", term.escape("\237\160\128 \192\175")) -- surrogate, overlong
+    assert.equals("l1\\x0al2\tc", term.escape("l1\nl2\tc"))
+    assert.equals("l1\nl2", term.escape_text("l1\nl2"))
+    assert.equals("42", term.escape(42))
+    local once = term.escape("\27[1m")
+    assert.equals(once, term.escape(once))
+  end)
+end)
+
+describe("mcp.auth.url.parse", function()
+  it("refuses URLs with control characters", function()
+    assert.truthy(url.parse("https://as.example/authorize?x=1"))
+    for _, bad in ipairs({ "https://as.example/\27]52;c;eA==\7", "https://as.example/a\8b", "https://as.example/\127",
+        "https://as.example/\194\155" .. "2K" }) do
+      local u, err = url.parse(bad)
+      assert.is_nil(u)
+      assert.equals("contains control characters", err)
+    end
+  end)
+end)
