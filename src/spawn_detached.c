@@ -3,7 +3,9 @@
  * to init at once, so nothing is left to reap and no SIGCHLD handler is involved. Its stdin,
  * stdout and stderr are /dev/null. A program that cannot be executed is reported (through a
  * close-on-exec pipe that the successful exec closes). Used to open a browser on an
- * authorization URL (xdg-open, open). */
+ * authorization URL (xdg-open, open). The same hygiene as a stdio server's spawn: every
+ * descriptor above 2 is close-on-exec (the browser inherits none of the host's files or
+ * connections), signals are back to their defaults. */
 #if defined(__linux__) && !defined(_GNU_SOURCE)
 #define _GNU_SOURCE /* pipe2 */
 #endif
@@ -15,6 +17,7 @@
 #include <unistd.h>
 
 #include "spawn_detached.h"
+#include "transports/child.h"
 
 #define MAX_ARGS 32
 
@@ -30,10 +33,25 @@ static void to_devnull(void)
     }
 }
 
+/* Both ends close-on-exec from birth (pipe2 where there is one: no other thread's fork sees
+ * them without the flag). */
+static int cloexec_pipe(int p[2])
+{
+#ifdef __linux__
+    return pipe2(p, O_CLOEXEC);
+#else
+    if (pipe(p) != 0)
+        return -1;
+    fcntl(p[0], F_SETFD, FD_CLOEXEC);
+    fcntl(p[1], F_SETFD, FD_CLOEXEC);
+    return 0;
+#endif
+}
+
 int mcp_spawn_detached(lua_State *L)
 {
     const char *argv[MAX_ARGS + 1];
-    int n, i, p[2], err = 0, status;
+    int n, i, p[2], err = 0, status, maxfd;
     pid_t pid;
     ssize_t r;
     luaL_checktype(L, 1, LUA_TTABLE);
@@ -46,13 +64,12 @@ int mcp_spawn_detached(lua_State *L)
         argv[i] = lua_tostring(L, -1); /* stays on the stack, so stays valid */
     }
     argv[n] = NULL;
-    if (pipe(p) != 0) {
+    if (cloexec_pipe(p) != 0) {
         lua_pushnil(L);
         lua_pushfstring(L, "pipe: %s", strerror(errno));
         return 2;
     }
-    fcntl(p[0], F_SETFD, FD_CLOEXEC);
-    fcntl(p[1], F_SETFD, FD_CLOEXEC);
+    maxfd = mcp_fd_limit();
     pid = fork();
     if (pid < 0) {
         err = errno;
@@ -70,6 +87,8 @@ int mcp_spawn_detached(lua_State *L)
         g = fork();
         if (g == 0) {
             to_devnull();
+            mcp_default_signals();
+            mcp_cloexec_from(3, maxfd);
             execvp(argv[0], (char *const *)argv);
             err = errno;
             r = write(p[1], &err, sizeof err);

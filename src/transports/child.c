@@ -350,7 +350,7 @@ static void close_pair(int p[2])
 
 /* The highest fd number the child might hold, found before fork (sysconf and getrlimit are not
  * async-signal-safe). */
-static int fd_limit(void)
+int mcp_fd_limit(void)
 {
     struct rlimit rl;
     long n = sysconf(_SC_OPEN_MAX);
@@ -366,7 +366,7 @@ static int fd_limit(void)
  * other clients' connections). Marking instead of closing keeps report_fd open until exec.
  * close_range(CLOSE_RANGE_CLOEXEC) does it in one call (Linux >= 5.11); otherwise one fcntl per
  * possible fd (EBADF on the unused ones). */
-static void cloexec_from(int lowfd, int maxfd)
+void mcp_cloexec_from(int lowfd, int maxfd)
 {
     int fd;
 #if defined(__linux__) && defined(SYS_close_range)
@@ -375,6 +375,19 @@ static void cloexec_from(int lowfd, int maxfd)
 #endif
     for (fd = lowfd; fd < maxfd; fd++)
         fcntl(fd, F_SETFD, FD_CLOEXEC);
+}
+
+/* Between fork and exec: every signal back to its default action and none blocked, so the
+ * program does not inherit the host's ignored SIGPIPE or its mask. */
+void mcp_default_signals(void)
+{
+    int sig;
+    sigset_t none;
+    for (sig = 1; sig < 32; sig++)
+        if (sig != SIGKILL && sig != SIGSTOP)
+            signal(sig, SIG_DFL);
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
 }
 
 /* dup2 that also works when the fd already has its number (dup2 then keeps FD_CLOEXEC). */
@@ -389,14 +402,9 @@ static int move_fd(int from, int to)
 static void exec_child(const mcp_spawn_opts *o, const char *file, int in[2], int out[2],
                        int errp[2], int report_fd, int maxfd, const struct rlimit *nofile)
 {
-    int e, sig;
-    sigset_t none;
+    int e;
     setpgid(0, 0);
-    for (sig = 1; sig < 32; sig++)
-        if (sig != SIGKILL && sig != SIGSTOP)
-            signal(sig, SIG_DFL);
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, NULL);
+    mcp_default_signals();
     if (move_fd(in[0], 0) < 0 || move_fd(out[1], 1) < 0)
         goto fail;
     /* stderr: a pipe, or /dev/null (opened by the parent, where running out of descriptors
@@ -405,7 +413,7 @@ static void exec_child(const mcp_spawn_opts *o, const char *file, int in[2], int
         goto fail;
     if (o->cwd != NULL && chdir(o->cwd) != 0)
         goto fail;
-    cloexec_from(3, maxfd);
+    mcp_cloexec_from(3, maxfd);
     /* The soft fd limit the host had before the core raised it (fdlimit.h). setrlimit is not
      * on POSIX's async-signal-safe list, but it is one system call (prlimit64 on Linux) that
      * takes no lock; Go's runtime does the same between its fork and exec. */
@@ -484,7 +492,7 @@ int mcp_child_spawn(mcp_loop *loop, const mcp_spawn_opts *o, mcp_child **outc, i
         snprintf(err, errlen, "cannot start '%s': %s", o->command, why);
         goto fail;
     }
-    maxfd = fd_limit();
+    maxfd = mcp_fd_limit();
     child_nofile = mcp_fdlimit_for_child(loop, &nofile) ? &nofile : NULL;
     pid = fork();
     if (pid < 0) {
