@@ -133,6 +133,9 @@ EVERYTHING_BIN := $(CURDIR)/$(NPM_PREFIX)/node_modules/.bin/mcp-server-everythin
 export MCP_TEST_LUA
 export MCP_EVERYTHING_VERSION := $(EVERYTHING_VERSION)
 export MCP_EVERYTHING_SERVER := $(EVERYTHING_BIN)
+# The official filesystem server (spec/sandbox_spec.lua), installed next to it.
+MCP_FILESYSTEM_SERVER ?= $(CURDIR)/$(NPM_PREFIX)/node_modules/.bin/mcp-server-filesystem
+export MCP_FILESYSTEM_SERVER
 
 # Sanitizers (gcc's runtimes, preloaded into the unsanitized interpreter).
 ASAN_BUILDDIR := build/asan-$(ABI)$(OWN_SUFFIX)

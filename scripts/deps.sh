@@ -7,13 +7,16 @@
 #    when all are present. Not root and something missing: prints the command to run.
 # 2. When node and npm exist: the official MCP test peer
 #    @modelcontextprotocol/server-everything@$MCP_EVERYTHING_VERSION into .deps/npm
-#    (skipped when that version is already there). MCP_SKIP_NPM=1 skips this step.
+#    (skipped when that version is already there), and the official filesystem server
+#    (spec/sandbox_spec.lua). MCP_SKIP_NPM=1 skips this step.
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 EVERYTHING_PKG=@modelcontextprotocol/server-everything
 EVERYTHING_VERSION=${MCP_EVERYTHING_VERSION:-2026.8.31}
+FILESYSTEM_PKG=@modelcontextprotocol/server-filesystem
+FILESYSTEM_VERSION=${MCP_FILESYSTEM_VERSION:-2026.8.31}
 NPM_PREFIX=.deps/npm
 
 # Debian packages the build, the tests and the sanitizer/valgrind runs use (lua5.2/lua5.3 and their
@@ -79,7 +82,7 @@ if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
 fi
 
 installed_version() {
-  local pj="$NPM_PREFIX/node_modules/$EVERYTHING_PKG/package.json"
+  local pj="$NPM_PREFIX/node_modules/${1:-$EVERYTHING_PKG}/package.json"
   [[ -f $pj ]] || return 0
   node -e 'try { process.stdout.write(require(process.argv[1]).version || "") } catch (e) {}' "$PWD/$pj"
 }
@@ -89,14 +92,27 @@ mkdir -p "$NPM_PREFIX"
 exec 9>"$NPM_PREFIX/.lock"
 if command -v flock >/dev/null 2>&1; then flock 9; fi
 
+# The filesystem server (the sandbox specs): its own step, so a tree with only server-everything gets it too.
+install_filesystem() {
+  if [[ $(installed_version "$FILESYSTEM_PKG") == "$FILESYSTEM_VERSION" && -e $NPM_PREFIX/node_modules/.bin/mcp-server-filesystem ]]; then
+    log "$FILESYSTEM_PKG@$FILESYSTEM_VERSION: present"
+    return 0
+  fi
+  log "installing $FILESYSTEM_PKG@$FILESYSTEM_VERSION into $NPM_PREFIX"
+  npm install --prefix "$NPM_PREFIX" --no-audit --no-fund --no-update-notifier --save-exact \
+    --loglevel=error "$FILESYSTEM_PKG@$FILESYSTEM_VERSION" "$EVERYTHING_PKG@$EVERYTHING_VERSION"
+}
+
 if [[ $(installed_version) == "$EVERYTHING_VERSION" && -e $NPM_PREFIX/node_modules/.bin/mcp-server-everything ]]; then
   log "$EVERYTHING_PKG@$EVERYTHING_VERSION: present"
+  install_filesystem
   exit 0
 fi
 
 log "installing $EVERYTHING_PKG@$EVERYTHING_VERSION into $NPM_PREFIX (node $(node --version))"
 npm install --prefix "$NPM_PREFIX" --no-audit --no-fund --no-update-notifier --save-exact \
   --loglevel=error "$EVERYTHING_PKG@$EVERYTHING_VERSION"
+install_filesystem
 
 got=$(installed_version)
 if [[ $got != "$EVERYTHING_VERSION" ]]; then

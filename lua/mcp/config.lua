@@ -457,7 +457,13 @@ local function parse_server(ctx, name, entry)
   if s.type == "stdio" then
     parse_stdio(ctx, name, entry, s, command)
     local sb = get(entry, "sandbox")
-    if sb ~= nil then s.sandbox = sb end
+    if sb ~= nil then
+      -- Checked in full (mcp.sandbox) when the transport is made; a file may only narrow it.
+      if type(sb) ~= "string" and not is_object(sb) then
+        fail(ctx, name, "sandbox", "must be a preset name or an object, got " .. jtype(sb))
+      end
+      s.sandbox = sb
+    end
   else
     parse_remote(ctx, name, entry, s, url)
   end

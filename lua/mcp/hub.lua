@@ -85,6 +85,7 @@ local OPTS = {
   client = "table", restart = "table", connect_timeout_ms = "number", request_timeout_ms = "number",
   separator = "string", max_name_length = "number", wait = "boolean", variables = "table",
   trust = "function", trusted = "boolean", honor_auto_approve = "boolean", trust_dir = "string",
+  sandbox = "table",
 }
 
 -- The options config.load takes from the hub's (trust decides what a file may start).
@@ -235,7 +236,7 @@ function Hub:_transport_factory(rec)
     local on_stderr = self.opts.on_stderr
     local tail = rec.stderr_tail
     local tcfg = {
-      command = spec.command, args = spec.args, env = spec.env, cwd = spec.cwd,
+      command = spec.command, args = spec.args, env = spec.env, cwd = spec.cwd, sandbox = self:_sandbox(spec),
       stderr = function(line)
         tail[#tail + 1] = line
         if #tail > 20 then table.remove(tail, 1) end
@@ -247,6 +248,22 @@ function Hub:_transport_factory(rec)
   local tcfg = { url = spec.url, headers = spec.headers, oauth = spec.oauth }
   if spec.type == "sse" or rec.legacy_sse then return function() return mcp.sse_transport(tcfg) end end
   return function() return mcp.http_transport(tcfg) end
+end
+
+-- A server's sandbox: its entry's, else the hub's (opts.sandbox); what best_effort could not
+-- enforce goes to on_error.
+function Hub:_sandbox(spec)
+  local sb = spec.sandbox
+  if sb == nil then sb = self.opts.sandbox end
+  if sb == nil then return nil end
+  if type(sb) == "string" then sb = { preset = sb } end
+  local c = {}
+  for k, v in pairs(sb) do c[k] = v end
+  c.on_error = c.on_error or function(e)
+    e.server = spec.name
+    self:_report(e)
+  end
+  return c
 end
 
 function Hub:_new_client(rec)

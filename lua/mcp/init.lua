@@ -62,7 +62,7 @@ end
 local options = require("mcp.util.options")
 local TRANSPORT_KEYS = {
   env = true, cwd = true, working_dir = true, stderr = true, max_message_size = true,
-  max_write_queue = true, max_stderr_lines = true,
+  max_write_queue = true, max_stderr_lines = true, sandbox = true,
 }
 
 --- Start a server as a child process and connect to it over stdio (CreateStdioMCPClient).

@@ -4,6 +4,7 @@
 #include "child.h"
 
 #include "fdlimit.h"
+#include "sandbox.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -398,10 +399,21 @@ static int move_fd(int from, int to)
     return dup2(from, to);
 }
 
+/* What the child needs between fork and exec, all prepared before fork. */
+typedef struct exec_plan {
+    const mcp_spawn_opts *o;
+    const char *file;
+    int report_fd, maxfd, sandbox_fd;
+    const struct rlimit *nofile;
+} exec_plan;
+
+/* An errno the child reports when entering the sandbox failed (told apart from exec's). */
+#define SANDBOX_ERRNO_BASE 0x10000
+
 /* Between fork and exec: async-signal-safe calls only. Reports errno through report_fd. */
-static void exec_child(const mcp_spawn_opts *o, const char *file, int in[2], int out[2],
-                       int errp[2], int report_fd, int maxfd, const struct rlimit *nofile)
+static void exec_child(const exec_plan *p, int in[2], int out[2], int errp[2])
 {
+    const mcp_spawn_opts *o = p->o;
     int e;
     setpgid(0, 0);
     mcp_default_signals();
@@ -413,16 +425,21 @@ static void exec_child(const mcp_spawn_opts *o, const char *file, int in[2], int
         goto fail;
     if (o->cwd != NULL && chdir(o->cwd) != 0)
         goto fail;
-    mcp_cloexec_from(3, maxfd);
+    mcp_cloexec_from(3, p->maxfd);
     /* The soft fd limit the host had before the core raised it (fdlimit.h). setrlimit is not
      * on POSIX's async-signal-safe list, but it is one system call (prlimit64 on Linux) that
      * takes no lock; Go's runtime does the same between its fork and exec. */
-    if (nofile != NULL)
-        setrlimit(RLIMIT_NOFILE, nofile);
-    execve(file, o->argv, o->envp);
+    if (p->nofile != NULL)
+        setrlimit(RLIMIT_NOFILE, p->nofile);
+    if (p->sandbox_fd >= 0 && mcp_sandbox_enter(p->sandbox_fd) != 0) {
+        e = errno + SANDBOX_ERRNO_BASE;
+        goto report;
+    }
+    execve(p->file, o->argv, o->envp);
 fail:
     e = errno;
-    if (write(report_fd, &e, sizeof e) < 0) {
+report:
+    if (write(p->report_fd, &e, sizeof e) < 0) {
         /* nothing more to do */
     }
     _exit(127);
@@ -452,71 +469,52 @@ fail:
     return e;
 }
 
-int mcp_child_spawn(mcp_loop *loop, const mcp_spawn_opts *o, mcp_child **outc, int fds[3],
-                    char *err, size_t errlen)
+/* The command resolved through PATH and the working directory checked: 0, or -1 with err. */
+static int check_command(const mcp_spawn_opts *o, char *file, size_t filelen, char *err,
+                         size_t errlen)
 {
-    int in[2] = {-1, -1}, out[2] = {-1, -1}, errp[2] = {-1, -1}, rep[2] = {-1, -1};
-    char file[4096];
-    int e, child_errno = 0, maxfd;
-    struct rlimit nofile;
-    const struct rlimit *child_nofile;
-    ssize_t n;
-    pid_t pid;
-    mcp_child *c, **head;
-
-    e = resolve_command(o, file, sizeof file);
+    struct stat st;
+    int e = resolve_command(o, file, filelen);
     if (e != 0) {
         snprintf(err, errlen, "cannot start '%s': %s (searched PATH)", o->command, strerror(e));
         return -1;
     }
-    if (o->cwd != NULL) {
-        struct stat st;
-        if (stat(o->cwd, &st) != 0 || !S_ISDIR(st.st_mode)) {
-            snprintf(err, errlen, "cannot start '%s': working directory '%s' is not a directory",
-                     o->command, o->cwd);
-            return -1;
-        }
-    }
-    head = children(loop);
-    c = head != NULL ? calloc(1, sizeof *c) : NULL;
-    if (c == NULL) {
-        snprintf(err, errlen, "out of memory");
+    if (o->cwd != NULL && (stat(o->cwd, &st) != 0 || !S_ISDIR(st.st_mode))) {
+        snprintf(err, errlen, "cannot start '%s': working directory '%s' is not a directory",
+                 o->command, o->cwd);
         return -1;
     }
-    /* Out of descriptors (EMFILE): raise the soft limit and try again, up to the hard one. */
-    while ((e = open_spawn_fds(o, in, out, errp, rep)) != 0 && mcp_fdlimit_retry(loop, e))
-        ;
-    if (e != 0) {
-        char why[128];
-        mcp_fdlimit_describe(e, why, sizeof why);
-        snprintf(err, errlen, "cannot start '%s': %s", o->command, why);
-        goto fail;
-    }
-    maxfd = mcp_fd_limit();
-    child_nofile = mcp_fdlimit_for_child(loop, &nofile) ? &nofile : NULL;
-    pid = fork();
-    if (pid < 0) {
-        snprintf(err, errlen, "cannot start '%s': fork: %s", o->command, strerror(errno));
-        goto fail;
-    }
-    if (pid == 0)
-        exec_child(o, file, in, out, errp, rep[1], maxfd, child_nofile);
+    return 0;
+}
+
+/* After fork: the report pipe closes on a successful exec (CLOEXEC) and carries errno when exec
+ * (or entering the sandbox) failed; then the child is reaped here. 0, or -1 with err. */
+static int await_exec(const mcp_spawn_opts *o, pid_t pid, int rep[2], char *err, size_t errlen)
+{
+    int child_errno = 0;
+    ssize_t n;
     close(rep[1]);
     rep[1] = -1;
-    /* Closes on a successful exec (CLOEXEC); carries errno when exec failed. */
     do
         n = read(rep[0], &child_errno, sizeof child_errno);
     while (n < 0 && errno == EINTR);
     close(rep[0]);
     rep[0] = -1;
-    if (n == (ssize_t)sizeof child_errno) {
-        while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-            ;
+    if (n != (ssize_t)sizeof child_errno)
+        return 0;
+    while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+        ;
+    if (child_errno >= SANDBOX_ERRNO_BASE)
+        snprintf(err, errlen, "cannot start '%s': sandbox: cannot enter it: %s", o->command,
+                 strerror(child_errno - SANDBOX_ERRNO_BASE));
+    else
         snprintf(err, errlen, "cannot start '%s': %s", o->command, strerror(child_errno));
-        goto fail;
-    }
-    /* The group, so that a stop reaches helpers; also done in the child to close the race. */
-    setpgid(pid, pid);
+    return -1;
+}
+
+/* The parent's ends made non-blocking and handed out; the child's ends closed. */
+static void hand_out_fds(int in[2], int out[2], int errp[2], int fds[3])
+{
     close(in[0]);
     close(out[1]);
     if (errp[1] >= 0)
@@ -528,7 +526,11 @@ int mcp_child_spawn(mcp_loop *loop, const mcp_spawn_opts *o, mcp_child **outc, i
     set_nonblock(fds[1]);
     if (fds[2] >= 0)
         set_nonblock(fds[2]);
+}
 
+/* A started child joins the loop's list, watched through its pidfd (or polled). */
+static void child_register(mcp_loop *loop, mcp_child *c, mcp_child **head, pid_t pid)
+{
     c->loop = loop;
     mcp_loop_ref(loop);
     c->pid = pid;
@@ -543,9 +545,70 @@ int mcp_child_spawn(mcp_loop *loop, const mcp_spawn_opts *o, mcp_child **outc, i
         c->next->pprev = &c->next;
     c->pprev = head;
     *c->pprev = c;
+}
+
+int mcp_child_spawn(mcp_loop *loop, const mcp_spawn_opts *o, mcp_child **outc, int fds[3],
+                    char *err, size_t errlen)
+{
+    int in[2] = {-1, -1}, out[2] = {-1, -1}, errp[2] = {-1, -1}, rep[2] = {-1, -1};
+    char file[4096];
+    int e;
+    struct rlimit nofile;
+    exec_plan plan;
+    pid_t pid;
+    mcp_child *c = NULL, **head;
+
+    if (check_command(o, file, sizeof file, err, errlen) != 0)
+        return -1;
+    head = children(loop);
+    c = head != NULL ? calloc(1, sizeof *c) : NULL;
+    if (c == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    plan.sandbox_fd = -1;
+    if (o->sandbox != NULL) {
+        char why[512];
+        plan.sandbox_fd = mcp_sandbox_prepare(o->sandbox, file, why, sizeof why);
+        if (plan.sandbox_fd < 0) {
+            snprintf(err, errlen, "cannot start '%s': %s", o->command, why);
+            goto fail;
+        }
+    }
+    /* Out of descriptors (EMFILE): raise the soft limit and try again, up to the hard one. */
+    while ((e = open_spawn_fds(o, in, out, errp, rep)) != 0 && mcp_fdlimit_retry(loop, e))
+        ;
+    if (e != 0) {
+        char why[128];
+        mcp_fdlimit_describe(e, why, sizeof why);
+        snprintf(err, errlen, "cannot start '%s': %s", o->command, why);
+        goto fail;
+    }
+    plan.o = o;
+    plan.file = file;
+    plan.report_fd = rep[1];
+    plan.maxfd = mcp_fd_limit();
+    plan.nofile = mcp_fdlimit_for_child(loop, &nofile) ? &nofile : NULL;
+    pid = fork();
+    if (pid < 0) {
+        snprintf(err, errlen, "cannot start '%s': fork: %s", o->command, strerror(errno));
+        goto fail;
+    }
+    if (pid == 0)
+        exec_child(&plan, in, out, errp);
+    if (await_exec(o, pid, rep, err, errlen) != 0)
+        goto fail;
+    if (plan.sandbox_fd >= 0)
+        close(plan.sandbox_fd);
+    /* The group, so that a stop reaches helpers; also done in the child to close the race. */
+    setpgid(pid, pid);
+    hand_out_fds(in, out, errp, fds);
+    child_register(loop, c, head, pid);
     *outc = c;
     return 0;
 fail:
+    if (plan.sandbox_fd >= 0)
+        close(plan.sandbox_fd);
     close_pair(in);
     close_pair(out);
     close_pair(errp);

@@ -44,6 +44,7 @@ typedef struct mcp_spawn_opts {
     char *const *envp;   /* the complete environment of the child */
     const char *cwd;     /* NULL: inherit */
     int stderr_mode;
+    const struct mcp_sandbox *sandbox; /* NULL: not confined (sandbox.h) */
 } mcp_spawn_opts;
 
 /* Spawn; on success fill fds (stdin write end, stdout read end, stderr read end or -1), all

@@ -8,6 +8,7 @@
 #include "child.h"
 #include "compat.h"
 #include "core_loop.h"
+#include "sandbox_lua.h"
 #include "stdio_transport.h"
 #include "transport_lua.h"
 
@@ -132,6 +133,7 @@ static int l_stdio_transport(lua_State *L)
         return luaL_error(L, "mcp.stdio_transport: 'cwd' must be a string");
     check_string_array(L, 1, "args");
     check_string_array(L, 1, "env");
+    mcp_sandbox_check_lua(L, 1);
     /* Nothing below raises before mcp_stdio_new owns the copies. */
     cfg.command = strdup(command);
     if (lua_isstring(L, -1)) {
@@ -142,7 +144,8 @@ static int l_stdio_transport(lua_State *L)
     lua_pop(L, 2);
     cfg.argv = string_array(L, 1, "args", command);
     cfg.envp = string_array(L, 1, "env", NULL);
-    if (cfg.command == NULL || cfg.argv == NULL || cfg.envp == NULL) {
+    if (cfg.command == NULL || cfg.argv == NULL || cfg.envp == NULL ||
+        mcp_sandbox_from_lua(L, 1, &cfg.sandbox) != 0) {
         mcp_stdio_config_free(&cfg);
         return luaL_error(L, "mcp: out of memory");
     }
@@ -245,4 +248,5 @@ void mcp_stdio_lua_open(lua_State *L, int box)
     }
     lua_pop(L, 1);
     mcp_set_loop_function(L, box, "stdio_transport", l_stdio_transport);
+    mcp_sandbox_lua_open(L);
 }

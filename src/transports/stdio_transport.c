@@ -1,5 +1,7 @@
 #include "stdio_transport.h"
 
+#include "sandbox.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -372,6 +374,7 @@ static int stdio_start(mcp_transport *t, char *err, size_t errlen)
     o.envp = s->cfg.envp;
     o.cwd = s->cfg.cwd;
     o.stderr_mode = s->cfg.stderr_mode;
+    o.sandbox = s->cfg.sandbox;
     if (mcp_child_spawn(t->loop, &o, &s->child, fds, err, errlen) != 0)
         return -1;
     s->started = 1;
@@ -428,6 +431,7 @@ void mcp_stdio_config_free(mcp_stdio_config *cfg)
     for (p = cfg->envp; p && *p; p++)
         free(*p);
     free(cfg->envp);
+    mcp_sandbox_free(cfg->sandbox);
     memset(cfg, 0, sizeof *cfg);
 }
 

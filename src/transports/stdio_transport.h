@@ -15,7 +15,8 @@ typedef struct mcp_stdio_config {
     char *cwd;       /* owned, may be NULL */
     int stderr_mode; /* MCP_STDERR_* */
     size_t max_message;
-    size_t max_write_queue; /* bytes waiting for the server to read its stdin; 0: default */
+    size_t max_write_queue;      /* bytes waiting for the server to read its stdin; 0: default */
+    struct mcp_sandbox *sandbox; /* owned, may be NULL: confine the server (sandbox.h) */
 } mcp_stdio_config;
 
 #define MCP_STDIO_DEFAULT_MAX_MESSAGE ((size_t)64 * 1024 * 1024)

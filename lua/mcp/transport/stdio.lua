@@ -106,7 +106,7 @@ end
 --- The stdio transport's config keys (StdioTransportConfig). Another key raises.
 M.CONFIG_FIELDS = {
   command = true, args = true, env = true, cwd = true, working_dir = true, stderr = true, max_message_size = true,
-  max_write_queue = true, max_stderr_lines = true,
+  max_write_queue = true, max_stderr_lines = true, sandbox = true,
 }
 
 --- The stdio transport object (mcp.transport.native): the C handle's start and close under the
@@ -150,7 +150,7 @@ end
 
 --- Create a stdio transport (NewStdioTransport). cfg: command, args, env, cwd (or working_dir),
 --- stderr ("inherit" | "discard" | function(line)), max_message_size, max_write_queue,
---- max_stderr_lines.
+--- max_stderr_lines, sandbox (mcp.sandbox: a preset name or {read, write, net, mode}).
 ---@param cfg table
 ---@return mcp.StdioTransport
 function M.transport(cfg)
@@ -178,6 +178,7 @@ function M.transport(cfg)
     stderr = stderr,
     max_message_size = cfg.max_message_size,
     max_write_queue = cfg.max_write_queue,
+    sandbox = require("mcp.sandbox").resolve(cfg.sandbox), -- confined before exec (mcp.sandbox)
   }
   return wrap(ccfg)
 end
