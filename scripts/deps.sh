@@ -29,6 +29,7 @@ PACKAGES=(
   lua5.3 liblua5.3-dev lua5.2 liblua5.2-dev
   valgrind pkg-config clang libclang-rt-14-dev libssl-dev openssl locales
   neovim lua-check clang-format
+  libsecret-tools gnome-keyring dbus-daemon
 )
 # Tools that usually come with the image; installed from Debian only if the command is absent.
 declare -A TOOL_PACKAGES=([gcc]=gcc [make]=make [node]=nodejs [npm]=npm [curl]=curl)

@@ -10,6 +10,7 @@
 #include "digest.h"
 #include "private_file.h"
 #include "redirect_listener.h"
+#include "run_program.h"
 #include "spawn_detached.h"
 #include "json.h"
 #include "session.h"
@@ -179,6 +180,7 @@ int luaopen_mcp_core(lua_State *L)
         {"mkdir_private", mcp_mkdir_private},
         {"file_mode", mcp_file_mode},
         {"spawn_detached", mcp_spawn_detached},
+        {"run_program", mcp_run_program},
         {NULL, NULL},
     };
     struct sigaction sa;

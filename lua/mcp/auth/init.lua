@@ -78,6 +78,7 @@ M.interactive_provider = require("mcp.auth.interactive").new
 M.open_in_browser = require("mcp.auth.interactive").open_in_browser
 M.memory_store = store.memory
 M.file_store = store.file
+M.keyring_store = require("mcp.auth.keyring").new
 
 -- the extensions for clients with no person present, and DPoP (mcp.auth.extensions)
 M.client_credentials_provider = extensions.client_credentials
