@@ -126,6 +126,20 @@ describe("config trust", function()
     assert.equals("/home/u", cfg.servers.loc.env.H)
   end)
 
+  it("a workspace file's envFile reads only beside the file", function()
+    helper.write_file(dir .. "/.env", "A=beside\n")
+    write({ mcpServers = {
+      ok = { command = "x", envFile = ".env" },
+      abs = { command = "x", envFile = "/etc/hostname" },
+      up = { command = "x", envFile = "../../etc/passwd" },
+    } })
+    local cfg = assert(mcp.config.load(file, { trust_dir = store, keep_going = true, trust = function() return "once" end }))
+    assert.same({ A = "beside" }, cfg.servers.ok.env)
+    assert.equals("untrusted", cfg.errors.abs.kind)
+    assert.equals("untrusted", cfg.errors.up.kind)
+    assert.truthy(cfg.errors.up.message:find("must be a path inside the file's own directory", 1, true))
+  end)
+
   it("a workspace file's autoApprove is ignored unless the host opts in", function()
     write({ mcpServers = { a = { command = LUA, args = { T }, autoApprove = { "echo" } } } })
     local asked = 0

@@ -282,6 +282,11 @@ end
 
 -- A dotenv file (VS Code's envFile): NAME=value lines, # comments, optional quotes, `export `.
 local function read_env_file(ctx, server, path)
+  -- A file that is not trusted reads only dotenv files beside it (not ~/.aws/..., not /etc/...).
+  if not ctx.trusted and (path:sub(1, 1) == "/" or ("/" .. path .. "/"):find("/../", 1, true)) then
+    fail(ctx, server, "envFile", "must be a path inside the file's own directory in a file that is not in your own "
+      .. "configuration, got " .. path, "untrusted")
+  end
   if ctx.file and path:sub(1, 1) ~= "/" then path = dirname(ctx.file) .. "/" .. path end
   local text, err = read_file(path)
   if not text then fail(ctx, server, "envFile", "cannot read " .. path .. ": " .. tostring(err)) end

@@ -147,6 +147,9 @@ function M.new(cfg, opts)
     elseif rec.spec.disabled then
       self:_set_state(rec, "disabled")
     else
+      if rec.spec.trust_warning then
+        self:_report(hub_error("config", "server '" .. name .. "': " .. rec.spec.trust_warning, { server = name }))
+      end
       self:_start(rec)
     end
   end
