@@ -5,6 +5,7 @@ local mcp = require("mcp")
 local helper = require("helper")
 
 local function have(cmd) return helper.have_command(cmd) end
+local function shq(v) return "'" .. tostring(v):gsub("'", "'\\''") .. "'" end
 
 describe("mcp.auth.keyring_store", function()
   it("without secret-tool, or without a keyring, is a clear nil, err", function()
@@ -36,9 +37,18 @@ describe("mcp.auth.keyring_store", function()
     assert(mcp.core.mkdir_private(home))
     local marker = home .. "/pwned"
     local script = home .. "/t.lua"
+    -- Under a sanitizer only the Lua interpreter keeps the preloaded runtime: the keyring's
+    -- programs (dbus, gnome-keyring, secret-tool) run without it.
+    local preload = os.getenv("MCP_TEST_SANITIZER") and os.getenv("LD_PRELOAD") or nil
+    local tool = "secret-tool"
+    if preload then
+      tool = home .. "/secret-tool"
+      helper.write_file(tool, "#!/bin/sh\nexec env -u LD_PRELOAD secret-tool \"$@\"\n")
+      os.execute("chmod +x '" .. tool .. "'")
+    end
     helper.write_file(script, ([[
       local mcp = require("mcp")
-      local s = assert(mcp.auth.keyring_store({ service = "lua-mcp-spec" }))
+      local s = assert(mcp.auth.keyring_store({ service = "lua-mcp-spec", tool = ]] .. ("%q"):format(tool) .. [[ }))
       local key = "https://mcp.example/$(touch %s)`touch %s`;'\"|"
       assert(s:load(key) == nil)
       s:save(key, { tokens = { access_token = "at-1" }, client = { client_id = "c" } })
@@ -50,9 +60,11 @@ describe("mcp.auth.keyring_store", function()
       print("keyring ok")
     ]]):format(marker, marker))
     local inner = ("printf testpw | gnome-keyring-daemon --unlock --components=secrets >/dev/null 2>&1; "
-      .. "LUA_PATH=%q LUA_CPATH=%q %s %s"):format(package.path .. ";;", package.cpath .. ";;", helper.lua_cmd(), script)
-    local cmd = ("HOME=%q XDG_DATA_HOME=%q XDG_RUNTIME_DIR=%q dbus-run-session -- sh -c %q 2>&1"):format(
-      home, home .. "/data", home, inner)
+      .. "LD_PRELOAD=\"$SPEC_PRELOAD\" LUA_PATH=%q LUA_CPATH=%q %s %s"):format(package.path .. ";;", package.cpath .. ";;",
+      helper.lua_cmd(), script)
+    if not preload then inner = inner:gsub('^(.-; )LD_PRELOAD="%$SPEC_PRELOAD" ', "%1") end
+    local cmd = ("SPEC_PRELOAD=%q HOME=%q XDG_DATA_HOME=%q XDG_RUNTIME_DIR=%q env -u LD_PRELOAD dbus-run-session -- sh -c %s 2>&1"):format(
+      preload or "", home, home .. "/data", home, shq(inner))
     local p = io.popen(cmd)
     local out = p:read("*a")
     p:close()
