@@ -159,6 +159,18 @@ describe("config trust", function()
     hub:close()
   end)
 
+  it("a relative path is judged from the real working directory; a hook that raises says no", function()
+    assert.equals(trust.absolute(file), file)
+    local p = io.popen("pwd -P")
+    local here = p:read("*l")
+    p:close()
+    assert.equals(here .. "/x/mcp.json", trust.absolute("./x/../x/mcp.json"))
+    write({ mcpServers = { s = { command = "x" } } })
+    local _, err = mcp.config.load(file, { trust_dir = store, trust = function() error("no tty", 0) end })
+    assert.equals("untrusted", err.kind)
+    assert.truthy(err.message:find("the trust hook raised: no tty", 1, true))
+  end)
+
   it("a table from the host is trusted; one marked trusted = false is not", function()
     local doc = { mcpServers = { s = { command = "x", args = { "${env:MY_SECRET}" } } } }
     local cfg = assert(mcp.config.load(doc, { env = { MY_SECRET = "v" } }))

@@ -393,13 +393,14 @@ local function check_trust(ctx, name, entry, s, command, url)
     fail(ctx, name, nil, "not started: the file is not in your own configuration and nothing was asked (pass a "
       .. "trust hook, or trusted = true for a file you trust)", "untrusted")
   end
-  local answer = hook(trust_entry(name, entry, s, command, url), file)
+  local ok, answer = pcall(hook, trust_entry(name, entry, s, command, url), file)
+  if not ok then fail(ctx, name, nil, "not started: the trust hook raised: " .. tostring(answer), "untrusted") end
   if answer ~= true and answer ~= "always" and answer ~= "once" then
     fail(ctx, name, nil, "not started: the trust hook said no", "untrusted")
   end
   if answer ~= "once" and file and hash then
-    local ok, err = trust.remember(ctx.trust_dir, file, hash, name)
-    if not ok then s.trust_warning = "the answer could not be remembered: " .. tostring(err) end
+    local saved, err = trust.remember(ctx.trust_dir, file, hash, name)
+    if not saved then s.trust_warning = "the answer could not be remembered: " .. tostring(err) end
   end
 end
 

@@ -21,15 +21,23 @@ local function hex(s)
   return (s:gsub(".", function(c) return ("%02x"):format(c:byte()) end))
 end
 
+-- The process's working directory as the kernel has it ($PWD goes stale when a host such as
+-- Neovim changes directory), from pwd -P run without a shell.
+local function cwd()
+  local r = core.run_program({ "pwd", "-P" }, nil, 5000)
+  local dir = r and r.status == 0 and r.stdout:match("^(/[^\n]*)\n?$")
+  return dir or nil
+end
+
 --- An absolute path with "." and ".." components and repeated slashes resolved lexically;
---- a relative path is taken from $PWD. nil when it cannot be made absolute.
+--- a relative path is taken from the working directory. nil when it cannot be made absolute.
 ---@param path string
 ---@return string|nil
 function M.absolute(path)
   if path:sub(1, 1) ~= "/" then
-    local pwd = os.getenv("PWD")
-    if pwd == nil or pwd:sub(1, 1) ~= "/" then return nil end
-    path = pwd .. "/" .. path
+    local dir = cwd()
+    if dir == nil then return nil end
+    path = dir .. "/" .. path
   end
   local parts = {}
   for part in path:gmatch("[^/]+") do
