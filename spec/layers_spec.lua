@@ -15,7 +15,7 @@ local LAYER_PATTERNS = {
   { "^mcp%.schema%.", "agent" }, { "^mcp%.elicitation$", "agent" }, { "^mcp%.elicitation%.", "agent" },
   { "^mcp%.skills$", "agent" }, { "^mcp%.skills%.", "agent" }, { "^mcp%.handlers%.", "agent" },
   { "^mcp%.content$", "agent" },
-  { "^mcp%.hub$", "hub" }, { "^mcp%.config$", "hub" },
+  { "^mcp%.hub$", "hub" }, { "^mcp%.config$", "hub" }, { "^mcp%.config%.", "hub" },
   { "^mcp%.nvim$", "nvim" }, { "^mcp%.health$", "nvim" },
   { "^mcp$", "core" }, { "^mcp%.", "core" },
 }
