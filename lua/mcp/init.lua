@@ -1,6 +1,7 @@
 --- lua-mcp: a Model Context Protocol client. `local mcp = require("mcp")`.
 --- See docs/API.md for the whole API and README.md for its mapping to the reference.
-local core = require("mcp.core")
+-- first, before any module loads mcp.core: a module built for another Lua is refused by name
+local core = require("mcp.util.abi").require_core()
 local client = require("mcp.client")
 local errors = require("mcp.errors")
 local json = require("mcp.json")
