@@ -4,7 +4,7 @@
 -- the loop sleeps until the next frame is due (mcp.loop.step(ms) sleeps in the kernel and wakes
 -- early only to dispatch MCP traffic), so it paces at 60 frames a second instead of spinning.
 --
---   lua5.4 examples/gameloop.lua        (from a checkout, after make; see README "Quick example")
+--   lua5.4 examples/gameloop.lua        (from a checkout, after make; see README.md "Quick example")
 local mcp = require("mcp")
 
 local here = (arg and arg[0] or ""):match("^(.*)/") or "."

@@ -1,5 +1,5 @@
 --- lua-mcp: a Model Context Protocol client. `local mcp = require("mcp")`.
---- See docs/API.md for the whole API and README.md for its mapping to the reference.
+--- See docs/API.md for the whole API and docs/MAPPING.md for its mapping to the reference.
 -- first, before any module loads mcp.core: a module built for another Lua is refused by name
 local core = require("mcp.util.abi").require_core()
 local client = require("mcp.client")
@@ -155,7 +155,7 @@ local LAZY = {
   memory_transport_pair = field("mcp.transport.memory", "pair"),
   message_transport = field("mcp.transport.message", "new"),
   -- tools for agents, content, elicitation/sampling/roots ergonomics, MCP Apps, drift
-  -- (README "Tools for agents")
+  -- (docs/AGENTS.md)
   tools = field("mcp.tools"),
   get_tools_for_agent = field("mcp.tools", "get_tools_for_agent"),
   new_tool_converter = field("mcp.tools", "new_tool_converter"),
