@@ -9,9 +9,15 @@
 --                                       examples/servers/example_server.lua) are defined first,
 --                                       and the client is closed after the block
 --   <!-- run with: skills_client -->    the same with spec/fixtures/skills_server.lua
+--   <!-- run with: http_server -->      MCP_URL and MCP_SSE_URL name spec/fixtures/http_server.mjs
+--                                       (started once; pending without node and curl)
+--   <!-- run with: love -->             a stand-in for LÖVE's `love` table; after the block,
+--                                       love.load(), then love.update and love.draw each frame
+--                                       until something other than the waiting text is drawn
 --
 -- docs/API.md is the generated reference (its one block is Neovim-only), not a guide.
 local helper = require("helper")
+local H = require("http_helper")
 
 local ROOT = helper.root
 local TIMEOUT_S = 60 * helper.slow()
@@ -27,6 +33,14 @@ local PRELUDES = {
     'local mcp = require("mcp")\n'
       .. 'local client = assert(mcp.create_stdio_client("lua5.4", { "spec/fixtures/skills_server.lua" }))\n',
     "\nclient:close()\n",
+  },
+  love = {
+    'local drawn\nlove = { graphics = { print = function(text) drawn = text end } }\n',
+    '\nlove.load()\nlocal frames = 0\n'
+      .. 'repeat\n  love.update(1 / 60)\n  love.draw()\n  frames = frames + 1\n'
+      .. '  if drawn == "waiting for the server..." then require("mcp").loop.step(5) end\n'
+      .. 'until drawn ~= "waiting for the server..." or frames > 4000\n'
+      .. 'love.quit()\nassert(tostring(drawn):find("42"), "drew: " .. tostring(drawn))\n',
   },
 }
 
@@ -76,7 +90,14 @@ local function blocks(text)
   return out
 end
 
-local function run_block(code)
+-- The HTTP fixture, started on first use and stopped at the end.
+local http_server
+local function http_env()
+  if not http_server then http_server = H.start() end
+  return ("MCP_URL=%s MCP_SSE_URL=%s "):format(http_server.url, http_server.base .. "/sse")
+end
+
+local function run_block(code, env)
   local file = os.tmpname()
   local fh = assert(io.open(file, "wb"))
   fh:write(code)
@@ -85,8 +106,8 @@ local function run_block(code)
   for entry in package.cpath:gmatch("[^;]+") do
     cpath[#cpath + 1] = entry:sub(1, 1) == "/" and entry or (ROOT .. "/" .. entry:gsub("^%./", ""))
   end
-  local cmd = ("cd %s && %sLUA_PATH=%s LUA_CPATH=%s timeout %d %s %s </dev/null 2>&1; echo \"__EXIT:$?\""):format(
-    shq(ROOT), helper.sanitizer() and "env -u LD_PRELOAD " or "",
+  local cmd = ("cd %s && %s%sLUA_PATH=%s LUA_CPATH=%s timeout %d %s %s </dev/null 2>&1; echo \"__EXIT:$?\""):format(
+    shq(ROOT), helper.sanitizer() and "env -u LD_PRELOAD " or "", env or "",
     shq(ROOT .. "/lua/?.lua;" .. ROOT .. "/lua/?/init.lua;;"), shq(table.concat(cpath, ";") .. ";;"),
     TIMEOUT_S, helper.lua_cmd(), shq(file))
   local f = assert(io.popen(cmd, "r"))
@@ -111,13 +132,19 @@ describe("the guides' Lua examples", function()
         end)
       else
         it(where .. " runs", function()
-          local prelude = { "", "" }
-          if kind ~= nil then
+          local prelude, env = { "", "" }, nil
+          if kind == "run with" and arg == "http_server" then
+            if not (H.have_node() and H.have_curl()) then
+              pending(where .. ": node and curl are needed to run the HTTP test server")
+              return
+            end
+            env = http_env()
+          elseif kind ~= nil then
             assert.are.equal("run with", kind, where .. ": unknown marker '" .. kind .. "'")
             prelude = PRELUDES[arg]
             assert.is_truthy(prelude, where .. ": unknown prelude '" .. tostring(arg) .. "'")
           end
-          local code, out = run_block(prelude[1] .. b.code .. prelude[2])
+          local code, out = run_block(prelude[1] .. b.code .. prelude[2], env)
           ran = ran + 1
           assert.are.equal(0, code, where .. " failed (exit " .. tostring(code) .. "):\n" .. out)
         end)
@@ -129,6 +156,10 @@ describe("the guides' Lua examples", function()
     io.stderr:write(("\nguides: %d Lua blocks ran, %d not run%s\n"):format(ran, #skipped,
       #skipped > 0 and (": " .. table.concat(skipped, "; ")) or ""))
     assert.is_true(ran > 0)
+  end)
+
+  teardown(function()
+    if http_server then H.stop(http_server) end
   end)
 end)
 
