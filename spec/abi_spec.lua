@@ -124,3 +124,49 @@ describe("a module of another Lua", function()
     assert.are.equal("function", out)
   end)
 end)
+
+describe("bin/mcp-lua run from a checkout with nothing on the paths", function()
+  local CLEAN = "env -u LUA_PATH -u LUA_CPATH -u LUA_PATH_5_2 -u LUA_PATH_5_3 -u LUA_PATH_5_4"
+    .. " -u LUA_CPATH_5_2 -u LUA_CPATH_5_3 -u LUA_CPATH_5_4 -u LUA_INIT"
+    .. (helper.sanitizer() and " -u LD_PRELOAD" or "")
+
+  local function exists(p)
+    local fh = io.open(p, "rb")
+    if fh then fh:close() end
+    return fh ~= nil
+  end
+
+  local function cli(interp, args)
+    local f = assert(io.popen(("%s %s %s %s 2>&1; echo \"__EXIT:$?\""):format(CLEAN, interp,
+      shq(helper.root .. "/bin/mcp-lua"), args)))
+    local out = f:read("*a")
+    f:close()
+    return out:gsub("__EXIT:%d+%s*$", ""), tonumber(out:match("__EXIT:(%d+)%s*$"))
+  end
+
+  it("uses the checkout's lua/ and its build for this interpreter", function()
+    local running = abi.running()
+    if not exists(helper.root .. "/build/" .. running .. "/mcp/core.so") then
+      pending("no build/" .. running .. " in this checkout")
+      return
+    end
+    local out, code = cli(helper.lua_cmd(), "--version")
+    assert.are.equal(0, code, out)
+    assert.is_truthy(out:find("mcp-lua (lua-mcp ", 1, true), out)
+  end)
+
+  it("names the Lua to use when the checkout has no build for this one", function()
+    local interp
+    for _, c in ipairs({ { "lua5.2", "5.2" }, { "lua5.3", "5.3" }, { "lua5.1", "5.1" }, { "lua5.4", "5.4" } }) do
+      if not interp and not exists(helper.root .. "/build/" .. c[2] .. "/mcp/core.so") and have(c[1]) then
+        interp = c[1]
+      end
+    end
+    if not interp then pending("every installed interpreter has a build here") return end
+    local out, code = cli(interp, "--version")
+    assert.are.equal(4, code, out)
+    assert.is_truthy(out:find("mcp-lua: this checkout has no build of lua-mcp for Lua ", 1, true), out)
+    assert.is_truthy(out:find("run it with lua", 1, true) or out:find("run it with luajit", 1, true), out)
+    assert.is_truthy(out:find("build it for this Lua with `make LUA=", 1, true), out)
+  end)
+end)
