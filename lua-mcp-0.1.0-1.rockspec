@@ -1,12 +1,12 @@
 -- lua-mcp: Model Context Protocol client for Lua (C core + Lua layer).
 --
--- Install from a checkout:
+-- Install from a checkout, for the Lua you will run it with (Debian's luarocks builds for 5.1
+-- unless told; LuaJIT and Neovim use 5.1):
+--   luarocks --lua-version 5.4 make lua-mcp-0.1.0-1.rockspec
 --   make rock                  (finds libcurl with pkg-config; installs into build/rocks,
 --                               or pass ROCK_FLAGS=--local / ROCK_FLAGS= for another tree)
---   luarocks make lua-mcp-0.1.0-1.rockspec \
---     CURL_INCDIR=$(pkg-config --variable=includedir libcurl) \
---     CURL_LIBDIR=$(pkg-config --variable=libdir libcurl)
--- Plain `luarocks make` works on Debian too (see external_dependencies below).
+-- CURL_INCDIR=$(pkg-config --variable=includedir libcurl) and CURL_LIBDIR=... may be given as
+-- arguments when luarocks does not find libcurl (see external_dependencies below).
 rockspec_format = "3.0"
 package = "lua-mcp"
 version = "0.1.0-1"
