@@ -572,7 +572,7 @@ dist-check: dist
 	  echo "== dist-check: $$interp: quickstart ran from the installed rock"; \
 	done
 
-# luarocks' builtin build leaves src/**/*.o and ./mcp/core.so in the checkout.
+# What a luarocks builtin build (this rockspec's before build.type make) left in the checkout.
 clean-rock-artifacts:
 	rm -f src/*.o src/transports/*.o mcp/core.so
 	@if [ -d mcp ]; then rmdir mcp 2>/dev/null || true; fi
