@@ -106,8 +106,9 @@ local function run_block(code, env)
   for entry in package.cpath:gmatch("[^;]+") do
     cpath[#cpath + 1] = entry:sub(1, 1) == "/" and entry or (ROOT .. "/" .. entry:gsub("^%./", ""))
   end
-  local cmd = ("cd %s && %s%sLUA_PATH=%s LUA_CPATH=%s timeout %d %s %s </dev/null 2>&1; echo \"__EXIT:$?\""):format(
-    shq(ROOT), helper.sanitizer() and "env -u LD_PRELOAD " or "", env or "",
+  -- under ASan the child keeps LD_PRELOAD: it loads this run's sanitized module
+  local cmd = ("cd %s && %sLUA_PATH=%s LUA_CPATH=%s timeout %d %s %s </dev/null 2>&1; echo \"__EXIT:$?\""):format(
+    shq(ROOT), env or "",
     shq(ROOT .. "/lua/?.lua;" .. ROOT .. "/lua/?/init.lua;;"), shq(table.concat(cpath, ";") .. ";;"),
     TIMEOUT_S, helper.lua_cmd(), shq(file))
   local f = assert(io.popen(cmd, "r"))
