@@ -379,7 +379,8 @@ static int new_transport(lua_State *L, int legacy)
         mcp_http_config_free(&cfg);
         return luaL_error(L, "mcp: out of memory");
     }
-    t = mcp_http_new(mcp_upvalue_loop(L), curl, &cfg, legacy ? &mcp_legacy_sse : &mcp_streamable_http);
+    t = mcp_http_new(mcp_upvalue_loop(L), curl, &cfg,
+                     legacy ? &mcp_legacy_sse : &mcp_streamable_http);
     if (t == NULL)
         return luaL_error(L, "mcp: out of memory");
     box = (http_box *)mcp_newuserdata(L, sizeof *box);
