@@ -679,7 +679,8 @@ describe("elicitation", function()
 
   it("url mode: mode, url and elicitation_id reach the handler", function()
     local seen
-    local c = server({}, { on_elicitation_request = function(req) seen = req; return { action = "accept" } end })
+    local c = server({}, { elicitation_url = true,
+      on_elicitation_request = function(req) seen = req; return { action = "accept" } end })
     local msg = call(c, "elicit", { mode = "url", url = "https://example.com/x", elicitationId = "el-9" }).structuredContent
     assert.are.equal("accept", msg.result.action)
     assert.are.equal("url", seen.mode)

@@ -423,7 +423,7 @@ describe("elicitation/create through the client", function()
     connect(function(req)
       seen = req
       return el.accept({ stray = 1 })
-    end)
+    end, { elicitation_url = true }) -- 2025-11-25: URL mode only when declared
     local msg = elicit({ mode = "url", url = "https://example.com/x", elicitationId = "e-9" })
     assert.are.same({ action = "accept" }, msg.result)
     assert.are.same({ "url", "https://example.com/x", "e-9" }, { seen.mode, seen.url, seen.elicitation_id })

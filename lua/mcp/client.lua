@@ -46,6 +46,10 @@ local CONFIG_FIELDS = {
   max_pages = "number",
   max_input_rounds = "number", protocol_discovery_timeout_ms = "number",
   protocol_discovery_startup_ms = "number",
+  -- 2025-11-25: what the handlers can do (elicitation.url, sampling.tools capabilities)
+  elicitation_url = "boolean", sampling_tools = "boolean",
+  -- trace context (SEP-414) and spans: lua/mcp/span.lua
+  trace_context = "any", on_span_start = "function", on_span_end = "function",
 }
 M.CONFIG_FIELDS = CONFIG_FIELDS
 
@@ -56,6 +60,7 @@ local CALL_OPTIONS = {
   max_pages = "number", -- list_all_*: a bound on the pages followed
   cache = "boolean", -- false: bypass the 2026-07-28 result cache (lua/mcp/cache.lua)
   task = "table", -- call_tool, legacy era: run the call as a 2025-11-25 task (lua/mcp/tasks.lua)
+  validate_output = "boolean", -- call_tool: check structuredContent against the tool's outputSchema
 }
 M.CALL_OPTIONS = CALL_OPTIONS
 
@@ -68,12 +73,16 @@ local function normalize_config(config)
   options.check(config, CONFIG_FIELDS, "mcp.new_client: config", 3)
   for k, want in pairs(CONFIG_FIELDS) do
     local v = config[k]
-    if v ~= nil and type(v) ~= want then
+    if v ~= nil and want ~= "any" and type(v) ~= want then
       error(("mcp: client config '%s' must be a %s, got %s"):format(k, want, type(v)), 3)
     end
   end
   if config.max_pages ~= nil and not (config.max_pages >= 1) then
     error("mcp: client config 'max_pages' must be a positive number", 3)
+  end
+  local tc = config.trace_context
+  if tc ~= nil and type(tc) ~= "table" and type(tc) ~= "function" then
+    error("mcp: client config 'trace_context' must be a table or a function, got " .. type(tc), 3)
   end
   local max_retries = config.max_retries or 0
   if max_retries ~= math.floor(max_retries) then
@@ -100,6 +109,9 @@ local function normalize_config(config)
       or protocol.DEFAULT_PROTOCOL_DISCOVERY_TIMEOUT_MS,
     protocol_discovery_startup_ms = config.protocol_discovery_startup_ms
       or protocol.DEFAULT_PROTOCOL_DISCOVERY_STARTUP_MS,
+    trace_context = config.trace_context,
+    on_span_start = config.on_span_start,
+    on_span_end = config.on_span_end,
   }
 end
 
@@ -123,6 +135,11 @@ function M.new(transport, config)
       elicitation = config and config.on_elicitation_request,
       sampling = config and config.on_sampling_request,
       roots = config and config.on_roots_list,
+    },
+    -- what the handlers can do beyond the 2025-06-18 basics (declared as capabilities)
+    handler_caps = {
+      elicitation_url = config ~= nil and config.elicitation_url == true,
+      sampling_tools = config ~= nil and config.sampling_tools == true,
     },
     roots = config and config.roots,
     notification_handlers = {},
@@ -203,6 +220,11 @@ end
 function Client:_on_notification(method, params)
   params = type(params) == "table" and params or {}
   if not self.era:on_notification(method, params) then return end
+  if method == "notifications/elicitation/complete" then
+    require("mcp.elicitation.url").completed(self, params) -- a -32042 retry may wait for it
+  elseif method == "notifications/tools/list_changed" then
+    self.output_schemas = nil -- validate_output reads the tool list again (lua/mcp/output_schema.lua)
+  end
   if method == "notifications/progress" then
     local cb = self.progress[params.progressToken]
     if cb then
@@ -390,6 +412,12 @@ function Client:request(method, params, opts)
   elseif opts ~= NO_OPTIONS then
     check_call_options(opts, 2)
   end
+  local cfg = self.config
+  if cfg.trace_context or cfg.on_span_start or cfg.on_span_end then
+    -- SEP-414: traceparent/tracestate in _meta, the request as a span (lua/mcp/span.lua)
+    return require("mcp.span").request(self, method, params,
+      function(p) return self.era:request(method, p, opts) end)
+  end
   return self.era:request(method, params, opts)
 end
 
@@ -437,12 +465,14 @@ function Client:_advertised_capabilities(roots, extra_extensions)
   setmetatable(caps, core.object_mt)
   if self.handlers.elicitation and caps.elicitation == nil then
     caps.elicitation = json.object({ form = json.object() })
+    if self.handler_caps.elicitation_url then caps.elicitation.url = json.object() end
   end
   if (self.handlers.roots or self.roots) and caps.roots == nil then
     caps.roots = roots
   end
   if self.handlers.sampling and caps.sampling == nil then
     caps.sampling = json.object()
+    if self.handler_caps.sampling_tools then caps.sampling.tools = json.object() end
   end
   -- Extensions this client implements (SEP-2133: ClientCapabilities.extensions, id -> settings;
   -- a value the config gives for an id is sent instead).
@@ -803,7 +833,10 @@ local function page(self, method, field, cursor, opts)
   if res == nil then return nil, err end
   res, err = expect_table(res, field, method)
   -- the 2026-07-28 era over HTTP drops a tool whose x-mcp-header bindings are invalid
-  if res ~= nil and method == "tools/list" then res = self.era:tools_page(res, params == nil) end
+  if res ~= nil and method == "tools/list" then
+    res = self.era:tools_page(res, params == nil)
+    require("mcp.output_schema").learn(self, res.tools) -- for call_tool's validate_output
+  end
   return res, err
 end
 
@@ -990,6 +1023,7 @@ function Client:call_tool(name, arguments, opts)
     return nil, new_error(nil, "invalid tools/call result: 'content' must be an array", res,
       { kind = "protocol", method = "tools/call" })
   end
+  if opts and opts.validate_output then return require("mcp.output_schema").check(self, name, res, opts) end
   return res
 end
 
@@ -1144,18 +1178,29 @@ end
 -- ---- handlers --------------------------------------------------------------------------------
 
 --- Register the elicitation handler: fn(request) -> result | nil, err, where request has
---- message, requested_schema, meta, mode ("form"|"url"), url, elicitation_id and params.
+--- message, requested_schema, meta, mode ("form"|"url"), url, url_host, elicitation_id and params.
+--- With opts.url the handler takes URL-mode requests too (the client declares elicitation.url,
+--- 2025-11-25); without, a URL-mode request is refused with -32602. Takes effect on the next
+--- connect (the capabilities are declared in initialize).
 ---@param fn fun(request: table): table|nil, any
-function Client:on_elicitation_request(fn)
+---@param opts table|nil url (boolean)
+function Client:on_elicitation_request(fn, opts)
   if fn ~= nil and type(fn) ~= "function" then error("mcp: handler must be a function", 2) end
+  if opts ~= nil and type(opts) ~= "table" then error("mcp: handler options must be a table", 2) end
   self.handlers.elicitation = fn
+  if opts ~= nil and opts.url ~= nil then self.handler_caps.elicitation_url = opts.url == true end
 end
 
---- fn(params) -> CreateMessageResult | nil, err
+--- fn(params) -> CreateMessageResult | nil, err. With opts.tools the handler takes requests with
+--- tools and toolChoice (the client declares sampling.tools, 2025-11-25) and may answer with
+--- tool_use blocks (mcp.sampling.tool_use); without, such a request is refused with -32602.
 ---@param fn fun(params: table): table|nil, any
-function Client:on_sampling_request(fn)
+---@param opts table|nil tools (boolean)
+function Client:on_sampling_request(fn, opts)
   if fn ~= nil and type(fn) ~= "function" then error("mcp: handler must be a function", 2) end
+  if opts ~= nil and type(opts) ~= "table" then error("mcp: handler options must be a table", 2) end
   self.handlers.sampling = fn
+  if opts ~= nil and opts.tools ~= nil then self.handler_caps.sampling_tools = opts.tools == true end
 end
 
 --- fn() -> array of roots ({uri=, name=}) | nil, err

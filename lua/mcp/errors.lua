@@ -7,7 +7,7 @@ local M = {}
 ---@field code integer|nil JSON-RPC error code (nil for local failures)
 ---@field message string
 ---@field data any
----@field kind string "rpc"|"timeout"|"cancelled"|"closed"|"transport"|"protocol"|"config"|"handler"|"validation"|"verification"
+---@field kind string "rpc"|"timeout"|"cancelled"|"closed"|"transport"|"protocol"|"config"|"handler"|"validation"|"verification"|"declined"
 ---@field method string|nil the request that failed
 ---@field status_code integer|nil HTTP status for transport failures
 ---@field cause any

@@ -256,16 +256,35 @@ end
 
 -- ---- the request and its answer --------------------------------------------------------------
 
+--- The host of a URL (what a UI shows next to the URL: the user decides whom to trust by it), and
+--- whether it is an internationalized name in punycode (a label starting with "xn--", which a UI
+--- should warn about: it may look like another host). nil for a URL without a host.
+---@param url string
+---@return string|nil host, boolean punycode
+function M.url_host(url)
+  if type(url) ~= "string" then return nil, false end
+  local authority = url:match("^[%a][%w+.-]*://([^/?#]*)")
+  if authority == nil or authority == "" then return nil, false end
+  authority = authority:gsub("^.*@", "") -- userinfo is not the host
+  local host = authority:match("^%[[^%]]*%]") or authority:gsub(":%d*$", "")
+  host = host:lower()
+  local puny = host:find("^xn%-%-") ~= nil or host:find("%.xn%-%-") ~= nil
+  return host, puny
+end
+
 --- The request table a handler receives, built from elicitation/create params.
 ---@param params table
 ---@return table
 function M.request_from_params(params)
+  local host, puny = M.url_host(params.url)
   return {
     message = params.message,
     requested_schema = params.requestedSchema,
     meta = params._meta,
     mode = params.mode or "form",
     url = params.url,
+    url_host = host,
+    url_punycode = puny,
     elicitation_id = params.elicitationId,
     params = params,
   }
@@ -328,13 +347,32 @@ function M.handle(client, params)
     return nil, errors.new(errors.ERROR_CODES.INVALID_PARAMS, "Invalid elicitation request: url mode without a url",
       params, { kind = "protocol", method = "elicitation/create" })
   end
+  if req.mode == "url" and not (client.handler_caps and client.handler_caps.elicitation_url) then
+    -- 2025-11-25: a mode the client did not declare (elicitation.url) is refused with -32602
+    return nil, errors.new(errors.ERROR_CODES.INVALID_PARAMS, "Invalid elicitation request: this client did not "
+      .. "declare URL-mode elicitation", params, { kind = "protocol", method = "elicitation/create" })
+  end
   local result, err = client.handlers.elicitation(req)
   if result == nil then return nil, err end
   return M.finish(req, result)
 end
 
+--- Open a URL (http or https only) with the system's opener (xdg-open, or open on macOS), the
+--- URL single-quoted for the shell. For the terminal handler's open_url. true when the opener
+--- started.
+---@param url string
+---@return boolean
+function M.open_url(url)
+  if type(url) ~= "string" or not url:match("^https?://") then return false end
+  local quoted = "'" .. url:gsub("'", "'\\''") .. "'"
+  local opener = os.execute("command -v xdg-open >/dev/null 2>&1")
+  local cmd = (opener == true or opener == 0) and "xdg-open" or "open"
+  local ok = os.execute(cmd .. " " .. quoted .. " >/dev/null 2>&1 &")
+  return ok == true or ok == 0
+end
+
 --- A handler that asks on the terminal (see mcp/elicitation/tty.lua for opts).
----@param opts table|nil input, output, max_rounds
+---@param opts table|nil input, output, max_rounds, open_url
 ---@return fun(req: table): table
 function M.terminal_handler(opts)
   return require("mcp.elicitation.tty").handler(opts)

@@ -121,7 +121,8 @@ end
 -- URL mode: consent to open the URL.
 local function url_mode(ui, req, opts, vim)
   local _, idx = ui.select({ "Open the URL and continue", "Decline", "Cancel" },
-    tostring(req.message) .. " (" .. tostring(req.url) .. ")")
+    tostring(req.message) .. " (" .. tostring(req.url) .. ", host " .. tostring(req.url_host)
+      .. (req.url_punycode and ", an internationalized name: it may imitate another host" or "") .. ")")
   if idx == 1 then
     local open = opts.open_url or (vim.ui.open and function(u) vim.ui.open(u) end)
     if open then pcall(open, req.url) end

@@ -9,6 +9,8 @@
 --- opts.input: a file (or a function returning the next line, nil at the end) to read answers from,
 --- default /dev/tty (io.stdin when there is no tty); opts.output: a file to write prompts to,
 --- default /dev/tty (io.stderr). opts.max_rounds: how often an invalid form is asked again (2).
+--- URL mode (register with { url = true }): shows the URL and its host and asks; on yes it calls
+--- opts.open_url(url) when given (e.g. mcp.elicitation.open_url, the system's opener), and only then.
 --- At any prompt ":decline" declines and ":cancel" (or the end of input) cancels.
 local elicitation = require("mcp.elicitation")
 local term = require("mcp.util.term")
@@ -29,7 +31,7 @@ local function show(v)
 end
 
 --- Build a terminal handler.
----@param opts table|nil input, output, max_rounds
+---@param opts table|nil input, output, max_rounds, open_url
 ---@return fun(req: table): table
 function M.handler(opts)
   opts = opts or {}
@@ -51,12 +53,18 @@ function M.handler(opts)
     end
     out:write("\n" .. esc(req.message) .. "\n")
     if req.mode == "url" then
-      out:write("Open this URL to continue: " .. esc1(req.url) .. "\n")
+      out:write("The server asks you to open this URL: " .. esc1(req.url) .. "\n")
+      out:write("  host: " .. esc1(req.url_host or "(none)")
+        .. (req.url_punycode and "  (WARNING: an internationalized name, it may imitate another host)" or "") .. "\n")
       while true do
         local a, stop = ask("Open it and continue? [y]es, [n]o, [c]ancel: ")
         if a == nil then return stop == "decline" and elicitation.decline() or elicitation.cancel() end
         a = a:lower():gsub("%s", "")
-        if a == "y" or a == "yes" then return elicitation.accept() end
+        if a == "y" or a == "yes" then
+          -- opened only now, on the user's yes (never prefetched)
+          if opts.open_url then pcall(opts.open_url, req.url) end
+          return elicitation.accept()
+        end
         if a == "n" or a == "no" then return elicitation.decline() end
         if a == "c" or a == "cancel" then return elicitation.cancel() end
       end

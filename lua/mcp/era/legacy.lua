@@ -41,7 +41,15 @@ end
 ---@param opts table the checked per-call options
 ---@return any result, mcp.Error|nil err
 function Era:request(method, params, opts)
-  return self.client:_roundtrip(method, params, opts)
+  local client = self.client
+  local res, err = client:_roundtrip(method, params, opts)
+  if res == nil and err.code == -32042 then
+    -- 2025-11-25 URLElicitationRequiredError: the user completes the listed URL elicitations,
+    -- then the request goes again (lua/mcp/elicitation/url.lua)
+    return require("mcp.elicitation.url").after_required(client, method, err,
+      function() return client:_roundtrip(method, params, opts) end, client:_timeout_ms(opts))
+  end
+  return res, err
 end
 
 ---@param opts table|nil
