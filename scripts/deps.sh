@@ -6,9 +6,10 @@
 # 1. Debian packages: installs only the missing ones (apt-get update first). Instant
 #    when all are present. Not root and something missing: prints the command to run.
 # 2. When node and npm exist: the official MCP test peer
-#    @modelcontextprotocol/server-everything@$MCP_EVERYTHING_VERSION into .deps/npm
-#    (skipped when that version is already there), and the official filesystem server
-#    (spec/sandbox_spec.lua). MCP_SKIP_NPM=1 skips this step.
+#    @modelcontextprotocol/server-everything@$MCP_EVERYTHING_VERSION, the official filesystem server
+#    (spec/sandbox_spec.lua) and the official TypeScript SDK @modelcontextprotocol/sdk@$MCP_SDK_VERSION
+#    (spec/fixtures/sdk_server.mjs builds a server with it) into .deps/npm (skipped when those
+#    versions are already there). MCP_SKIP_NPM=1 skips this step.
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -17,6 +18,8 @@ EVERYTHING_PKG=@modelcontextprotocol/server-everything
 EVERYTHING_VERSION=${MCP_EVERYTHING_VERSION:-2026.8.31}
 FILESYSTEM_PKG=@modelcontextprotocol/server-filesystem
 FILESYSTEM_VERSION=${MCP_FILESYSTEM_VERSION:-2026.8.31}
+SDK_PKG=@modelcontextprotocol/sdk
+SDK_VERSION=${MCP_SDK_VERSION:-1.32.2}
 NPM_PREFIX=.deps/npm
 
 # Debian packages the build, the tests and the sanitizer/valgrind runs use (lua5.2/lua5.3 and their
@@ -93,31 +96,29 @@ mkdir -p "$NPM_PREFIX"
 exec 9>"$NPM_PREFIX/.lock"
 if command -v flock >/dev/null 2>&1; then flock 9; fi
 
-# The filesystem server (the sandbox specs): its own step, so a tree with only server-everything gets it too.
-install_filesystem() {
-  if [[ $(installed_version "$FILESYSTEM_PKG") == "$FILESYSTEM_VERSION" && -e $NPM_PREFIX/node_modules/.bin/mcp-server-filesystem ]]; then
-    log "$FILESYSTEM_PKG@$FILESYSTEM_VERSION: present"
-    return 0
-  fi
-  log "installing $FILESYSTEM_PKG@$FILESYSTEM_VERSION into $NPM_PREFIX"
-  npm install --prefix "$NPM_PREFIX" --no-audit --no-fund --no-update-notifier --save-exact \
-    --loglevel=error "$FILESYSTEM_PKG@$FILESYSTEM_VERSION" "$EVERYTHING_PKG@$EVERYTHING_VERSION"
+WANTED=("$EVERYTHING_PKG@$EVERYTHING_VERSION" "$FILESYSTEM_PKG@$FILESYSTEM_VERSION" "$SDK_PKG@$SDK_VERSION")
+all_present() {
+  local want
+  for want in "${WANTED[@]}"; do
+    [[ $(installed_version "${want%@*}") == "${want##*@}" ]] || return 1
+  done
+  [[ -e $NPM_PREFIX/node_modules/.bin/mcp-server-everything && -e $NPM_PREFIX/node_modules/.bin/mcp-server-filesystem ]]
 }
 
-if [[ $(installed_version) == "$EVERYTHING_VERSION" && -e $NPM_PREFIX/node_modules/.bin/mcp-server-everything ]]; then
-  log "$EVERYTHING_PKG@$EVERYTHING_VERSION: present"
-  install_filesystem
+if all_present; then
+  log "${WANTED[*]}: present"
   exit 0
 fi
 
-log "installing $EVERYTHING_PKG@$EVERYTHING_VERSION into $NPM_PREFIX (node $(node --version))"
+log "installing ${WANTED[*]} into $NPM_PREFIX (node $(node --version))"
 npm install --prefix "$NPM_PREFIX" --no-audit --no-fund --no-update-notifier --save-exact \
-  --loglevel=error "$EVERYTHING_PKG@$EVERYTHING_VERSION"
-install_filesystem
+  --loglevel=error "${WANTED[@]}"
 
-got=$(installed_version)
-if [[ $got != "$EVERYTHING_VERSION" ]]; then
-  echo "deps: expected $EVERYTHING_PKG@$EVERYTHING_VERSION in $NPM_PREFIX, found '${got:-nothing}'" >&2
-  exit 1
-fi
-log "$EVERYTHING_PKG@$EVERYTHING_VERSION: installed"
+for want in "${WANTED[@]}"; do
+  got=$(installed_version "${want%@*}")
+  if [[ $got != "${want##*@}" ]]; then
+    echo "deps: expected $want in $NPM_PREFIX, found '${got:-nothing}'" >&2
+    exit 1
+  fi
+done
+log "${WANTED[*]}: installed"
