@@ -127,7 +127,7 @@ describe("URL-mode elicitation (2025-11-25)", function()
     call(c, "url_required", { id = "f1", complete = true })
     assert.is_true(helper.wait_until(function() return #got >= 1 end, helper.ms(5000)))
     assert.are.equal("f1", got[1])
-    assert.is_true(require("mcp.elicitation.url").is_complete(c, "f1"))
+    assert.is_true(require("mcp.url_elicitation").is_complete(c, "f1"))
   end)
 end)
 

@@ -221,7 +221,7 @@ function Client:_on_notification(method, params)
   params = type(params) == "table" and params or {}
   if not self.era:on_notification(method, params) then return end
   if method == "notifications/elicitation/complete" then
-    require("mcp.elicitation.url").completed(self, params) -- a -32042 retry may wait for it
+    require("mcp.url_elicitation").completed(self, params) -- a -32042 retry may wait for it
   elseif method == "notifications/tools/list_changed" then
     self.output_schemas = nil -- validate_output reads the tool list again (lua/mcp/output_schema.lua)
   end

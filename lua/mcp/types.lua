@@ -17,6 +17,7 @@
 ---@field headers table<string, string|number|false>|nil per-request headers (the transport's send options; HTTP)
 ---@field max_pages number|nil list_all_*: the most pages followed
 ---@field task table|nil call_tool, legacy era: run the call as a 2025-11-25 task ({ttl = ms})
+---@field validate_output boolean|nil call_tool: check structuredContent against the tool's outputSchema
 
 ---@class mcp.CancelToken
 ---@field cancelled boolean
@@ -44,6 +45,11 @@ function CancelToken:cancel(reason) end
 ---@field on_roots_list fun(): table[]|nil
 ---@field on_message fun(direction: "send"|"receive", message: table)|nil
 ---@field roots table[]|nil
+---@field elicitation_url boolean|nil the elicitation handler takes URL mode (declares elicitation.url)
+---@field sampling_tools boolean|nil the sampling handler takes tools (declares sampling.tools)
+---@field trace_context table|fun(span: table): table|nil {traceparent=, tracestate=} put in every request's _meta
+---@field on_span_start fun(span: table): table|nil each request starts (may return its trace context)
+---@field on_span_end fun(span: table)|nil each request ended (status, error, duration_ms)
 
 -- ---- results -------------------------------------------------------------------------------
 

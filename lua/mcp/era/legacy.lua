@@ -45,8 +45,8 @@ function Era:request(method, params, opts)
   local res, err = client:_roundtrip(method, params, opts)
   if res == nil and err.code == -32042 then
     -- 2025-11-25 URLElicitationRequiredError: the user completes the listed URL elicitations,
-    -- then the request goes again (lua/mcp/elicitation/url.lua)
-    return require("mcp.elicitation.url").after_required(client, method, err,
+    -- then the request goes again (lua/mcp/url_elicitation.lua)
+    return require("mcp.url_elicitation").after_required(client, method, err,
       function() return client:_roundtrip(method, params, opts) end, client:_timeout_ms(opts))
   end
   return res, err

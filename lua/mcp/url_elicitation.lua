@@ -7,6 +7,7 @@
 --- the call's timeout. A decline or cancel ends the call with a clear error (kind "declined").
 local core = require("mcp.core")
 local errors = require("mcp.errors")
+local handlers = require("mcp.handlers")
 local sched = require("mcp.sched")
 
 local M = {}
@@ -118,7 +119,12 @@ local function ask(client, method, err, list)
     for k, v in pairs(e) do params[k] = v end
     params.mode = "url"
     if type(params.message) ~= "string" then params.message = err.message end
-    local result, herr = require("mcp.elicitation").handle(client, params)
+    -- the elicitation/create handler of the one handler table (checks, then the client's handler)
+    local ok, result, herr = sched.pcall(handlers.SERVER_REQUESTS["elicitation/create"].run, client, params)
+    if not ok then
+      return nil, errors.new(nil, "the elicitation handler raised: " .. tostring(result), nil,
+        { kind = "handler", method = method })
+    end
     if result == nil then return nil, herr end
     if result.action ~= "accept" then
       return nil, errors.new(err.code, "the server needs a URL elicitation (" .. e.url .. ") that the user "
