@@ -338,6 +338,16 @@ describe("mcp.elicitation.nvim_handler", function()
     assert.are.same({ "https://example.com/a" }, vim.opened)
     assert.are.equal("decline", run_nvim(fake_vim({ 2 }), { message = "m", mode = "url", url = "u" }).action)
   end)
+  it("URL mode shows the URL's host (and warns about punycode); a decline opens nothing", function()
+    local vim = fake_vim({ 2 })
+    local r = run_nvim(vim, el.request_from_params({ message = "Pay", mode = "url", url = "https://xn--pple-43d.com/pay" }))
+    if r == nil then return end
+    assert.are.equal("decline", r.action)
+    assert.are.same({}, vim.opened)
+    local all = table.concat(vim.prompts, "\n")
+    assert.truthy(all:find("host xn--pple-43d.com", 1, true), all)
+    assert.truthy(all:find("internationalized name", 1, true), all)
+  end)
 end)
 
 -- ---- through the client --------------------------------------------------------------------------

@@ -317,6 +317,19 @@ describe("trace context and spans (SEP-414)", function()
     assert.matches("tracer broke", tostring(errs[1]), 1, true)
   end)
 
+  it("the 2026-07-28 era: traceparent beside the era's own _meta keys", function()
+    local c = assert(mcp.create_stdio_client(helper.lua_cmd(), { helper.fixtures .. "/modern_server.lua" },
+      { stderr = "discard", request_timeout_ms = helper.ms(30000), trace_context = { traceparent = TP } }))
+    finally(function() c:close() end)
+    assert.are.equal("2026-07-28", c:protocol_version())
+    assert.is_table(c:call_tool("echo", { message = "hi" }))
+    local reqs = c:call_tool("seen", {}).structuredContent.requests
+    local last
+    for _, r in ipairs(reqs) do if r.method == "tools/call" then last = r end end
+    assert.are.equal(TP, last.meta.traceparent)
+    assert.are.equal("2026-07-28", last.meta["io.modelcontextprotocol/protocolVersion"])
+  end)
+
   it("a bad trace_context raises at new_client", function()
     assert.has_error(function() mcp.new_client({}, { trace_context = 3 }) end)
   end)
