@@ -133,6 +133,17 @@ describe("bin/mcp-lua", function()
       assert.truthy(helper.has(err, "d\\x1b]52;c;ZWNobyBwd25lZA==\\x07"), err)
     end)
 
+    it("a URL elicitation (-32042): shows the URL and its host, a no ends the call and opens nothing", function()
+      if SETSID == "" then pending("setsid is missing"); return end
+      local out, err, code = run("call url_required '{\"id\": \"cli-1\", \"complete\": true}' " .. TS .. " --spec-1125",
+        "n\n")
+      assert.equals(5, code)
+      assert.truthy(helper.has(err, "https://auth.example.com/authorize?id=cli-1"), err)
+      assert.truthy(helper.has(err, "host: auth.example.com"), err)
+      assert.falsy(helper.has(err, "Open it in your browser"), err)
+      assert.truthy(helper.has(out .. err, "declined"), out .. err)
+    end)
+
     it("resources, read, prompts, get, complete, ping, info", function()
       local out, _, code = run("resources " .. EX)
       assert.equals(0, code)

@@ -155,6 +155,18 @@ describe("the terminal handler in URL mode", function()
     assert.are.same({}, opened2)
   end)
 
+  it("without an opener (open_url returns false) it tells the user to open the URL", function()
+    local out = {}
+    local h = mcp.elicitation.terminal_handler({
+      input = function() return "yes" end,
+      output = { write = function(_, s) out[#out + 1] = s end, flush = function() end },
+      open_url = function() return false end,
+    })
+    local res = h(mcp.elicitation.request_from_params({ mode = "url", message = "m", url = "https://a.example/x" }))
+    assert.are.equal("accept", res.action)
+    assert.matches("Open it in your browser: https://a.example/x", table.concat(out), 1, true)
+  end)
+
   it("warns about a punycode host", function()
     local _, text = run("n", "https://xn--80ak6aa92e.com/")
     assert.matches("WARNING", text, 1, true)

@@ -359,16 +359,22 @@ end
 
 --- Open a URL (http or https only) with the system's opener (xdg-open, or open on macOS), the
 --- URL single-quoted for the shell. For the terminal handler's open_url. true when the opener
---- started.
+--- started; false when there is none (the handler then tells the user to open the URL).
 ---@param url string
 ---@return boolean
 function M.open_url(url)
   if type(url) ~= "string" or not url:match("^https?://") then return false end
+  local function succeeded(r) return r == true or r == 0 end
+  local cmd
+  if succeeded(os.execute("command -v xdg-open >/dev/null 2>&1")) then
+    cmd = "xdg-open"
+  elseif succeeded(os.execute("[ \"$(uname -s 2>/dev/null)\" = Darwin ]")) then
+    cmd = "open" -- (macOS's; on Linux `open` may be openvt)
+  else
+    return false
+  end
   local quoted = "'" .. url:gsub("'", "'\\''") .. "'"
-  local opener = os.execute("command -v xdg-open >/dev/null 2>&1")
-  local cmd = (opener == true or opener == 0) and "xdg-open" or "open"
-  local ok = os.execute(cmd .. " " .. quoted .. " >/dev/null 2>&1 &")
-  return ok == true or ok == 0
+  return succeeded(os.execute(cmd .. " " .. quoted .. " >/dev/null 2>&1 &"))
 end
 
 --- A handler that asks on the terminal (see mcp/elicitation/tty.lua for opts).

@@ -30,6 +30,35 @@ local function show(v)
   return ok and s or tostring(v)
 end
 
+-- Open the URL only now, on the user's yes (never prefetched); without an opener (or when it
+-- fails) tell the user to open it.
+local function open(req, out, opts)
+  local opened = false
+  if opts.open_url then
+    local ok, r = pcall(opts.open_url, req.url)
+    opened = ok and r ~= false
+  end
+  if not opened then out:write("Open it in your browser: " .. esc1(req.url) .. "\n") end
+end
+
+-- URL mode: show the URL and its host, ask for consent.
+local function url_mode(req, ask, out, opts)
+  out:write("The server asks you to open this URL: " .. esc1(req.url) .. "\n")
+  out:write("  host: " .. esc1(req.url_host or "(none)")
+    .. (req.url_punycode and "  (WARNING: an internationalized name, it may imitate another host)" or "") .. "\n")
+  while true do
+    local a, stop = ask("Open it and continue? [y]es, [n]o, [c]ancel: ")
+    if a == nil then return stop == "decline" and elicitation.decline() or elicitation.cancel() end
+    a = a:lower():gsub("%s", "")
+    if a == "y" or a == "yes" then
+      open(req, out, opts)
+      return elicitation.accept()
+    end
+    if a == "n" or a == "no" then return elicitation.decline() end
+    if a == "c" or a == "cancel" then return elicitation.cancel() end
+  end
+end
+
 --- Build a terminal handler.
 ---@param opts table|nil input, output, max_rounds, open_url
 ---@return fun(req: table): table
@@ -52,23 +81,7 @@ function M.handler(opts)
       return line
     end
     out:write("\n" .. esc(req.message) .. "\n")
-    if req.mode == "url" then
-      out:write("The server asks you to open this URL: " .. esc1(req.url) .. "\n")
-      out:write("  host: " .. esc1(req.url_host or "(none)")
-        .. (req.url_punycode and "  (WARNING: an internationalized name, it may imitate another host)" or "") .. "\n")
-      while true do
-        local a, stop = ask("Open it and continue? [y]es, [n]o, [c]ancel: ")
-        if a == nil then return stop == "decline" and elicitation.decline() or elicitation.cancel() end
-        a = a:lower():gsub("%s", "")
-        if a == "y" or a == "yes" then
-          -- opened only now, on the user's yes (never prefetched)
-          if opts.open_url then pcall(opts.open_url, req.url) end
-          return elicitation.accept()
-        end
-        if a == "n" or a == "no" then return elicitation.decline() end
-        if a == "c" or a == "cancel" then return elicitation.cancel() end
-      end
-    end
+    if req.mode == "url" then return url_mode(req, ask, out, opts) end
     local fields = elicitation.fields(req.requested_schema)
     local content = {}
     local function ask_field(f)
