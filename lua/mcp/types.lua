@@ -133,6 +133,8 @@ function CancelToken:cancel(reason) end
 ---@field meta table|nil
 ---@field mode "form"|"url"
 ---@field url string|nil
+---@field url_host string|nil URL mode: the URL's host, to show next to it
+---@field url_punycode boolean|nil URL mode: the host is an internationalized (xn--) name: warn
 ---@field elicitation_id string|nil
 ---@field params table
 
