@@ -112,6 +112,31 @@ describe("URL-mode elicitation (2025-11-25)", function()
     assert.matches("URL elicitation d1 did not complete", err.message, 1, true)
   end)
 
+  it("-32042 whose server dies while the client waits for the completion: a closed error, no hang", function()
+    local c
+    c = server({}, { elicitation_url = true, on_elicitation_request = function()
+      -- the user's yes comes after the server is gone
+      c:call_tool("die", nil, { timeout_ms = helper.ms(500) })
+      return mcp.elicitation.accept()
+    end })
+    local res, err = c:call_tool("url_required", { id = "g1" })
+    assert.is_nil(res)
+    assert.are.equal("closed", err.kind)
+  end)
+
+  it("-32042: the connection closing during the wait ends it (kind closed)", function()
+    local c = server({}, { elicitation_url = true, on_elicitation_request = function() return mcp.elicitation.accept() end })
+    local res, err
+    mcp.spawn(function() res, err = c:call_tool("url_required", { id = "h1" }) end)
+    assert.is_true(helper.wait_until(function()
+      return c.url_elicitations ~= nil and next(c.url_elicitations.waiters) ~= nil
+    end, helper.ms(5000)))
+    mcp.spawn(function() c:call_tool("die", nil, { timeout_ms = helper.ms(500) }) end)
+    assert.is_true(helper.wait_until(function() return err ~= nil end, helper.ms(5000)))
+    assert.is_nil(res)
+    assert.are.equal("closed", err.kind)
+  end)
+
   it("-32042 without a URL-mode handler is returned as it is", function()
     local c = server({}, { on_elicitation_request = accept_url({}) })
     local res, err = c:call_tool("url_required", { id = "e1", complete = true })

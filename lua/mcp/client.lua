@@ -264,6 +264,8 @@ function Client:_on_event(kind, a, b, c)
     self:_report(new_error(nil, a, nil, { kind = CORE_ERROR_KINDS[b] or "transport" }))
   elseif kind == "closed" then
     self.closed_reason = a
+    -- a -32042 retry waiting for a completion stops waiting (lua/mcp/url_elicitation.lua)
+    if self.url_elicitations then require("mcp.url_elicitation").closed(self) end
     if self.config.on_close and not self.probing then
       sched.spawn_handler(function(e) self:_report(new_error(nil, tostring(e), nil, { kind = "handler" })) end,
         self.config.on_close, a)

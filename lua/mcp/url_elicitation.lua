@@ -4,7 +4,8 @@
 --- listed elicitations go through the client's elicitation handler (which shows the URL and opens
 --- it only on the user's yes); once every one was accepted and its completion has arrived, the
 --- request is sent again: at most MAX_ROUNDS times, and each wait for a completion is bounded by
---- the call's timeout. A decline or cancel ends the call with a clear error (kind "declined").
+--- the call's own timeout_ms (else COMPLETION_TIMEOUT_MS) and ends when the connection closes. A
+--- decline or cancel ends the call with a clear error (kind "declined").
 local core = require("mcp.core")
 local errors = require("mcp.errors")
 local handlers = require("mcp.handlers")
@@ -17,6 +18,10 @@ M.URL_ELICITATION_REQUIRED = -32042
 
 --- How often one call is sent again after -32042.
 M.MAX_ROUNDS = 3
+
+--- How long a completion is waited for when the call gives no timeout_ms of its own: the user
+--- finishes a flow in a browser (a sign-in, a payment), which takes longer than a request.
+M.COMPLETION_TIMEOUT_MS = 300000
 
 --- Completions kept (a completion may arrive before the client waits for it); older ones are
 --- forgotten first.
@@ -80,8 +85,20 @@ local function start_wait(cb, client, id, ms)
   end
 end
 
+--- The connection closed: every wait ends (the call then fails as it resends on a closed client).
+---@param client mcp.Client
+function M.closed(client)
+  local s = client.url_elicitations
+  if s == nil then return end
+  local waiters = s.waiters
+  s.waiters = {}
+  for _, list in pairs(waiters) do
+    for _, cb in ipairs(list) do cb(false) end
+  end
+end
+
 --- Wait until the completion of every id has arrived, each wait bounded by timeout_ms (0 or
---- nil: unbounded). true, or nil and an mcp.Error (kind "timeout").
+--- nil: unbounded). true, or nil and an mcp.Error (kind "timeout", or "closed").
 ---@param client mcp.Client
 ---@param ids string[]
 ---@param timeout_ms number|nil
@@ -90,8 +107,11 @@ end
 function M.await(client, ids, timeout_ms, method)
   for _, id in ipairs(ids) do
     if not M.is_complete(client, id) then
-      local ok = sched.await_call(start_wait, client, id, timeout_ms)
-      if not ok and not M.is_complete(client, id) then
+      local ok = client:is_connected() and sched.await_call(start_wait, client, id, timeout_ms)
+      if not ok and not M.is_complete(client, id) and not client:is_connected() then
+        return nil, errors.new(nil, "the connection closed while waiting for URL elicitation " .. id, nil,
+          { kind = "closed", method = method })
+      elseif not ok and not M.is_complete(client, id) then
         return nil, errors.new(nil, "URL elicitation " .. id .. " did not complete within " .. tostring(timeout_ms)
           .. " ms", { elicitationId = id }, { kind = "timeout", method = method })
       end
@@ -143,9 +163,11 @@ end
 ---@param method string
 ---@param err mcp.Error the -32042 error
 ---@param resend fun(): any, mcp.Error|nil
----@param timeout_ms number|nil the bound on each wait for a completion
+---@param timeout_ms number|nil the bound on each wait for a completion (the call's timeout_ms; nil or
+--- 0: COMPLETION_TIMEOUT_MS)
 ---@return any result, mcp.Error|nil err
 function M.after_required(client, method, err, resend, timeout_ms)
+  if timeout_ms == nil or timeout_ms <= 0 then timeout_ms = M.COMPLETION_TIMEOUT_MS end
   if client.handlers.elicitation == nil or not client.handler_caps.elicitation_url then return nil, err end
   local rounds = 0
   while err ~= nil and err.code == M.URL_ELICITATION_REQUIRED and rounds < M.MAX_ROUNDS do

@@ -47,7 +47,7 @@ function Era:request(method, params, opts)
     -- 2025-11-25 URLElicitationRequiredError: the user completes the listed URL elicitations,
     -- then the request goes again (lua/mcp/url_elicitation.lua)
     return require("mcp.url_elicitation").after_required(client, method, err,
-      function() return client:_roundtrip(method, params, opts) end, client:_timeout_ms(opts))
+      function() return client:_roundtrip(method, params, opts) end, opts.timeout_ms)
   end
   return res, err
 end
