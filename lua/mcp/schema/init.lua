@@ -2,13 +2,40 @@
 --- references and the common formats). No network, ever: a `$ref` that does not resolve inside
 --- the schema is an error. Draft-07 spellings that MCP servers still send (`definitions`, array
 --- `items` + `additionalItems`, `dependencies`, boolean `exclusiveMinimum`) are understood too.
---- Not implemented: `unevaluatedProperties`, `unevaluatedItems`, `$dynamicRef` scoping (treated
---- as `$ref`), `contentEncoding`/`contentSchema` (annotations). Unknown keywords are ignored.
+--- `unevaluatedProperties`/`unevaluatedItems` see what the in-place applicators evaluated
+--- (`$ref`, `allOf`, valid `anyOf`/`oneOf` branches, `if`/`then`/`else`, `dependentSchemas`);
+--- `$dynamicRef` resolves through the dynamic scope of `$dynamicAnchor`s. Not implemented:
+--- `contentEncoding`/`contentSchema` (annotations). Unknown keywords are ignored. A `pattern` the
+--- regex engine cannot run (backreferences, lookbehind, `\p{...}`) is run by lrexlib-pcre2
+--- (`rex_pcre2`) when installed, else the value is reported as unchecked, never silently passed.
 ---
 --- Errors name the failing value with a JSON Pointer (`/items/2/name`; array indices count from 0).
 local core = require("mcp.core")
 local errors = require("mcp.errors")
 local regex = require("mcp.schema.regex")
+
+-- lrexlib-pcre2, when installed: the fallback for patterns regex.lua cannot run (false: absent).
+local pcre2_lib
+local function pcre2()
+  if pcre2_lib == nil then
+    local ok, lib = pcall(require, "rex_pcre2")
+    pcre2_lib = ok and type(lib) == "table" and lib or false
+  end
+  return pcre2_lib
+end
+
+--- Run an ECMAScript pattern on s: true/false, or nil and why it was not run.
+local function pattern_test(pat, s)
+  local ok, err = regex.test(pat, s)
+  if ok ~= nil then return ok end
+  local lib = pcre2()
+  if lib then
+    local flags = type(lib.flags) == "function" and lib.flags().UTF or nil
+    local fine, hit = pcall(lib.find, s, pat, 1, flags)
+    if fine then return hit ~= nil end
+  end
+  return nil, err
+end
 
 local M = {}
 
@@ -271,29 +298,56 @@ M.formats = {
 
 local index_cache = setmetatable({}, { __mode = "k" })
 
--- Every subschema's $id (as written, without fragment), $anchor and $dynamicAnchor.
+local function strip_fragment(u) return (u:gsub("#.*$", "")) end
+
+-- A reference resolved against a base URI (RFC 3986, the cases schemas use).
+local function join_uri(base, ref)
+  if ref:match("^%a[%w+.-]*:") then return ref end
+  if ref == "" then return base end
+  if ref:sub(1, 2) == "//" then return (base:match("^%a[%w+.-]*:") or "") .. ref end
+  if ref:sub(1, 1) == "/" then return (base:match("^%a[%w+.-]*://[^/]*") or "") .. ref end
+  return (base:gsub("[^/]*$", "")) .. ref:gsub("^%./", "")
+end
+
+-- The schema resources of root: ids (base URI -> schema, and each $id as written), anchors
+-- ("base#name" -> schema), dynamic ($dynamicAnchor, same keys), names (anchor name -> first
+-- schema: the lookup of earlier versions) and bases (subschema -> its base URI).
 local function index_of(root)
   local idx = index_cache[root]
   if idx then return idx end
-  idx = { ids = {}, anchors = {} }
+  idx = { ids = {}, anchors = {}, dynamic = {}, names = {}, bases = {} }
   local seen = {}
-  local function walk(s, depth)
+  local function anchor(s, base, name, dynamic)
+    if type(name) ~= "string" then return end
+    local key = base .. "#" .. name
+    if dynamic then idx.dynamic[key] = s end
+    if idx.anchors[key] == nil then idx.anchors[key] = s end
+    if idx.names[name] == nil then idx.names[name] = s end
+  end
+  local function walk(s, base, depth)
     if type(s) ~= "table" or seen[s] or depth > 64 then return end
     seen[s] = true
     if kind(s) == "object" then
-      if type(s["$id"]) == "string" then idx.ids[(s["$id"]:gsub("#.*$", ""))] = s end
-      if type(s["$anchor"]) == "string" then idx.anchors[s["$anchor"]] = s end
-      if type(s["$dynamicAnchor"]) == "string" and idx.anchors[s["$dynamicAnchor"]] == nil then
-        idx.anchors[s["$dynamicAnchor"]] = s
+      if type(s["$id"]) == "string" then
+        local raw = strip_fragment(s["$id"])
+        base = join_uri(base, raw)
+        idx.ids[base] = idx.ids[base] or s
+        idx.ids[raw] = idx.ids[raw] or s
       end
+      idx.bases[s] = base
+      anchor(s, base, s["$anchor"], false)
+      anchor(s, base, s["$dynamicAnchor"], true)
       for k, v in pairs(s) do
-        if k ~= "enum" and k ~= "const" and k ~= "default" and k ~= "examples" then walk(v, depth + 1) end
+        if k ~= "enum" and k ~= "const" and k ~= "default" and k ~= "examples" then walk(v, base, depth + 1) end
       end
     elseif kind(s) == "array" then
-      for _, v in ipairs(s) do walk(v, depth + 1) end
+      for _, v in ipairs(s) do walk(v, base, depth + 1) end
     end
   end
-  walk(root, 0)
+  local root_base = type(root) == "table" and type(root["$id"]) == "string" and strip_fragment(root["$id"]) or ""
+  idx.ids[root_base] = root
+  idx.ids[""] = idx.ids[""] or root
+  walk(root, "", 0)
   index_cache[root] = idx
   return idx
 end
@@ -320,22 +374,17 @@ local function resolve_pointer(doc, ptr)
   return cur
 end
 
---- Resolve a reference against the root schema; nil when it does not resolve locally.
-local function resolve_ref(root, ref)
-  local base, frag = ref:match("^([^#]*)#?(.*)$")
-  local doc = root
-  if base ~= "" then
-    local rid = type(root) == "table" and root["$id"]
-    if type(rid) == "string" and rid:gsub("#.*$", "") == base then
-      doc = root
-    else
-      doc = index_of(root).ids[base]
-      if doc == nil then return nil end
-    end
-  end
+--- Resolve a reference found in a schema whose base URI is base; nil when it does not resolve
+--- inside the root schema.
+local function resolve_ref(idx, ref, base)
+  local uri, frag = ref:match("^([^#]*)#?(.*)$")
+  local target_base = join_uri(base, uri)
+  local doc = idx.ids[target_base] or idx.ids[uri]
+  if doc == nil then return nil end
   if frag == "" then return doc end
   if frag:sub(1, 1) == "/" then return resolve_pointer(doc, frag) end
-  return index_of(root).anchors[unescape_token(frag)]
+  local name = unescape_token(frag)
+  return idx.anchors[(idx.bases[doc] or target_base) .. "#" .. name] or idx.names[name]
 end
 
 -- ---- the validator ---------------------------------------------------------------------------
@@ -348,11 +397,30 @@ local function add(ctx, path, keyword, message)
   ctx.failed = true
 end
 
--- Validate without recording errors; returns valid, first sub-error.
+-- A value the validator could not check against a keyword (a pattern it cannot run).
+local function unchecked(ctx, path, keyword, message)
+  local u = ctx.unchecked
+  if #u < ctx.max_errors then u[#u + 1] = { path = path, keyword = keyword, message = message } end
+end
+
+-- What the keywords applied to one instance evaluated: props (names), items (indices), all
+-- (every item): the annotations unevaluatedProperties/unevaluatedItems read.
+local function new_eval() return { props = {}, items = {}, all = false } end
+
+local function merge_eval(dst, src)
+  if dst == nil then return end
+  for k in pairs(src.props) do dst.props[k] = true end
+  for i in pairs(src.items) do dst.items[i] = true end
+  if src.all then dst.all = true end
+end
+
+-- Validate without recording errors; returns valid, first sub-error, what it evaluated.
 local function try(ctx, s, v, path)
-  local sub = { root = ctx.root, errors = {}, max_errors = 1, depth = ctx.depth, formats = ctx.formats }
-  validate(sub, s, v, path)
-  return not sub.failed, sub.errors[1]
+  local sub = { root = ctx.root, idx = ctx.idx, scope = ctx.scope, errors = {}, max_errors = 1,
+    depth = ctx.depth, formats = ctx.formats, unchecked = ctx.unchecked }
+  local ev = new_eval()
+  validate(sub, s, v, path, ev)
+  return not sub.failed, sub.errors[1], ev
 end
 
 local TYPE_OK = {
@@ -412,8 +480,12 @@ local function check_string(ctx, s, v, path)
     end
   end
   if type(s.pattern) == "string" then
-    local ok = regex.test(s.pattern, v)
-    if ok == false then add(ctx, path, "pattern", "must match the pattern " .. show(s.pattern)) end
+    local ok, why = pattern_test(s.pattern, v)
+    if ok == false then
+      add(ctx, path, "pattern", "must match the pattern " .. show(s.pattern))
+    elseif ok == nil then
+      unchecked(ctx, path, "pattern", "not checked against the pattern " .. show(s.pattern) .. ": " .. tostring(why))
+    end
   end
   if type(s.format) == "string" and ctx.formats then
     local f = M.formats[s.format]
@@ -421,7 +493,7 @@ local function check_string(ctx, s, v, path)
   end
 end
 
-local function check_array(ctx, s, v, path)
+local function check_array(ctx, s, v, path, ev)
   local n = #v
   if type(s.minItems) == "number" and n < s.minItems then
     add(ctx, path, "minItems", "must have at least " .. show(s.minItems) .. " items")
@@ -444,6 +516,7 @@ local function check_array(ctx, s, v, path)
   if type(prefix) == "table" then
     for i = 1, math.min(#prefix, n) do
       validate(ctx, prefix[i], v[i], path .. "/" .. (i - 1))
+      ev.items[i] = true
     end
     start = #prefix + 1
   end
@@ -451,11 +524,15 @@ local function check_array(ctx, s, v, path)
     for i = start, n do
       validate(ctx, rest, v[i], path .. "/" .. (i - 1))
     end
+    ev.all = true
   end
   if s.contains ~= nil then
     local hits = 0
     for i = 1, n do
-      if try(ctx, s.contains, v[i], path .. "/" .. (i - 1)) then hits = hits + 1 end
+      if try(ctx, s.contains, v[i], path .. "/" .. (i - 1)) then
+        hits = hits + 1
+        ev.items[i] = true
+      end
     end
     local minc = type(s.minContains) == "number" and s.minContains or 1
     if hits < minc then
@@ -506,14 +583,14 @@ local function require_names(ctx, v, path, keyword, k, list)
 end
 
 -- dependencies (draft-07), dependentRequired and dependentSchemas (2019-09 on).
-local function check_dependencies(ctx, s, v, path)
+local function check_dependencies(ctx, s, v, path, ev)
   if type(s.dependencies) == "table" then
     for k, d in pairs(s.dependencies) do
       if v[k] ~= nil then
         if kind(d) == "array" then
           require_names(ctx, v, path, "dependencies", k, d)
         else
-          validate(ctx, d, v, path)
+          validate(ctx, d, v, path, ev)
         end
       end
     end
@@ -525,13 +602,13 @@ local function check_dependencies(ctx, s, v, path)
   end
   if type(s.dependentSchemas) == "table" then
     for k, d in pairs(s.dependentSchemas) do
-      if v[k] ~= nil then validate(ctx, d, v, path) end
+      if v[k] ~= nil then validate(ctx, d, v, path, ev) end
     end
   end
 end
 
 -- One property k: properties, patternProperties, additionalProperties, propertyNames.
-local function check_property(ctx, s, v, path, k, props, pprops)
+local function check_property(ctx, s, v, path, k, props, pprops, ev)
   local p = path .. "/" .. pointer_token(k)
   local matched = false
   if props and props[k] ~= nil then
@@ -540,13 +617,17 @@ local function check_property(ctx, s, v, path, k, props, pprops)
   end
   if pprops then
     for pat, ps in pairs(pprops) do
-      if regex.test(pat, k) then
+      local hit, why = pattern_test(pat, k)
+      if hit then
         matched = true
         validate(ctx, ps, v[k], p)
+      elseif hit == nil then
+        unchecked(ctx, p, "patternProperties", "not checked against the pattern " .. show(pat) .. ": " .. tostring(why))
       end
     end
   end
   local addl = s.additionalProperties
+  if matched or addl ~= nil then ev.props[k] = true end
   if not matched and addl ~= nil then
     if addl == false then
       add(ctx, p, "additionalProperties", "property is not allowed")
@@ -560,24 +641,74 @@ local function check_property(ctx, s, v, path, k, props, pprops)
   end
 end
 
-local function check_object(ctx, s, v, path)
+local function check_object(ctx, s, v, path, ev)
   local keys = sorted_keys(v)
   check_counts_required(ctx, s, v, path, keys)
-  check_dependencies(ctx, s, v, path)
+  check_dependencies(ctx, s, v, path, ev)
   local props, pprops = s.properties, s.patternProperties
   if type(props) ~= "table" then props = nil end
   if type(pprops) ~= "table" then pprops = nil end
-  for _, k in ipairs(keys) do check_property(ctx, s, v, path, k, props, pprops) end
+  for _, k in ipairs(keys) do check_property(ctx, s, v, path, k, props, pprops, ev) end
 end
 
-local function check_ref(ctx, s, v, path)
-  local ref = s["$ref"] or s["$dynamicRef"]
-  if type(ref) ~= "string" then return end
-  local target = resolve_ref(ctx.root, ref)
-  if target == nil then
-    add(ctx, path, "$ref", "cannot resolve $ref " .. show(ref) .. " (only references inside the schema are followed)")
-  else
-    validate(ctx, target, v, path)
+-- unevaluatedProperties / unevaluatedItems: after every other keyword of s has run on v.
+local function check_unevaluated(ctx, s, v, path, ev)
+  local up, ui = s.unevaluatedProperties, s.unevaluatedItems
+  local k = kind(v)
+  if up ~= nil and (k == "object" or k == "empty") then
+    for _, name in ipairs(sorted_keys(v)) do
+      if not ev.props[name] then
+        local p = path .. "/" .. pointer_token(name)
+        if up == false then
+          add(ctx, p, "unevaluatedProperties", "property is not allowed (not evaluated by any subschema)")
+        else
+          validate(ctx, up, v[name], p)
+        end
+        ev.props[name] = true
+      end
+    end
+  end
+  if ui ~= nil and (k == "array" or k == "empty") and not ev.all then
+    for i = 1, #v do
+      if not ev.items[i] then
+        local p = path .. "/" .. (i - 1)
+        if ui == false then
+          add(ctx, p, "unevaluatedItems", "item is not allowed (not evaluated by any subschema)")
+        else
+          validate(ctx, ui, v[i], p)
+        end
+      end
+    end
+    ev.all = true
+  end
+end
+
+-- A $dynamicRef whose first target carries the same $dynamicAnchor resolves to the outermost
+-- schema resource in the dynamic scope that declares it.
+local function dynamic_target(ctx, target, ref)
+  local name = ref:match("#(.*)$")
+  if name == nil or name:sub(1, 1) == "/" or type(target) ~= "table" or target["$dynamicAnchor"] ~= name then
+    return target
+  end
+  for _, base in ipairs(ctx.scope) do
+    local t = ctx.idx.dynamic[base .. "#" .. name]
+    if t ~= nil then return t end
+  end
+  return target
+end
+
+local function check_ref(ctx, s, v, path, ev)
+  for _, key in ipairs({ "$ref", "$dynamicRef" }) do
+    local ref = s[key]
+    if type(ref) == "string" then
+      local target = resolve_ref(ctx.idx, ref, ctx.idx.bases[s] or "")
+      if key == "$dynamicRef" then target = dynamic_target(ctx, target, ref) end
+      if target == nil then
+        add(ctx, path, key, "cannot resolve " .. key .. " " .. show(ref) .. " (only references inside the schema are followed)")
+      else
+        validate(ctx, target, v, path, ev)
+      end
+    end
   end
 end
 
@@ -593,21 +724,27 @@ local function check_enum(ctx, enum, v, path)
   add(ctx, path, "enum", "must be one of " .. table.concat(shown, ", "))
 end
 
-local function check_any_of(ctx, list, v, path)
-  local first
+local function check_any_of(ctx, list, v, path, ev)
+  local first, any = nil, false
   for _, sub in ipairs(list) do
-    local ok, e = try(ctx, sub, v, path)
-    if ok then return end
+    local ok, e, sub_ev = try(ctx, sub, v, path) -- every branch: each valid one's annotations count
+    if ok then
+      any = true
+      merge_eval(ev, sub_ev)
+    end
     first = first or e
   end
+  if any then return end
   add(ctx, path, "anyOf", "must match a schema in anyOf" .. (first and (" (first failure: " .. first.message .. ")") or ""))
 end
 
-local function check_one_of(ctx, list, v, path)
-  local hits = 0
+local function check_one_of(ctx, list, v, path, ev)
+  local hits, hit_ev = 0, nil
   for _, sub in ipairs(list) do
-    if try(ctx, sub, v, path) then hits = hits + 1 end
+    local ok, _, sub_ev = try(ctx, sub, v, path)
+    if ok then hits, hit_ev = hits + 1, sub_ev end
   end
+  if hits == 1 then merge_eval(ev, hit_ev) end
   if hits ~= 1 then
     add(ctx, path, "oneOf", hits == 0 and "must match exactly one schema in oneOf (matches none)"
       or ("must match exactly one schema in oneOf (matches " .. hits .. ")"))
@@ -615,25 +752,44 @@ local function check_one_of(ctx, list, v, path)
 end
 
 -- allOf, anyOf, oneOf, not, if/then/else.
-local function check_applicators(ctx, s, v, path)
+local function check_applicators(ctx, s, v, path, ev)
   if type(s.allOf) == "table" then
-    for _, sub in ipairs(s.allOf) do validate(ctx, sub, v, path) end
+    for _, sub in ipairs(s.allOf) do validate(ctx, sub, v, path, ev) end
   end
-  if type(s.anyOf) == "table" then check_any_of(ctx, s.anyOf, v, path) end
-  if type(s.oneOf) == "table" then check_one_of(ctx, s.oneOf, v, path) end
+  if type(s.anyOf) == "table" then check_any_of(ctx, s.anyOf, v, path, ev) end
+  if type(s.oneOf) == "table" then check_one_of(ctx, s.oneOf, v, path, ev) end
   if s["not"] ~= nil and try(ctx, s["not"], v, path) then
     add(ctx, path, "not", "must not match the schema in not")
   end
   if s["if"] ~= nil then
-    if try(ctx, s["if"], v, path) then
-      if s["then"] ~= nil then validate(ctx, s["then"], v, path) end
+    local ok, _, if_ev = try(ctx, s["if"], v, path)
+    if ok then
+      merge_eval(ev, if_ev)
+      if s["then"] ~= nil then validate(ctx, s["then"], v, path, ev) end
     elseif s["else"] ~= nil then
-      validate(ctx, s["else"], v, path)
+      validate(ctx, s["else"], v, path, ev)
     end
   end
 end
 
-validate = function(ctx, s, v, path)
+local function validate_keywords(ctx, s, v, path, ev)
+  check_ref(ctx, s, v, path, ev)
+  if s.type ~= nil then check_type(ctx, s.type, v, path) end
+  if s.enum ~= nil and type(s.enum) == "table" then check_enum(ctx, s.enum, v, path) end
+  if s.const ~= nil and not equal(s.const, v) then
+    add(ctx, path, "const", "must equal " .. show(s.const))
+  end
+  local k = kind(v)
+  if k == "number" or k == "integer" then check_number(ctx, s, v, path)
+  elseif k == "string" then check_string(ctx, s, v, path) end
+  if k == "array" or k == "empty" then check_array(ctx, s, v, path, ev) end
+  if k == "object" or k == "empty" then check_object(ctx, s, v, path, ev) end
+  check_applicators(ctx, s, v, path, ev)
+  if s.unevaluatedProperties ~= nil or s.unevaluatedItems ~= nil then check_unevaluated(ctx, s, v, path, ev) end
+end
+
+-- ev: where to add what s evaluated of v (the caller's, for in-place applicators), or nil.
+validate = function(ctx, s, v, path, ev)
   if s == true or s == nil then return end
   if s == false then
     add(ctx, path, "false", "no value is allowed here")
@@ -646,38 +802,38 @@ validate = function(ctx, s, v, path)
     add(ctx, path, "$ref", "schema recursion too deep")
     return
   end
-  check_ref(ctx, s, v, path)
-  if s.type ~= nil then check_type(ctx, s.type, v, path) end
-  if s.enum ~= nil and type(s.enum) == "table" then check_enum(ctx, s.enum, v, path) end
-  if s.const ~= nil and not equal(s.const, v) then
-    add(ctx, path, "const", "must equal " .. show(s.const))
-  end
-  local k = kind(v)
-  if k == "number" or k == "integer" then check_number(ctx, s, v, path)
-  elseif k == "string" then check_string(ctx, s, v, path) end
-  if k == "array" or k == "empty" then check_array(ctx, s, v, path) end
-  if k == "object" or k == "empty" then check_object(ctx, s, v, path) end
-  check_applicators(ctx, s, v, path)
+  -- s's own evaluations: its unevaluated* keywords see them, not those of s's parent
+  local own = new_eval()
+  local resource = type(s["$id"]) == "string" and ctx.idx.bases[s]
+  if resource then ctx.scope[#ctx.scope + 1] = resource end
+  validate_keywords(ctx, s, v, path, own)
+  merge_eval(ev, own)
+  if resource then ctx.scope[#ctx.scope] = nil end
   ctx.depth = ctx.depth - 1
 end
 
 -- ---- API -------------------------------------------------------------------------------------
 
 --- Every error of value against schema (an empty array when it is valid). Each error is
---- {path = JSON Pointer of the value, keyword = failing keyword, message = text}.
+--- {path = JSON Pointer of the value, keyword = failing keyword, message = text}. The second
+--- value lists, in the same shape, what was not checked (a `pattern` no regex engine here can
+--- run): such a value is neither accepted nor rejected by that keyword.
 ---@param schema table|boolean
 ---@param value any
 ---@param opts table|nil formats (default true: assert known formats), max_errors (default 50)
----@return table[]
+---@return table[] errors, table[] unchecked
 function M.errors(schema, value, opts)
   if type(schema) ~= "table" and type(schema) ~= "boolean" then
     error("mcp.schema: schema must be a table or a boolean", 2)
   end
   opts = opts or {}
-  local ctx = { root = schema, errors = {}, max_errors = opts.max_errors or 50, depth = 0,
-    formats = opts.formats ~= false }
+  local idx = index_of(schema)
+  local root_base = type(schema) == "table" and idx.bases[schema] or ""
+  local ctx = { root = schema, idx = idx, scope = {}, errors = {}, unchecked = {},
+    max_errors = opts.max_errors or 50, depth = 0, formats = opts.formats ~= false }
+  if type(schema) == "table" and type(schema["$id"]) ~= "string" then ctx.scope[1] = root_base end
   validate(ctx, schema, value, "")
-  return ctx.errors
+  return ctx.errors, ctx.unchecked
 end
 
 --- "path: message" for one error ("(root)" for the whole value).
@@ -688,21 +844,27 @@ function M.describe(e)
 end
 
 --- Validate value against schema. Returns true, or nil and an mcp.Error (kind "validation")
---- whose message names the first failing path and whose data.errors lists every error.
+--- whose message names the first failing path and whose data.errors lists every error
+--- (data.unchecked: what could not be checked). When valid, the third value is the list of what
+--- could not be checked (see errors()) if there is any: the value passed every keyword that ran.
 ---@param schema table|boolean
 ---@param value any
 ---@param opts table|nil formats, max_errors, what (a noun for the message: "structuredContent")
----@return boolean|nil ok, mcp.Error|nil err
+---@return boolean|nil ok, mcp.Error|nil err, table[]|nil unchecked
 function M.validate(schema, value, opts)
   if type(schema) ~= "table" and type(schema) ~= "boolean" then
     error("mcp.schema.validate: schema must be a table or a boolean", 2)
   end
-  local list = M.errors(schema, value, opts)
-  if #list == 0 then return true end
+  local list, skipped = M.errors(schema, value, opts)
+  if #list == 0 then
+    if #skipped > 0 then return true, nil, skipped end
+    return true
+  end
   local msg = M.describe(list[1])
   if #list > 1 then msg = msg .. " (and " .. (#list - 1) .. " more)" end
   if opts and opts.what then msg = opts.what .. " does not match its schema: " .. msg end
-  return nil, errors.new(nil, msg, { errors = list, path = list[1].path }, { kind = "validation" })
+  return nil, errors.new(nil, msg, { errors = list, path = list[1].path, unchecked = skipped[1] and skipped or nil },
+    { kind = "validation" })
 end
 
 return M

@@ -1,0 +1,156 @@
+-- JSON Schema 2020-12 keywords that need annotations or a dynamic scope: unevaluatedProperties,
+-- unevaluatedItems, $dynamicRef/$dynamicAnchor; and a pattern no engine here can run. No npm
+-- package ships the official test suite's draft2020-12 cases (json-schema-test-suite 0.0.10 has
+-- draft3/draft4 only; @json-schema-org/tests pulls them from a git host), so these are our own
+-- cases, modelled on the suite's groups, one describe per keyword.
+local schema = require("mcp.schema")
+local json = require("mcp.json")
+
+local function valid(s, v) return #schema.errors(s, v) == 0 end
+local function keywords(s, v)
+  local out = {}
+  for _, e in ipairs(schema.errors(s, v)) do out[#out + 1] = e.path .. " " .. e.keyword end
+  return out
+end
+
+describe("unevaluatedProperties", function()
+  it("false rejects properties no keyword evaluated, and names them", function()
+    local s = { type = "object", properties = { a = { type = "string" } }, unevaluatedProperties = false }
+    assert.is_true(valid(s, { a = "x" }))
+    assert.same({ "/b unevaluatedProperties" }, keywords(s, { a = "x", b = 1 }))
+  end)
+  it("sees through allOf and $ref (what additionalProperties cannot)", function()
+    local s = {
+      ["$defs"] = { base = { properties = { id = { type = "integer" } } } },
+      allOf = { { ["$ref"] = "#/$defs/base" }, { properties = { name = { type = "string" } } } },
+      unevaluatedProperties = false,
+    }
+    assert.is_true(valid(s, { id = 1, name = "n" }))
+    assert.same({ "/extra unevaluatedProperties" }, keywords(s, { id = 1, name = "n", extra = true }))
+  end)
+  it("counts every valid anyOf branch and only the valid oneOf branch", function()
+    local s = { anyOf = { { properties = { a = true }, required = { "a" } }, { properties = { b = true }, required = { "b" } } },
+      unevaluatedProperties = false }
+    assert.is_true(valid(s, { a = 1, b = 2 }))
+    assert.same({ "/c unevaluatedProperties" }, keywords(s, { a = 1, c = 3 }))
+    local o = { oneOf = { { properties = { a = true }, required = { "a" } }, { properties = { b = { type = "string" } }, required = { "b" } } },
+      unevaluatedProperties = false }
+    -- b fails its branch, so only a's branch is valid and b stays unevaluated
+    assert.same({ "/b unevaluatedProperties" }, keywords(o, { a = 1, b = 2 }))
+  end)
+  it("counts if when it holds, then/else as applied, never not", function()
+    local s = { ["if"] = { properties = { kind = { const = "x" } }, required = { "kind" } },
+      ["then"] = { properties = { x = true } }, ["else"] = { properties = { y = true } },
+      unevaluatedProperties = false }
+    assert.is_true(valid(s, { kind = "x", x = 1 }))
+    assert.same({ "/y unevaluatedProperties" }, keywords(s, { kind = "x", y = 1 }))
+    assert.same({ "/kind unevaluatedProperties" }, keywords(s, { kind = "z", y = 1 }))
+    local n = { ["not"] = { properties = { a = { type = "string" } }, required = { "a" } }, unevaluatedProperties = false }
+    assert.same({ "/a unevaluatedProperties" }, keywords(n, { a = 1 }))
+  end)
+  it("a schema validates the unevaluated ones; patternProperties and additionalProperties evaluate", function()
+    local s = { patternProperties = { ["^x_"] = true }, unevaluatedProperties = { type = "integer" } }
+    assert.is_true(valid(s, { x_a = "s", n = 1 }))
+    assert.same({ "/n type" }, keywords(s, { x_a = "s", n = "s" }))
+    assert.is_true(valid({ additionalProperties = true, unevaluatedProperties = false }, { any = 1 }))
+  end)
+  it("nested: an inner unevaluatedProperties does not see the outer properties", function()
+    local s = { properties = { foo = true }, allOf = { { unevaluatedProperties = false } } }
+    assert.same({ "/foo unevaluatedProperties" }, keywords(s, { foo = 1 }))
+  end)
+  it("dependentSchemas evaluate when their property is present", function()
+    local s = { dependentSchemas = { a = { properties = { b = true } } }, properties = { a = true },
+      unevaluatedProperties = false }
+    assert.is_true(valid(s, { a = 1, b = 2 }))
+    assert.same({ "/b unevaluatedProperties" }, keywords(s, { b = 2 }))
+  end)
+end)
+
+describe("unevaluatedItems", function()
+  it("false after prefixItems rejects the rest", function()
+    local s = { prefixItems = { { type = "string" } }, unevaluatedItems = false }
+    assert.is_true(valid(s, { "a" }))
+    assert.same({ "/1 unevaluatedItems" }, keywords(s, { "a", "b" }))
+  end)
+  it("sees prefixItems through allOf, and items evaluates everything", function()
+    local s = { allOf = { { prefixItems = { true, true } } }, unevaluatedItems = { type = "integer" } }
+    assert.is_true(valid(s, { "a", "b", 3 }))
+    assert.same({ "/2 type" }, keywords(s, { "a", "b", "c" }))
+    assert.is_true(valid({ allOf = { { items = true } }, unevaluatedItems = false }, { 1, 2, 3 }))
+  end)
+  it("contains evaluates the items it matched", function()
+    local s = { contains = { type = "string" }, unevaluatedItems = { type = "integer" } }
+    assert.is_true(valid(s, { "a", 1, "b" }))
+    assert.same({ "/1 type" }, keywords(s, { "a", true }))
+  end)
+  it("an empty array is valid", function()
+    assert.is_true(valid({ unevaluatedItems = false }, json.array()))
+  end)
+end)
+
+describe("$dynamicRef / $dynamicAnchor", function()
+  local tree = {
+    ["$id"] = "https://example.com/tree", ["$dynamicAnchor"] = "node", type = "object",
+    properties = { data = true, children = { type = "array", items = { ["$dynamicRef"] = "#node" } } },
+  }
+  local strict = {
+    ["$id"] = "https://example.com/strict-tree", ["$dynamicAnchor"] = "node",
+    ["$ref"] = "tree", unevaluatedProperties = false, ["$defs"] = { tree = tree },
+  }
+  it("resolves to the outermost resource declaring the anchor (the strict tree extends the tree)", function()
+    assert.is_true(valid(strict, { children = { { data = 1 } } }))
+    assert.same({ "/children/0/daat unevaluatedProperties" }, keywords(strict, { children = { { daat = 1 } } }))
+  end)
+  it("the tree alone stays loose", function()
+    assert.is_true(valid(tree, { children = { { daat = 1 } } }))
+  end)
+  it("without a matching $dynamicAnchor at the first target it acts as $ref", function()
+    local s = { ["$defs"] = { n = { ["$anchor"] = "n", type = "integer" } }, ["$dynamicRef"] = "#n" }
+    assert.is_true(valid(s, 1))
+    assert.same({ " type" }, keywords(s, "x"))
+  end)
+  it("an unresolvable $dynamicRef is an error naming it", function()
+    assert.same({ " $dynamicRef" }, keywords({ ["$dynamicRef"] = "#nowhere" }, 1))
+  end)
+end)
+
+describe("$id bases", function()
+  it("a relative $ref resolves against the enclosing $id", function()
+    local s = { ["$id"] = "https://example.com/root.json",
+      ["$defs"] = { a = { ["$id"] = "item.json", type = "string" } },
+      properties = { x = { ["$ref"] = "item.json" } } }
+    assert.is_true(valid(s, { x = "s" }))
+    assert.same({ "/x type" }, keywords(s, { x = 1 }))
+  end)
+end)
+
+describe("a pattern the regex engine cannot run", function()
+  local backref = { type = "string", pattern = "^(a)\\1$" }
+  local has_pcre2 = pcall(require, "rex_pcre2")
+  it("is not passed silently: the value is reported as unchecked", function()
+    if has_pcre2 then pending("lrexlib-pcre2 is installed: the pattern runs") return end
+    local errs, unchecked = schema.errors(backref, "ab")
+    assert.same({}, errs)
+    assert.equals(1, #unchecked)
+    assert.equals("pattern", unchecked[1].keyword)
+    assert.matches("not checked against the pattern", unchecked[1].message)
+    local ok, err, skipped = schema.validate(backref, "ab")
+    assert.is_true(ok)
+    assert.is_nil(err)
+    assert.equals("pattern", skipped[1].keyword)
+  end)
+  it("runs through lrexlib-pcre2 when installed", function()
+    if not has_pcre2 then pending("lrexlib-pcre2 (Debian: lua-rex-pcre2) is not installed for this Lua") return end
+    assert.is_true(valid(backref, "aa"))
+    assert.same({ " pattern" }, keywords(backref, "ab"))
+  end)
+  it("an unchecked patternProperties match is reported too", function()
+    if has_pcre2 then pending("lrexlib-pcre2 is installed: the pattern runs") return end
+    local _, unchecked = schema.errors({ patternProperties = { ["(?<=a)b"] = false } }, { ab = 1 })
+    assert.equals("patternProperties", unchecked[1].keyword)
+    assert.equals("/ab", unchecked[1].path)
+  end)
+  it("a valid value with a pattern that ran returns true alone", function()
+    assert.same({ true }, { schema.validate({ pattern = "^a" }, "abc") })
+  end)
+end)
