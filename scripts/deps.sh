@@ -25,13 +25,14 @@ NPM_PREFIX=.deps/npm
 # Debian packages the build, the tests and the sanitizer/valgrind runs use (lua5.2/lua5.3 and their
 # headers: `make test LUA=5.2` / `LUA=5.3`; Debian's lua-busted and lua-cjson serve every version; neovim: the headless
 # Neovim specs of `make test-nvim`; Debian's is built with LuaJIT; lua-check and clang-format:
-# `make lint` and `make format-check`).
+# `make lint` and `make format-check`; lua-rex-pcre2: the optional engine mcp.schema runs the
+# patterns its own regex engine cannot with, so both paths are tested).
 PACKAGES=(
   lua5.4 liblua5.4-dev lua-cjson libcurl4-openssl-dev lua-busted luarocks
   luajit libluajit-5.1-dev lua5.1 liblua5.1-0-dev lua-compat53-dev
   lua5.3 liblua5.3-dev lua5.2 liblua5.2-dev
   valgrind pkg-config clang libclang-rt-14-dev libssl-dev openssl locales
-  neovim lua-check clang-format
+  neovim lua-check clang-format lua-rex-pcre2
   libsecret-tools gnome-keyring dbus-daemon
 )
 # Tools that usually come with the image; installed from Debian only if the command is absent.
