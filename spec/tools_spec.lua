@@ -42,8 +42,10 @@ describe("mcp.tools conversion (definitions in hand)", function()
     assert.is_nil(DEFS.tools[1].inputSchema.additionalProperties)
     -- annotations: only well-typed hints, marked untrusted
     assert.are.same({ readOnlyHint = true, openWorldHint = false, title = "Ann title", untrusted = true }, s.annotations)
-    assert.are.same({ client_name = "fake", tool_name = "search", title = "Search", annotations = s.annotations },
-      s.provider_metadata.mcp)
+    -- definition: the server's definition itself (what mcp.tools.pin_store fingerprints)
+    assert.are.equal(DEFS.tools[1], s.provider_metadata.mcp.definition)
+    assert.are.same({ client_name = "fake", tool_name = "search", title = "Search", annotations = s.annotations,
+      definition = DEFS.tools[1] }, s.provider_metadata.mcp)
     assert.are.equal("function", type(s.execute))
     -- title falls back to annotations.title
     assert.are.equal("From annotations", t.bare.title)

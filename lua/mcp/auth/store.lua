@@ -38,13 +38,7 @@ end
 --- The default directory: $XDG_DATA_HOME/lua-mcp, else ~/.local/share/lua-mcp.
 ---@return string|nil
 function M.default_dir()
-  local base = os.getenv("XDG_DATA_HOME")
-  if base == nil or base == "" or base:sub(1, 1) ~= "/" then
-    local home = os.getenv("HOME")
-    if home == nil or home == "" then return nil end
-    base = home .. "/.local/share"
-  end
-  return base .. "/lua-mcp"
+  return require("mcp.util.datadir").default_dir() -- shared with mcp.tools.pin_store
 end
 
 ---@class mcp.auth.FileStore

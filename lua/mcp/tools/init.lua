@@ -10,17 +10,24 @@
 ---   annotations                       the hints readOnlyHint, destructiveHint, idempotentHint,
 ---                                     openWorldHint (and title), with untrusted = true: the server
 ---                                     asserts them, nothing checks them
----   provider_metadata.mcp             {client_name, tool_name, title, annotations, app, meta}
+---   provider_metadata.mcp             {client_name, tool_name, title, annotations, app, meta,
+---                                     definition (the server's definition as listed: what
+---                                     mcp.tools.pin_store fingerprints)}
 ---   execute(args, opts)               call the tool: content parts (mcp.convert_content), and the
----                                     CallToolResult as second value; nil, err on failure
+---                                     CallToolResult as second value; nil, err on failure.
+---                                     opts: the per-call options of client:call_tool, and
+---                                     max_result_bytes (parts cut to that budget, see cut_result)
 ---
 --- Exporters for model APIs are mcp.tools.to_openai / to_anthropic / to_gemini / to_codecompanion.
 local apps = require("mcp.tools.apps")
+local budget = require("mcp.tools.budget")
 local content = require("mcp.content")
 local errors = require("mcp.errors")
 local export = require("mcp.tools.export")
 local json = require("mcp.json")
+local pins = require("mcp.tools.pins")
 local schema = require("mcp.schema")
+local search = require("mcp.tools.search")
 
 local M = {}
 
@@ -92,9 +99,25 @@ local function check_output(tool, result, output_schema, from_map)
   return true
 end
 
+-- opts without max_result_bytes (the client's per-call options reject keys they do not know).
+local function split_budget(opts)
+  if opts == nil or opts.max_result_bytes == nil then return opts, nil end
+  local max = opts.max_result_bytes
+  if type(max) ~= "number" or max < 0 or max ~= math.floor(max) then
+    error("mcp tool execute: max_result_bytes must be an integer >= 0", 3)
+  end
+  local rest = {}
+  for k, v in pairs(opts) do
+    if k ~= "max_result_bytes" then rest[k] = v end
+  end
+  return rest, max
+end
+
 local function make_execute(client, tool, user_output_schema)
   return function(args, opts)
     if args ~= nil and type(args) ~= "table" then error("mcp tool execute: args must be a table", 2) end
+    local max_bytes
+    opts, max_bytes = split_budget(opts)
     local result, err = client:call_tool(tool.name, args or json.object(), opts)
     if result == nil then
       return nil, errors.new(err.code, "MCP tool " .. tool.name .. " failed: " .. err.message, err.data,
@@ -110,6 +133,7 @@ local function make_execute(client, tool, user_output_schema)
     if type(result.content) ~= "table" then return json.array(), result end -- the 2024 toolResult shape
     local parts, cerr = content.convert_content(result.content)
     if parts == nil then return nil, cerr end
+    if max_bytes then parts = budget.cut(parts, max_bytes) end
     return parts, result
   end
 end
@@ -189,7 +213,7 @@ function Converter:tools_from_definitions(definitions, schemas)
       end
       tool.provider_metadata = { mcp = {
         client_name = client_name, tool_name = def.name, title = tool.title, annotations = annotations,
-        app = app, meta = def._meta,
+        app = app, meta = def._meta, definition = def,
       } }
       tool.execute = make_execute(self.client, tool, user_out)
       out[#out + 1] = tool
@@ -235,6 +259,10 @@ function M.by_name(tools)
   return out
 end
 
+M.cut_result = budget.cut
+M.search = search.search
+M.search_tool = search.search_tool
+M.pin_store = pins.pin_store
 M.to_openai = export.to_openai
 M.to_anthropic = export.to_anthropic
 M.to_gemini = export.to_gemini
