@@ -109,8 +109,28 @@ describe("$dynamicRef / $dynamicAnchor", function()
     assert.is_true(valid(s, 1))
     assert.same({ " type" }, keywords(s, "x"))
   end)
+  it("a $ref into a subschema of another resource enters that resource's dynamic scope", function()
+    -- root -> a#/$defs/go -> b#/$defs/go -> $dynamicRef "#limit": a declares no anchor, b does
+    -- (the outermost in scope that declares it), b's target's own anchor would allow more
+    local s = {
+      ["$id"] = "https://example.com/root", ["$ref"] = "a#/$defs/go",
+      ["$defs"] = {
+        a = { ["$id"] = "a", ["$defs"] = { go = { ["$ref"] = "b#/$defs/go" }, limit = { maxLength = 1 } } },
+        b = { ["$id"] = "b", ["$defs"] = { go = { ["$ref"] = "c#/$defs/go" }, limit = { ["$dynamicAnchor"] = "limit", maxLength = 2 } } },
+        c = { ["$id"] = "c", ["$defs"] = { go = { ["$dynamicRef"] = "#limit" }, limit = { ["$dynamicAnchor"] = "limit", maxLength = 3 } } },
+      },
+    }
+    assert.is_true(valid(s, "hi"))
+    assert.same({ " maxLength" }, keywords(s, "hey"))
+  end)
   it("an unresolvable $dynamicRef is an error naming it", function()
     assert.same({ " $dynamicRef" }, keywords({ ["$dynamicRef"] = "#nowhere" }, 1))
+  end)
+end)
+
+describe("multipleOf", function()
+  it("a quotient that overflows to infinity is not a multiple", function()
+    assert.same({ " multipleOf" }, keywords({ type = "integer", multipleOf = 0.123456789 }, 1e308))
   end)
 end)
 

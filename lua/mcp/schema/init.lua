@@ -463,7 +463,7 @@ local function check_number(ctx, s, v, path)
   local m = s.multipleOf
   if is_number(m) and m > 0 then
     local q = v / m
-    if q ~= floor(q) and math.abs(q - floor(q + 0.5)) > 1e-9 then
+    if not is_number(q) or (q ~= floor(q) and math.abs(q - floor(q + 0.5)) > 1e-9) then
       add(ctx, path, "multipleOf", "must be a multiple of " .. show(m))
     end
   end
@@ -706,7 +706,12 @@ local function check_ref(ctx, s, v, path, ev)
       if target == nil then
         add(ctx, path, key, "cannot resolve " .. key .. " " .. show(ref) .. " (only references inside the schema are followed)")
       else
+        -- a reference into another resource enters its dynamic scope, even below its root
+        local base, scope = ctx.idx.bases[target], ctx.scope
+        local enter = base ~= nil and base ~= scope[#scope]
+        if enter then scope[#scope + 1] = base end
         validate(ctx, target, v, path, ev)
+        if enter then scope[#scope] = nil end
       end
     end
   end
@@ -805,6 +810,7 @@ validate = function(ctx, s, v, path, ev)
   -- s's own evaluations: its unevaluated* keywords see them, not those of s's parent
   local own = new_eval()
   local resource = type(s["$id"]) == "string" and ctx.idx.bases[s]
+  if resource == ctx.scope[#ctx.scope] then resource = nil end -- entered by the $ref that led here
   if resource then ctx.scope[#ctx.scope + 1] = resource end
   validate_keywords(ctx, s, v, path, own)
   merge_eval(ev, own)
