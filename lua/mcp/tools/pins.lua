@@ -177,6 +177,32 @@ function Store:check(tools, opts)
   return allowed, held, save_err
 end
 
+--- An approve hook for mcp.hub (its `approve` option) that enforces the pins at call time: a
+--- call to a tool whose definition changed since it was approved is denied ("deny", reason)
+--- unless ask({tool, name, server, reason}) returns true (the tool is approved again); a tool
+--- seen for the first time is pinned (first_use = "hold": denied as "new" unless ask approves).
+--- Otherwise the call goes to nxt (the host's own hook) when given, else it is allowed.
+--- A server's `auto_approve` bypasses every hub hook, this one too.
+---@param opts table|nil ask (function), next (a hub approve hook), first_use ("approve"|"hold")
+---@return function hook
+function Store:approve_hook(opts)
+  opts = opts or {}
+  return function(req)
+    local def = req.definition
+    if type(def) ~= "table" then
+      return "deny", "tool '" .. req.tool .. "' of server '" .. req.server .. "' is not in its listing: nothing to check it against"
+    end
+    local t = setmetatable({ server = req.server, original_name = req.tool }, { __index = def })
+    local _, held = self:check({ t }, { ask = opts.ask, first_use = opts.first_use })
+    if #held > 0 then
+      return "deny", "tool '" .. req.tool .. "' of server '" .. req.server .. "' is held back: its definition "
+        .. (held[1].reason == "new" and "was never approved" or "changed since it was approved") .. " (mcp.tools.pin_store)"
+    end
+    if opts.next then return opts.next(req) end
+    return "allow"
+  end
+end
+
 --- A store of approved tool definitions. opts.dir: the directory (default: the token store's,
 --- $XDG_DATA_HOME/lua-mcp); opts.dir = false keeps the approvals in memory only.
 ---@param opts table|nil dir (string|false)
