@@ -100,6 +100,12 @@ describe("tool search", function()
     assert.same({ { name = "sleep", description = "Answers after `ms` milliseconds.", parameters = { "ms" },
       score = result.structuredContent.tools[1].score } }, result.structuredContent.tools)
     assert.same({ { type = "tool_reference", tool_name = "sleep" } }, result.tool_references)
+    -- searching a list that holds the meta-tool itself never returns it
+    local with_self = { ts }
+    for _, t in ipairs(tools) do with_self[#with_self + 1] = t end
+    for _, h in ipairs(mcp.tools.search(with_self, "search the available tools", { limit = 50 })) do
+      assert.not_equals("tool_search", h.name)
+    end
     parts = ts.execute({ query = "zebra" })
     assert.equals('No tool matches "zebra".', parts[1].text)
   end)

@@ -65,6 +65,12 @@ local function match(set, term)
   return 0
 end
 
+-- The tool_search meta-tool itself (it never finds itself).
+local function is_meta(t)
+  local m = type(t.provider_metadata) == "table" and t.provider_metadata.mcp
+  return type(m) == "table" and m.meta_tool ~= nil
+end
+
 local function list_of(source)
   if type(source) == "table" and type(source.list_tools) == "function" then
     local list = source:list_tools()
@@ -90,7 +96,7 @@ function M.search(source, query, opts)
   local terms = words(query)
   local docs, df = {}, {}
   for i, t in ipairs(tools) do
-    if type(t) == "table" and type(t.name) == "string" then
+    if type(t) == "table" and type(t.name) == "string" and not is_meta(t) then
       docs[i] = doc_of(t)
       for _, term in ipairs(terms) do
         for _, f in ipairs(FIELDS) do
