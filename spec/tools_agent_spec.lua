@@ -67,6 +67,26 @@ describe("a result budget", function()
   end)
 end)
 
+describe("JSON Schema 2020-12 on a live tool's output", function()
+  local client
+  before_each(function() client = assert(helper.test_server({})) end)
+  after_each(function() if client then client:close() end end)
+
+  it("unevaluatedProperties = false rejects what no subschema of the output schema evaluated", function()
+    -- echo_args: structuredContent = the arguments as received
+    local s = { type = "object", allOf = { { properties = { id = { type = "integer" } } } },
+      anyOf = { { properties = { name = { type = "string" } } } }, unevaluatedProperties = false }
+    local conv = mcp.new_tool_converter(client)
+    local echo_args = mcp.tools.by_name(assert(conv:convert_to_tools_with_schemas({ echo_args = { output_schema = s } }))).echo_args
+    assert(echo_args.execute({ id = 1, name = "n" }))
+    local parts, err = echo_args.execute({ id = 1, name = "n", extra = true })
+    assert.is_nil(parts)
+    assert.equals("validation", err.kind)
+    assert.equals("/extra", err.data.path)
+    assert.equals("unevaluatedProperties", err.data.errors[1].keyword)
+  end)
+end)
+
 describe("tool search", function()
   local client
   before_each(function() client = assert(helper.test_server({ "--tools=30" })) end)
