@@ -406,6 +406,8 @@ end
 -- What the keywords applied to one instance evaluated: props (names), items (indices), all
 -- (every item): the annotations unevaluatedProperties/unevaluatedItems read.
 local function new_eval() return { props = {}, items = {}, all = false } end
+-- What a scalar's keywords evaluated: nothing, ever (no keyword writes to it), so one table serves.
+local SCALAR_EVAL = new_eval()
 
 local function merge_eval(dst, src)
   if dst == nil then return end
@@ -808,7 +810,7 @@ validate = function(ctx, s, v, path, ev)
     return
   end
   -- s's own evaluations: its unevaluated* keywords see them, not those of s's parent
-  local own = new_eval()
+  local own = type(v) == "table" and new_eval() or SCALAR_EVAL
   local resource = type(s["$id"]) == "string" and ctx.idx.bases[s]
   if resource == ctx.scope[#ctx.scope] then resource = nil end -- entered by the $ref that led here
   if resource then ctx.scope[#ctx.scope + 1] = resource end
