@@ -223,7 +223,7 @@ function Client:_on_notification(method, params)
   if method == "notifications/elicitation/complete" then
     require("mcp.url_elicitation").completed(self, params) -- a -32042 retry may wait for it
   elseif method == "notifications/tools/list_changed" then
-    self.output_schemas = nil -- validate_output reads the tool list again (lua/mcp/output_schema.lua)
+    require("mcp.output_schema").forget(self) -- validate_output reads the tool list again
   end
   if method == "notifications/progress" then
     local cb = self.progress[params.progressToken]
@@ -398,6 +398,13 @@ function Client:_roundtrip(method, params, opts, headers)
   return send_attempt(self, session, method, params, opts, headers, timeout)
 end
 
+-- SEP-414: traceparent/tracestate in _meta, the request as a span (lua/mcp/span.lua). Its own
+-- function: a closure in Client:request would keep LuaJIT from compiling every call's path (UCLO).
+local function span_request(self, method, params, opts)
+  return require("mcp.span").request(self, method, params,
+    function(p) return self.era:request(method, p, opts) end)
+end
+
 --- Send a raw request and wait for its result. In the 2026-07-28 era the request carries the
 --- per-request `_meta`, and a tools/call, prompts/get or resources/read the server answers with
 --- input_required is fulfilled and sent again until it completes (the caller sees one call).
@@ -415,11 +422,7 @@ function Client:request(method, params, opts)
     check_call_options(opts, 2)
   end
   local cfg = self.config
-  if cfg.trace_context or cfg.on_span_start or cfg.on_span_end then
-    -- SEP-414: traceparent/tracestate in _meta, the request as a span (lua/mcp/span.lua)
-    return require("mcp.span").request(self, method, params,
-      function(p) return self.era:request(method, p, opts) end)
-  end
+  if cfg.trace_context or cfg.on_span_start or cfg.on_span_end then return span_request(self, method, params, opts) end
   return self.era:request(method, params, opts)
 end
 
@@ -837,7 +840,7 @@ local function page(self, method, field, cursor, opts)
   -- the 2026-07-28 era over HTTP drops a tool whose x-mcp-header bindings are invalid
   if res ~= nil and method == "tools/list" then
     res = self.era:tools_page(res, params == nil)
-    require("mcp.output_schema").learn(self, res.tools) -- for call_tool's validate_output
+    require("mcp.output_schema").learn(self, res.tools, params == nil) -- for call_tool's validate_output
   end
   return res, err
 end

@@ -1,31 +1,47 @@
 --- call_tool's `validate_output = true`: the result's structuredContent is checked against the
 --- tool's outputSchema (with mcp.schema, JSON Schema 2020-12) in the raw call, as the converted
---- tools' execute does. The client remembers each tool's outputSchema from every tools/list page
---- it reads (forgotten on notifications/tools/list_changed); a tool it has not seen makes it read
---- the tool list once. A tool without an outputSchema, and a result with isError, are not checked;
+--- tools' execute does. The client keeps the tools/list pages it reads (forgotten on
+--- notifications/tools/list_changed) and indexes their outputSchemas only when a result is checked,
+--- so a client that never validates pays nothing per tool; a tool it has not seen makes it read the
+--- tool list once. A tool without an outputSchema, and a result with isError, are not checked;
 --- a tool with one whose (successful) result has no structuredContent fails (the spec: a server
 --- MUST return structured results that conform to its outputSchema).
 local errors = require("mcp.errors")
 
 local M = {}
 
---- Remember the outputSchema (or its absence) of the tools of a tools/list page.
+--- Keep a tools/list page for validate_output. Only the page is kept (no work per tool: a client
+--- that never validates pays one table slot per page); the index by name is built when a result is
+--- first checked. first: the listing's first page (the pages of an older listing are dropped).
 ---@param client mcp.Client
 ---@param tools table[]
-function M.learn(client, tools)
-  local known = client.output_schemas or {}
-  client.output_schemas = known
-  for _, t in ipairs(tools) do
-    if type(t) == "table" and type(t.name) == "string" then
-      known[t.name] = type(t.outputSchema) == "table" and t.outputSchema or false
-    end
-  end
+---@param first boolean
+function M.learn(client, tools, first)
+  local pages = (not first and client.tool_pages) or {}
+  pages[#pages + 1] = tools
+  client.tool_pages, client.output_schemas = pages, nil
 end
 
 --- Forget what was learned (the server's tool list changed).
 ---@param client mcp.Client
 function M.forget(client)
-  client.output_schemas = nil
+  client.tool_pages, client.output_schemas = nil, nil
+end
+
+-- Tool name -> outputSchema (false: none), built from the kept pages once per listing.
+local function index(client)
+  local known = client.output_schemas
+  if known then return known end
+  known = {}
+  for _, tools in ipairs(client.tool_pages or {}) do
+    for _, t in ipairs(tools) do
+      if type(t) == "table" and type(t.name) == "string" then
+        known[t.name] = type(t.outputSchema) == "table" and t.outputSchema or false
+      end
+    end
+  end
+  client.output_schemas = known
+  return known
 end
 
 local function fail(name, msg, data)
@@ -41,11 +57,11 @@ end
 ---@return table|nil result, mcp.Error|nil err
 function M.check(client, name, res, opts)
   if res.isError == true then return res end
-  local known = client.output_schemas
-  if known == nil or known[name] == nil then
+  local known = index(client)
+  if known[name] == nil then
     local _, err = client:list_all_tools(opts and { timeout_ms = opts.timeout_ms, cancel = opts.cancel } or nil)
     if err then return nil, err end
-    known = client.output_schemas or {}
+    known = index(client)
   end
   local schema = known[name]
   if schema == nil then return fail(name, "is not in the server's tool list: its outputSchema is unknown", { result = res }) end

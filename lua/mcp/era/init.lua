@@ -5,7 +5,6 @@
 --- its internal interface (docs/ARCHITECTURE.md, The protocol eras).
 local legacy = require("mcp.era.legacy")
 local modern = require("mcp.modern")
-local modern_era = require("mcp.era.modern")
 local json = require("mcp.json")
 local probe = require("mcp.probe")
 local protocol = require("mcp.protocol")
@@ -47,7 +46,8 @@ end
 ---@param version string
 ---@return mcp.ModernEra
 function M.modern(client, o, version)
-  return modern_era.new(client, { version = version, tool_headers = o.tool_headers, client_info = o.client_info,
+  -- loaded only for a modern connection: a legacy server's client never maps the modern era
+  return require("mcp.era.modern").new(client, { version = version, tool_headers = o.tool_headers, client_info = o.client_info,
     max_input_rounds = o.max_input_rounds })
 end
 

@@ -40,15 +40,18 @@ end
 ---@param params table|nil
 ---@param opts table the checked per-call options
 ---@return any result, mcp.Error|nil err
+-- 2025-11-25 URLElicitationRequiredError: the user completes the listed URL elicitations, then
+-- the request goes again (lua/mcp/url_elicitation.lua). Its own function: a closure in
+-- Era:request would keep LuaJIT from compiling every call's path (UCLO).
+local function after_url_elicitation(client, method, params, opts, err)
+  return require("mcp.url_elicitation").after_required(client, method, err,
+    function() return client:_roundtrip(method, params, opts) end, opts.timeout_ms)
+end
+
 function Era:request(method, params, opts)
   local client = self.client
   local res, err = client:_roundtrip(method, params, opts)
-  if res == nil and err.code == -32042 then
-    -- 2025-11-25 URLElicitationRequiredError: the user completes the listed URL elicitations,
-    -- then the request goes again (lua/mcp/url_elicitation.lua)
-    return require("mcp.url_elicitation").after_required(client, method, err,
-      function() return client:_roundtrip(method, params, opts) end, opts.timeout_ms)
-  end
+  if res == nil and err.code == -32042 then return after_url_elicitation(client, method, params, opts, err) end
   return res, err
 end
 
