@@ -128,9 +128,9 @@ describe("streamable HTTP #http", function()
     c:close()
   end)
 
-  it("reports a 404 on a session as expired, with the callback", function()
+  it("reports a 404 on a session as expired, with the callback (auto_reinitialize = false)", function()
     local expired
-    local c = assert(new_client(srv, { on_session_expired = function(id) expired = id end }))
+    local c = assert(new_client(srv, { on_session_expired = function(id) expired = id end, auto_reinitialize = false }))
     local sid = c.transport:session_id()
     H.control(srv, { expire_session = true })
     local res, err = c:call_tool("echo", { message = "x" })
@@ -141,6 +141,67 @@ describe("streamable HTTP #http", function()
     assert.equal(sid, expired)
     assert.is_nil(c.transport:session_id())
     c:close()
+  end)
+
+  for _, status in ipairs({ 404, 400 }) do
+    it("makes a new session when the server lost the old one (HTTP " .. status .. ") and sends the call again",
+      function()
+        local events = {}
+        local c = assert(new_client(srv, {
+          on_session_expired = function(id) events[#events + 1] = "expired " .. id end,
+          on_reconnect = function(client, reason) events[#events + 1] = "reconnect " .. reason end,
+        }))
+        local sid = c.transport:session_id()
+        assert(c:subscribe_resource("test://static/1"))
+        H.control(srv, { expire_session = status })
+        local r = assert(c:call_tool("echo", { message = "after" }))
+        assert.equal("after", r.content[1].text)
+        local sid2 = c.transport:session_id()
+        assert.is_string(sid2)
+        assert.not_equal(sid, sid2)
+        helper.wait_until(function() return #events >= 2 end, helper.ms(5000))
+        assert.same({ "expired " .. sid, "reconnect session_expired" }, events)
+        -- the new session was initialized, subscribed again, and got the call
+        local seen = {}
+        for _, q in ipairs(H.state(srv).requests) do
+          if q.session_id == sid2 and type(q.rpc_method) == "string" then seen[#seen + 1] = q.rpc_method end
+        end
+        assert.same({ "notifications/initialized", "resources/subscribe", "tools/call" },
+          (function()
+            local out = {}
+            for _, m in ipairs(seen) do if m ~= "ping" then out[#out + 1] = m end end
+            return out
+          end)())
+        assert.truthy(c:server_capabilities().tools)
+        c:close()
+      end)
+  end
+
+  it("makes one new session for every call in flight that found the old one lost", function()
+    local reconnects = 0
+    local c = assert(new_client(srv, { on_reconnect = function() reconnects = reconnects + 1 end }))
+    H.control(srv, { expire_session = 400 })
+    local results, done = {}, 0
+    for i = 1, 5 do
+      mcp.spawn(function()
+        results[i] = c:call_tool("echo", { message = "m" .. i })
+        done = done + 1
+      end)
+    end
+    helper.wait_until(function() return done == 5 end, helper.ms(20000))
+    for i = 1, 5 do assert.equal("m" .. i, results[i].content[1].text) end
+    helper.wait_until(function() return reconnects > 0 end, helper.ms(5000))
+    mcp.loop.step(0)
+    assert.equal(1, reconnects)
+    local inits = 0
+    for _, q in ipairs(H.state(srv).requests) do if q.rpc_method == "initialize" then inits = inits + 1 end end
+    assert.equal(2, inits)
+    c:close()
+  end)
+
+  it("checks auto_reinitialize and on_reconnect", function()
+    assert.has_error(function() mcp.create_http_client(srv.url, { auto_reinitialize = 1 }) end)
+    assert.has_error(function() mcp.create_http_client(srv.url, { on_reconnect = true }) end)
   end)
 
   it("retries a 500 with max_retries, and reports it without", function()

@@ -514,7 +514,7 @@ describe("mcp.hub", function()
 
     it("client:reconnect() starts a new HTTP session", function()
       if not srv then pending("node or curl missing"); return end
-      local c = assert(mcp.create_http_client(srv.url))
+      local c = assert(mcp.create_http_client(srv.url, { auto_reinitialize = false }))
       H.control(srv, { reset = true })
       local _, err = c:ping()
       assert.equals(404, err.status_code)

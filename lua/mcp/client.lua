@@ -50,6 +50,7 @@ local CONFIG_FIELDS = {
   elicitation_url = "boolean", sampling_tools = "boolean",
   -- trace context (SEP-414) and spans: lua/mcp/span.lua
   trace_context = "any", on_span_start = "function", on_span_end = "function",
+  auto_reinitialize = "boolean", on_reconnect = "function",
 }
 M.CONFIG_FIELDS = CONFIG_FIELDS
 
@@ -112,6 +113,8 @@ local function normalize_config(config)
     trace_context = config.trace_context,
     on_span_start = config.on_span_start,
     on_span_end = config.on_span_end,
+    auto_reinitialize = config.auto_reinitialize ~= false,
+    on_reconnect = config.on_reconnect,
   }
 end
 
@@ -637,6 +640,29 @@ end
 function Client:_open_inbound()
   local t = self.transport
   if capable(t, "inbound") then t:open_inbound() end
+end
+
+-- The transport's session id (streamable HTTP), when it has one and says so (session_id()).
+function Client:_session_id()
+  local t = self.transport
+  if self.state ~= "connected" or type(t.session_id) ~= "function" then return nil end
+  return t:session_id()
+end
+
+-- Whether a lost session is initialized again by itself (config auto_reinitialize, default true).
+function Client:_auto_reinitialize()
+  return self.config.auto_reinitialize and self.state == "connected"
+end
+
+-- The era initialized a new session (the old one was lost): init is the server's new
+-- InitializeResult (its capabilities replace the old ones); then on_reconnect(client, reason).
+function Client:_session_renewed(init, reason)
+  self.init_result = init
+  local fn = self.config.on_reconnect
+  if fn then
+    sched.spawn_handler(function(e) self:_report(new_error(nil, tostring(e), nil, { kind = "handler" })) end,
+      fn, self, reason)
+  end
 end
 
 -- Connected, with a session to send on.

@@ -285,6 +285,7 @@ function Hub:_new_client(rec)
   if on_message then
     ccfg.on_message = function(direction, msg) return on_message(direction, msg, rec.name) end
   end
+  ccfg.auto_reinitialize = false -- a lost session is the hub's to recover (_recover_session): new lists, states
   local factory = self:_transport_factory(rec)
   ccfg.transport_factory = factory
   local client

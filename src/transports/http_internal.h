@@ -26,6 +26,7 @@ typedef struct mcp_http {
     mcp_curl *curl;
     mcp_hreq *reqs;
     char *session_id;
+    int session_gen; /* counts the session ids adopted and dropped: which one a request carried */
     char *protocol_version;
     char *endpoint;               /* legacy SSE's: where messages are POSTed */
     mcp_sse_endpoint_state ready; /* legacy SSE's */
@@ -91,7 +92,7 @@ struct mcp_http_proto {
     int (*sends_session)(const mcp_http *h);    /* Mcp-Session-Id on same-origin exchanges */
     int (*ready)(const mcp_http *h);            /* an mcp_sse_endpoint_state */
     /* Optional (NULL: nothing to do). A POST answered 2xx, before its outcome; a POST whose
-     * outcome is done; a POST answered 404 that carried the session (1: handled); a request's POST
+     * outcome is done; a POST answered 404 or 400 that carried the session (1: handled); a request's POST
      * stream that ended before its answer, at event id last_id (1: it is resumed). */
     void (*post_answered)(mcp_http *h, mcp_hreq *r);
     void (*post_finished)(mcp_http *h, mcp_hreq *r);

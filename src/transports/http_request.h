@@ -54,7 +54,7 @@ struct mcp_hreq {
     int cross_origin;    /* a hop left the first origin: no user or session headers */
     int counted;         /* the slot it holds: MCP_HTTP_SLOT_* (see http_send) */
     mcp_hreq *qnext;     /* waiting in one of the transport's queues */
-    int sent_session;    /* the request carried a session id */
+    int sent_session;    /* the request carried a session id: its mcp_http session_gen (>= 1) */
     /* With request hooks (mcp_http_set_request_hooks): the URL of this exchange (owned; NULL
      * without hooks), the refusals of what it carries sent again so far, the hooks' memo across
      * them, the hold while the hooks decide about a refusal (0 when none: mcp_http_settle), and

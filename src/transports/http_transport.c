@@ -474,7 +474,8 @@ static mcp_hreq *new_request(mcp_http *h, int method, const char *url, const cha
         common_options(h, r, method == MCP_HREQ_GET);
     else if (h->cfg.idle_timeout_ms > 0) /* the rest of common_options is in the handle */
         mcp_hreq_set_idle_timeout(r, (uint64_t)h->cfg.idle_timeout_ms);
-    r->sent_session = !is_initialize && !cross_origin && h->proto->sends_session(h);
+    r->sent_session =
+        !is_initialize && !cross_origin && h->proto->sends_session(h) ? h->session_gen : 0;
     r->is_initialize = is_initialize;
     r->cross_origin = cross_origin;
     if (last_event_id != NULL)
@@ -727,13 +728,14 @@ static void post_redirected(mcp_http *h, mcp_hreq *r)
     mcp_http_post_failed(h, r, (int)r->status, msg);
 }
 
-/* A POST answered with another status than 2xx or 3xx (404 on a session: it expired). */
+/* A POST answered with another status than 2xx or 3xx (404, or a 400 naming it, on a session:
+ * the server lost it). */
 static void post_refused(mcp_http *h, mcp_hreq *r, CURLcode rc)
 {
     char msg[1400], what[1200];
     what_of(r, rc, what, sizeof what);
-    if (r->status == 404 && r->sent_session && h->proto->session_lost != NULL &&
-        h->proto->session_lost(h, r, what))
+    if ((r->status == 404 || r->status == 400) && r->sent_session &&
+        h->proto->session_lost != NULL && h->proto->session_lost(h, r, what))
         return;
     snprintf(msg, sizeof msg, "MCP %s Transport Error: POSTing to endpoint (%s)%s", h->proto->name,
              what, r->status == 404 ? h->proto->not_found_hint : "");

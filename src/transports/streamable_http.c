@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #define DELETE_TIMEOUT_MS 2000L
 
@@ -21,16 +22,39 @@ static void adopt_session_id(mcp_http *h, mcp_hreq *r)
     if (h->session_id != NULL && strcmp(h->session_id, r->session_id) == 0)
         return;
     mcp_http_set_str(&h->session_id, r->session_id, strlen(r->session_id));
+    h->session_gen++;
     mcp_http_headers_changed(h);
     mcp_http_emit(h, "session_id", h->session_id);
 }
 
-static void expire_session(mcp_http *h)
+/* Whether the server refused r for its session: a 404 to a request that carried one, or a 400
+ * whose body names the session (the TypeScript SDK's servers answer an unknown session with 400
+ * "No valid session ID provided"). */
+static int session_refused(mcp_hreq *r, long status)
+{
+    const char *b = r->body.len ? mcp_buf_head(&r->body) : NULL;
+    size_t n = r->body.len > 4096 ? 4096 : r->body.len, i;
+    if (!r->sent_session || (status != 404 && status != 400))
+        return 0;
+    if (status == 404)
+        return 1;
+    for (i = 0; b != NULL && i + 7 <= n; i++)
+        if (strncasecmp(b + i, "session", 7) == 0)
+            return 1;
+    return 0;
+}
+
+/* The server refused r's session: forget it, unless r carried an older one (a new session was
+ * made meanwhile, which stays). */
+static void expire_session(mcp_http *h, mcp_hreq *r)
 {
     char *old = h->session_id;
-    if (old == NULL)
-        return; /* another exchange already found it expired */
+    if (old == NULL || r->sent_session != h->session_gen)
+        return; /* another exchange already found it expired (and maybe made a new one) */
     h->session_id = NULL;
+    h->session_gen++;
+    free(h->inbound_last_id); /* an event id of the old session means nothing to a new one */
+    h->inbound_last_id = NULL;
     mcp_http_headers_changed(h);
     mcp_http_emit(h, "session_expired", old);
     mcp_http_emit(h, "session_id", NULL);
@@ -72,12 +96,12 @@ static void stream_done(mcp_http *h, mcp_hreq *r, CURLcode rc, const char *what)
         snprintf(id, sizeof id, "%.*s", (int)idlen, last_id);
     if (status == 405 && !r->for_request) {
         h->inbound_wanted = 0; /* the server offers no standalone stream: fine */
-    } else if (status == 404 && r->sent_session) {
-        expire_session(h);
+    } else if (session_refused(r, status)) {
+        expire_session(h, r);
         snprintf(msg, sizeof msg,
                  "MCP HTTP Transport Error: GET SSE failed (%s). The MCP session expired", what);
         if (req != 0)
-            mcp_http_post_failed(h, r, 404, msg);
+            mcp_http_post_failed(h, r, (int)status, msg);
         else
             mcp_http_report(h, msg);
     } else if (req != 0) {
@@ -276,6 +300,7 @@ static int start(mcp_http *h, char *err, size_t errlen)
     if (h->cfg.initial_session_id != NULL) {
         mcp_http_set_str(&h->session_id, h->cfg.initial_session_id,
                          strlen(h->cfg.initial_session_id));
+        h->session_gen++;
         mcp_http_headers_changed(h);
     }
     return 0;
@@ -304,13 +329,13 @@ static void post_finished(mcp_http *h, mcp_hreq *r)
 static int session_lost(mcp_http *h, mcp_hreq *r, const char *what)
 {
     char msg[1400];
-    expire_session(h);
+    if (!session_refused(r, r->status))
+        return 0; /* a 400 about something else */
+    expire_session(h, r);
     snprintf(msg, sizeof msg,
-             "MCP HTTP Transport Error: POSTing to endpoint (%s). The MCP session expired. "
-             "Create a new client without initial_session_id to start a fresh session",
-             what);
+             "MCP HTTP Transport Error: POSTing to endpoint (%s). The MCP session expired", what);
     r->keep_message = 1;
-    mcp_http_post_failed(h, r, 404, msg);
+    mcp_http_post_failed(h, r, (int)r->status, msg);
     return 1;
 }
 

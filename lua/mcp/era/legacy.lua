@@ -8,6 +8,7 @@
 local errors = require("mcp.errors")
 local modern = require("mcp.modern")
 local protocol = require("mcp.protocol")
+local sched = require("mcp.sched")
 local tasks = require("mcp.tasks")
 
 local M = {}
@@ -26,6 +27,8 @@ function M.new(client, o)
     client = client,
     client_info = o.client_info,
     connect_timeout_ms = o.connect_timeout_ms,
+    subscriptions = {}, -- uri -> true: subscribed again on a new session
+    renewing = nil, -- while a lost session is initialized again: the calls waiting for it
   }, Era)
 end
 
@@ -35,11 +38,6 @@ function Era:capabilities()
   return self.client:_advertised_capabilities({ listChanged = true }, nil)
 end
 
---- A request: one round trip through the session.
----@param method string
----@param params table|nil
----@param opts table the checked per-call options
----@return any result, mcp.Error|nil err
 -- 2025-11-25 URLElicitationRequiredError: the user completes the listed URL elicitations, then
 -- the request goes again (lua/mcp/url_elicitation.lua). Its own function: a closure in
 -- Era:request would keep LuaJIT from compiling every call's path (UCLO).
@@ -48,11 +46,63 @@ local function after_url_elicitation(client, method, params, opts, err)
     function() return client:_roundtrip(method, params, opts) end, opts.timeout_ms)
 end
 
+-- A call started while the session is renewed waits for the renewal (closure kept out of
+-- Era:request, as above).
+local function await_renewal(self)
+  sched.await(function(cb) self.renewing[#self.renewing + 1] = cb end)
+end
+
+--- A request: one round trip through the session.
+---@param method string
+---@param params table|nil
+---@param opts table the checked per-call options
+---@return any result, mcp.Error|nil err
 function Era:request(method, params, opts)
   local client = self.client
+  if self.renewing and method ~= "initialize" then await_renewal(self) end
+  local sid = client:_session_id()
   local res, err = client:_roundtrip(method, params, opts)
+  -- The server refused the request before any handler ran (an unknown session: the transport
+  -- dropped its id); a new session is made once for every call that saw this, then it is sent again.
+  if res == nil and sid ~= nil and method ~= "initialize" and (err.status_code == 404 or err.status_code == 400)
+      and client:_session_id() ~= sid and client:_auto_reinitialize() then
+    if self:renew_session(sid) then res, err = client:_roundtrip(method, params, opts) end
+  end
   if res == nil and err.code == -32042 then return after_url_elicitation(client, method, params, opts, err) end
   return res, err
+end
+
+--- A new session after the server lost lost_sid (it restarted, or expired it): initialize again
+--- (capabilities refreshed), notifications/initialized, the GET stream, the subscriptions, then
+--- the client's on_reconnect. Calls that start meanwhile wait for it. Whether there is a session.
+---@param lost_sid string
+---@return boolean
+function Era:renew_session(lost_sid)
+  local client = self.client
+  if self.renewing then
+    sched.await(function(cb) self.renewing[#self.renewing + 1] = cb end)
+    return client:_session_id() ~= nil
+  end
+  local now = client:_session_id()
+  if now ~= nil then return now ~= lost_sid end -- another call already made a new one
+  self.renewing = {}
+  local init, err = self:initialize(client:protocol_version() or protocol.PROTOCOL_VERSION)
+  local ok = init ~= nil
+  if ok then ok, err = self:start(init, false) end
+  local waiting = self.renewing
+  self.renewing = nil
+  for _, wake in ipairs(waiting) do wake() end
+  if not ok then
+    client:_report(errors.new(nil, "the server lost the session and a new one failed: " .. tostring(err and err.message),
+      nil, { kind = err and err.kind or "transport", cause = err }))
+    return false
+  end
+  for uri in pairs(self.subscriptions) do
+    local _, serr = client:_roundtrip("resources/subscribe", { uri = uri }, {})
+    if serr then client:_report(serr) end
+  end
+  client:_session_renewed(init, "session_expired")
+  return true
 end
 
 ---@param opts table|nil
@@ -72,13 +122,16 @@ end
 ---@param opts table|nil
 ---@return table|nil result, mcp.Error|nil err
 function Era:subscribe(uri, opts)
-  return self.client:request("resources/subscribe", { uri = uri }, opts)
+  local res, err = self.client:request("resources/subscribe", { uri = uri }, opts)
+  if res ~= nil then self.subscriptions[uri] = true end
+  return res, err
 end
 
 ---@param uri string
 ---@param opts table|nil
 ---@return table|nil result, mcp.Error|nil err
 function Era:unsubscribe(uri, opts)
+  self.subscriptions[uri] = nil
   return self.client:request("resources/unsubscribe", { uri = uri }, opts)
 end
 

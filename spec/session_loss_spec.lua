@@ -1,0 +1,55 @@
+-- A single HTTP client whose server restarted (issue 26): the server refuses the old session
+-- (server-everything, like every TypeScript SDK server, with 400 "No valid session ID provided"),
+-- and the client makes a new one by itself and sends the refused call again.
+local mcp = require("mcp")
+local helper = require("helper")
+local H = require("http_helper")
+
+describe("a lost HTTP session #http", function()
+  it("comes back by itself when server-everything restarts on its port", function()
+    local ev = H.start_everything("streamableHttp")
+    if not ev then pending("server-everything unavailable"); return end
+    local events = {}
+    local c = assert(mcp.create_http_client(ev.base .. "/mcp", {
+      request_timeout_ms = helper.ms(20000),
+      on_session_expired = function(id) events[#events + 1] = "expired" end,
+      on_reconnect = function(_, reason) events[#events + 1] = "reconnect " .. reason end,
+    }))
+    local sid = c.transport:session_id()
+    assert(c:subscribe_resource("demo://resource/static/document/architecture.md"))
+    assert(c:call_tool("echo", { message = "before" }))
+    H.stop_everything(ev)
+    helper.wait_dead(ev.pid, helper.ms(5000))
+    local ev2 = H.start_everything_on(ev.port, "streamableHttp")
+    assert.truthy(ev2, "server-everything did not come back on its port")
+    local res, err = c:call_tool("echo", { message = "after" })
+    local sid2 = c.transport:session_id()
+    helper.wait_until(function() return #events >= 2 end, helper.ms(5000))
+    local caps = c:server_capabilities()
+    c:close()
+    H.stop_everything(ev2)
+    assert.is_nil(err)
+    assert.truthy(helper.has(res.content[1].text, "after"))
+    assert.is_string(sid2)
+    assert.not_equal(sid, sid2)
+    assert.same({ "expired", "reconnect session_expired" }, events)
+    assert.truthy(caps.tools)
+  end)
+
+  it("stays lost with auto_reinitialize = false", function()
+    local ev = H.start_everything("streamableHttp")
+    if not ev then pending("server-everything unavailable"); return end
+    local c = assert(mcp.create_http_client(ev.base .. "/mcp", { auto_reinitialize = false,
+      request_timeout_ms = helper.ms(20000) }))
+    H.stop_everything(ev)
+    helper.wait_dead(ev.pid, helper.ms(5000))
+    local ev2 = H.start_everything_on(ev.port, "streamableHttp")
+    assert.truthy(ev2, "server-everything did not come back on its port")
+    local res, err = c:call_tool("echo", { message = "after" })
+    c:close()
+    H.stop_everything(ev2)
+    assert.is_nil(res)
+    assert.equal(400, err.status_code)
+    assert.truthy(err.message:find("session expired", 1, true))
+  end)
+end)
