@@ -110,6 +110,10 @@ static void child_reaped(mcp_child *c, int status)
     c->status = status;
     mcp_watch_stop(c->loop, &c->pidw);
     mcp_timer_stop(c->loop, &c->timer);
+    if (c->pidfd >= 0) { /* not kept until the transport is collected: close() then frees it */
+        close(c->pidfd);
+        c->pidfd = -1;
+    }
     /* A stop was asked for (close, collection): whatever is left in the server's process group
      * (helpers it started, some that ignored SIGTERM) must not outlive it, also when the server
      * itself left gracefully on stdin EOF. The group id stays reserved while a member lives, so
