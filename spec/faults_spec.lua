@@ -1,6 +1,7 @@
 -- What a soak and fault run found (issue 26): a closed client gives back what it holds at
 -- close(), not when it is collected; the stdio read buffer shrinks after a large message.
 local mcp = require("mcp")
+local core = require("mcp.core")
 local helper = require("helper")
 
 -- This process's open descriptors (listed by ls, whose pipe adds the same one every time).
@@ -13,6 +14,10 @@ local function open_fds()
   for _ in p:lines() do n = n + 1 end
   p:close()
   return n
+end
+
+local function settle()
+  for _ = 1, 3 do collectgarbage("collect") end
 end
 
 describe("faults in the wild", function()
@@ -29,4 +34,22 @@ describe("faults in the wild", function()
     assert.equal(5, #kept)
   end)
 
+  it("the stdio read buffer shrinks after a large message, and close() frees it", function()
+    if core._heap_bytes == nil or core._heap_bytes() == nil then pending("no mallinfo2 here") return end
+    local c = assert(helper.test_server())
+    assert(c:ping())
+    settle()
+    local base = core._heap_bytes()
+    local r = assert(c:call_tool("big", { bytes = 24 * 1024 * 1024 }))
+    assert.equal(24 * 1024 * 1024, #r.content[1].text)
+    r = nil -- luacheck: ignore 311
+    settle()
+    local after = core._heap_bytes()
+    -- the 24 MiB message needed a 32 MiB buffer; what stays is the 256 KiB the buffer keeps
+    assert.is_true(after - base < 4 * 1024 * 1024, ("%d bytes kept after the result was dropped"):format(after - base))
+    c:close()
+    settle()
+    assert.is_true(core._heap_bytes() - base < 4 * 1024 * 1024)
+    assert.truthy(c) -- (still referenced: close() freed it)
+  end)
 end)

@@ -67,3 +67,21 @@ void mcp_buf_consume(mcp_buf *b, size_t n)
     b->off += n;
     b->len -= n;
 }
+
+void mcp_buf_shrink(mcp_buf *b, size_t keep)
+{
+    size_t ncap;
+    char *p;
+    if (b->cap <= keep || b->len > b->cap / 4)
+        return;
+    if (b->off > 0) {
+        memmove(b->data, b->data + b->off, b->len);
+        b->off = 0;
+    }
+    ncap = b->len > keep ? b->len : keep;
+    p = realloc(b->data, ncap);
+    if (p != NULL) { /* (a failed shrink keeps the larger block, which still works) */
+        b->data = p;
+        b->cap = ncap;
+    }
+}

@@ -18,6 +18,9 @@ void mcp_buf_free(mcp_buf *b);
 int mcp_buf_reserve(mcp_buf *b, size_t n);
 /* mcp_buf_append when the buffer has to grow (buf.c). */
 int mcp_buf_append_grow(mcp_buf *b, const void *p, size_t n);
+/* Give memory back after a large message: a buffer with more than keep bytes of room that uses
+ * less than a quarter of it shrinks to what it holds (at least keep). */
+void mcp_buf_shrink(mcp_buf *b, size_t keep);
 /* Drop n bytes from the front (read side). */
 void mcp_buf_consume(mcp_buf *b, size_t n);
 /* Start of unconsumed bytes. */

@@ -206,6 +206,7 @@ int luaopen_mcp_core(lua_State *L)
     mcp_http_lua_open(L, box_index);
 #ifdef MCP_TEST_HOOKS
     mcp_sse_lua_open(L);
+    mcp_heap_lua_open(L);
 #endif
     mcp_fetch_lua_open(L, box_index);
     mcp_pkey_lua_open(L);

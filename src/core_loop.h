@@ -46,6 +46,8 @@ void mcp_lua_transport_open(lua_State *L, int box); /* lua_transport (the bridge
 #ifdef MCP_TEST_HOOKS
 /* Test builds only (src/testing/): adds _sse_parse (SSE parser test hook) to the table on top. */
 void mcp_sse_lua_open(lua_State *L);
+/* Test builds only (src/testing/heap_lua.c): adds _heap_bytes (C heap in use) to the table. */
+void mcp_heap_lua_open(lua_State *L);
 #endif
 void mcp_fetch_lua_open(lua_State *L, int box); /* adds http_fetch (one plain HTTP exchange) */
 struct mcp_curl;

@@ -14,6 +14,7 @@
 #include "framing.h"
 
 #define READ_CHUNK (64 * 1024)
+#define READ_KEEP (256 * 1024) /* the read buffer shrinks back to this after a larger message */
 #define READ_BUDGET (4 * 1024 * 1024) /* per wake-up, so one busy server can't starve others */
 #define STDERR_LINE_MAX (64 * 1024)
 /* Per wake-up of the stderr reader: a server flooding its stderr gets the same share of the
@@ -29,6 +30,7 @@ typedef struct mcp_stdio {
     mcp_framer fr; /* stdout, cut into messages */
     mcp_buf wbuf, ebuf;
     int started, closing, closed_notified;
+    int busy; /* inside on_stdout or on_stderr: the read buffers are in use */
     /* The server looks gone (stdout EOF, EPIPE): give its exit a moment to be reaped, so the
      * error names the exit status, then close. */
     int lose_pending;
@@ -65,6 +67,18 @@ static void notify_closed(mcp_stdio *s, const char *why)
         sink->on_closed(s->base.sink_ctx, reason);
 }
 
+/* close() frees what the transport holds, not __gc (after a 200 MB result, 256 MiB): the
+ * buffers go at once, or when the reader that is using them returns. */
+static void release_buffers(mcp_stdio *s)
+{
+    if (!s->closing || s->busy)
+        return;
+    mcp_buf_free(&s->fr.buf);
+    s->fr.scanned = 0;
+    mcp_buf_free(&s->wbuf);
+    mcp_buf_free(&s->ebuf);
+}
+
 static void stdio_close(mcp_transport *t)
 {
     mcp_stdio *s = (mcp_stdio *)t;
@@ -84,6 +98,7 @@ static void stdio_close(mcp_transport *t)
     close_fd(loop, &s->w_err, &s->fd_err);
     if (s->child != NULL)
         mcp_child_stop(s->child, 2000);
+    release_buffers(s);
 }
 
 /* The far end is gone (EOF, exit, write failure): close and tell the session. */
@@ -190,6 +205,7 @@ static void on_stdout(mcp_loop *loop, mcp_watch *w, unsigned events)
     (void)loop;
     (void)events;
     mcp_transport_ref(&s->base);
+    s->busy++;
     while (!s->closing && budget > 0) {
         ssize_t n;
         if (mcp_buf_reserve(&s->fr.buf, READ_CHUNK) != 0) {
@@ -219,6 +235,9 @@ static void on_stdout(mcp_loop *loop, mcp_watch *w, unsigned events)
                   n == 0 ? "the server closed its stdout" : "reading the server's stdout failed");
         break;
     }
+    s->busy--;
+    mcp_buf_shrink(&s->fr.buf, READ_KEEP); /* after a large message, give its memory back */
+    release_buffers(s);
     mcp_transport_unref(&s->base);
 }
 
@@ -237,6 +256,7 @@ static void on_stderr(mcp_loop *loop, mcp_watch *w, unsigned events)
     size_t budget = STDERR_BUDGET;
     (void)events;
     mcp_transport_ref(&s->base);
+    s->busy++;
     /* Level-triggered: what is left after the budget wakes us again on the next round. */
     while (budget > 0) {
         ssize_t n = read(s->fd_err, chunk, budget < sizeof chunk ? budget : sizeof chunk);
@@ -273,6 +293,8 @@ static void on_stderr(mcp_loop *loop, mcp_watch *w, unsigned events)
         if (s->fd_err < 0)
             break;
     }
+    s->busy--;
+    release_buffers(s);
     mcp_transport_unref(&s->base);
 }
 
