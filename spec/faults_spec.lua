@@ -53,3 +53,29 @@ describe("faults in the wild", function()
     assert.truthy(c) -- (still referenced: close() freed it)
   end)
 end)
+
+describe("faults in the wild over HTTP #http", function()
+  local H = require("http_helper")
+  local srv = H.serve()
+  if not srv then return end
+
+  it("a large HTTP result is not kept once it is dropped, nor after close()", function()
+    if core._heap_bytes == nil or core._heap_bytes() == nil then pending("no mallinfo2 here") return end
+    local c = assert(mcp.create_http_client(srv.url, { request_timeout_ms = helper.ms(20000) }))
+    assert(c:ping())
+    settle()
+    local base = core._heap_bytes()
+    for _, mode in ipairs({ "json", "sse" }) do
+      H.control(srv, { mode = mode })
+      local r = assert(c:call_tool("big", { bytes = 24 * 1024 * 1024 }))
+      assert.equal(24 * 1024 * 1024, #r.content[1].text)
+      r = nil -- luacheck: ignore 311
+      settle()
+      local kept = core._heap_bytes() - base
+      assert.is_true(kept < 4 * 1024 * 1024, ("%s: %d bytes kept after the result was dropped"):format(mode, kept))
+    end
+    c:close()
+    settle()
+    assert.is_true(core._heap_bytes() - base < 4 * 1024 * 1024)
+  end)
+end)
