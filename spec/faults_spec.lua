@@ -54,6 +54,69 @@ describe("faults in the wild", function()
   end)
 end)
 
+-- Run fn with every Lua allocation over n bytes failing (core._alloc_fail_above, test builds);
+-- false when this Lua cannot swap its allocator.
+local function with_alloc_limit(n, fn)
+  if not core._alloc_fail_above(n) then return false end
+  local ok, a, b = pcall(fn)
+  core._alloc_fail_above(nil)
+  assert(ok, a)
+  return true, a, b
+end
+
+describe("out of memory while a response is decoded", function()
+  it("fails that call at once (kind protocol), and nothing else", function()
+    local reports = {}
+    local c = assert(helper.test_server(nil, { on_error = function(e) reports[#reports + 1] = e end }))
+    assert(c:ping())
+    local other_done
+    mcp.spawn(function() other_done = c:call_tool("sleep", { ms = 300 }) end)
+    local ran, res, err = with_alloc_limit(4 * 1024 * 1024, function()
+      return c:call_tool("big", { bytes = 8 * 1024 * 1024 })
+    end)
+    if not ran then pending("this Lua cannot swap its allocator") return end
+    assert.is_nil(res)
+    assert.equal("protocol", err.kind)
+    assert.truthy(err.message:find("could not be decoded", 1, true))
+    helper.wait_until(function() return other_done ~= nil and #reports > 0 end, helper.ms(10000))
+    assert.truthy(other_done, "the other call was answered")
+    assert.truthy(tostring(reports[1].message):find("memory", 1, true))
+    assert(c:call_tool("echo", { message = "still here" }))
+    c:close()
+  end)
+
+  it("finds the id of a response that writes it last (as the TypeScript SDK does)", function()
+    -- a stdio server that answers every request with {"result":...,"jsonrpc":"2.0","id":N}
+    local path = os.tmpname()
+    helper.write_file(path, [[
+      io.stdout:setvbuf("no")
+      for line in io.lines() do
+        local id, method = line:match('"id":(%d+)'), line:match('"method":"([^"]+)"')
+        local result = '{}'
+        if method == "initialize" then
+          result = '{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"t","version":"1"}}'
+        elseif method == "tools/call" and line:find('"big"', 1, true) then
+          result = '{"content":[{"type":"text","text":"' .. string.rep("x", 8 * 1024 * 1024) .. '"}]}'
+        elseif method == "tools/call" then
+          result = '{"content":[{"type":"text","text":"small"}]}'
+        end
+        if id and not line:find('"method":"notifications/', 1, true) then
+          io.stdout:write('{"result":', result, ',"jsonrpc":"2.0","id":', id, '}\n')
+        end
+      end
+    ]])
+    local c = assert(mcp.create_stdio_client(helper.lua_cmd(), { path },
+      { stderr = "discard", request_timeout_ms = helper.ms(30000), protocol_version = "2025-06-18" }))
+    local ran, res, err = with_alloc_limit(4 * 1024 * 1024, function() return c:call_tool("big", {}) end)
+    if not ran then c:close() os.remove(path) pending("this Lua cannot swap its allocator") return end
+    assert.is_nil(res)
+    assert.equal("protocol", err.kind)
+    assert.equal("small", assert(c:call_tool("small", {})).content[1].text)
+    c:close()
+    os.remove(path)
+  end)
+end)
+
 describe("faults in the wild over HTTP #http", function()
   local H = require("http_helper")
   local srv = H.serve()

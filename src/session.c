@@ -481,6 +481,83 @@ static int process_message(lua_State *L)
     return 0;
 }
 
+/* The id of a response whose top-level "id" is its last member ({..."id":7}, as the TypeScript
+ * SDK writes them): the bytes after the point where a decode failed are intact. 1, or 0. */
+static int tail_id(const char *m, size_t len, int64_t *out)
+{
+    const char *p = m + len;
+    int64_t v = 0, mul = 1;
+    int quoted = 0, digits = 0;
+#define SKIP_WS_BACK()                                                                             \
+    while (p > m && (p[-1] == ' ' || p[-1] == '\t' || p[-1] == '\r' || p[-1] == '\n'))             \
+    p--
+    SKIP_WS_BACK();
+    if (p == m || *--p != '}')
+        return 0;
+    SKIP_WS_BACK();
+    if (p > m && p[-1] == '"')
+        quoted = 1, p--;
+    for (; p > m && p[-1] >= '0' && p[-1] <= '9' && digits < 18; p--, digits++, mul *= 10)
+        v += (p[-1] - '0') * mul;
+    if (digits == 0 || (quoted && (p == m || *--p != '"')))
+        return 0;
+    SKIP_WS_BACK();
+    if (p == m || *--p != ':')
+        return 0;
+    SKIP_WS_BACK();
+    if (p - m < 5 || memcmp(p - 4, "\"id\"", 4) != 0)
+        return 0;
+    p -= 4;
+    SKIP_WS_BACK();
+#undef SKIP_WS_BACK
+    if (p == m || (p[-1] != ',' && p[-1] != '{'))
+        return 0;
+    *out = v;
+    return 1;
+}
+
+typedef struct undecodable {
+    mcp_session *s;
+    mcp_pending *p;
+} undecodable;
+
+static int fail_undecodable(lua_State *L)
+{
+    undecodable *u = lua_touserdata(L, 1);
+    mcp_pending *p = u->p;
+    u->p = NULL; /* complete() owns it from here */
+    complete_local_error(L, u->s, p, "protocol",
+                         "the response to this request could not be decoded (out of memory?); "
+                         "it was dropped");
+    return 0;
+}
+
+/* A message that could not be processed (out of memory while decoding it): the request it
+ * answers fails now, not at its timeout; nothing else does. Its id is the one read before the
+ * failure, else the message's last member. */
+static void fail_answered_request(lua_State *L, mcp_session *s, const inbound *in)
+{
+    int64_t id;
+    undecodable u;
+    int top = lua_gettop(L);
+    if (s->closed || in->e.has[MCP_WIRE_METHOD])
+        return;
+    if (!(in->e.id_known ? (id = in->e.id_key, 1) : tail_id(in->e.msg, in->e.len, &id)))
+        return;
+    u.s = s;
+    u.p = mcp_pending_take(&s->pending, id);
+    if (u.p == NULL)
+        return;
+    mcp_timer_stop(s->loop, &u.p->timer);
+    lua_pushcfunction(L, fail_undecodable);
+    lua_pushlightuserdata(L, &u);
+    if (lua_pcall(L, 1, 0, 0) != 0 && u.p != NULL) {
+        luaL_unref(L, LUA_REGISTRYINDEX, u.p->cb_ref);
+        free(u.p);
+    }
+    lua_settop(L, top);
+}
+
 static void receive(mcp_session *s, const char *msg, size_t len, int writable, mcp_buf *undo)
 {
     lua_State *L = mcp_loop_lua(s->loop);
@@ -493,6 +570,8 @@ static void receive(mcp_session *s, const char *msg, size_t len, int writable, m
     in.e.len = len;
     in.e.writable = writable;
     in.e.undo = undo;
+    memset(in.e.has, 0, sizeof in.e.has);
+    in.e.id_known = 0;
     if (writable && undo == NULL)
         memcpy(in.head, msg, len < sizeof in.head ? len : sizeof in.head);
     s->refs++;
@@ -503,7 +582,9 @@ static void receive(mcp_session *s, const char *msg, size_t len, int writable, m
         char text[300];
         snprintf(text, sizeof text, "failed to process a message: %s", lua_tostring(L, -1));
         lua_settop(L, top);
+        lua_gc(L, LUA_GCCOLLECT, 0); /* what the failed decode took, before anything else */
         report_error(L, s, "invalid_message", text);
+        fail_answered_request(L, s, &in);
     }
     lua_settop(L, top);
     session_unref(s);

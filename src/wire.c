@@ -69,6 +69,7 @@ const char *mcp_wire_parse_envelope(lua_State *L, mcp_envelope *in, const char *
     int i, top = lua_gettop(L);
     for (i = 0; i <= MCP_WIRE_NSLOTS; i++)
         in->has[i] = 0;
+    in->id_known = 0;
     p = mcp_json_skip_ws(p + 1, end);
     if (p < end && *p == '}')
         return p + 1;
@@ -96,6 +97,8 @@ const char *mcp_wire_parse_envelope(lua_State *L, mcp_envelope *in, const char *
         if (slot) {
             lua_replace(L, in->base + slot);
             in->has[slot] = 1;
+            if (slot == MCP_WIRE_ID)
+                in->id_known = mcp_wire_id_key(L, in->base + slot, &in->id_key);
         } else {
             lua_pop(L, 1);
         }

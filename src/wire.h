@@ -29,6 +29,8 @@ typedef struct mcp_envelope {
     mcp_buf *undo; /* its undo log then, or NULL */
     int base;      /* stack index before slot 1; the caller pushed MCP_WIRE_NSLOTS values */
     int has[MCP_WIRE_NSLOTS + 1];
+    int id_known; /* the id was read and has a numeric key: id_key (kept when decoding fails) */
+    int64_t id_key;
 } mcp_envelope;
 
 /* Parse the object at p (a '{') into the slots; other members are skipped. Returns the byte
