@@ -623,6 +623,22 @@ function Hub:_approve(rec, tool, full, arguments, def)
   return nil, reason
 end
 
+-- A namespaced name that no ready server lists, whose prefix is a server's that is on its way
+-- (connecting, restarting): "unavailable" from that server, not "not_found", so a caller that
+-- retries on unavailable waits out a restart. (A failed or disabled server's stays not_found.)
+function Hub:_unavailable_owner(name, method)
+  local at = name:find(self.sep, 1, true)
+  if at == nil then return nil end
+  local prefix = name:sub(1, at - 1)
+  for _, sname in ipairs(self.order) do
+    local rec = self.recs[sname]
+    if rec.prefix == prefix and (rec.state == "restarting" or rec.state == "connecting") then
+      return self:_route(rec, method, function() end)
+    end
+  end
+  return nil
+end
+
 --- Call a tool by its namespaced name (or by the server's own name with opts.server). Runs the
 --- approval hook first; a denied call (also one whose hook raised: err.cause is what it raised)
 --- returns nil, err with kind "denied" and the tool is not called.
@@ -641,6 +657,8 @@ function Hub:call_tool(name, arguments, opts)
   else
     local hit = self.names.tools[name]
     if hit == nil then
+      local _, uerr = self:_unavailable_owner(name, "tools/call")
+      if uerr then return nil, uerr end
       return nil, hub_error("not_found", "unknown tool '" .. name .. "' (no ready server of this hub has it)",
         { method = "tools/call" })
     end
@@ -678,6 +696,8 @@ function Hub:get_prompt(name, arguments, opts)
   else
     local hit = self.names.prompts[name]
     if hit == nil then
+      local _, uerr = self:_unavailable_owner(name, "prompts/get")
+      if uerr then return nil, uerr end
       return nil, hub_error("not_found", "unknown prompt '" .. name .. "'", { method = "prompts/get" })
     end
     rec, prompt = hit.rec, hit.name
