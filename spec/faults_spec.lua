@@ -142,3 +142,47 @@ describe("faults in the wild over HTTP #http", function()
     assert.is_true(core._heap_bytes() - base < 4 * 1024 * 1024)
   end)
 end)
+
+describe("at the hard descriptor limit", function()
+  local HTTP_CHILD = [=[
+    local mcp = require("mcp")
+    local url = "http://127.0.0.1:1/mcp" -- nothing listens: only the socket's creation matters
+    local keep = mcp.http_transport({ url = url }) -- libcurl is loaded and its context kept
+    mcp.create_http_client(url, { request_timeout_ms = 5000 })
+    local files = {}
+    while true do -- every descriptor taken
+      local f = io.open("/dev/null", "r")
+      if not f then break end
+      files[#files + 1] = f
+    end
+    local _, err = mcp.create_http_client(url, { request_timeout_ms = 5000 })
+    for _, f in ipairs(files) do f:close() end
+    print("kind=" .. tostring(err and err.kind))
+    print("err=" .. tostring(err))
+    local _, again = mcp.create_http_client(url, { request_timeout_ms = 5000 })
+    print("again=" .. tostring(again))
+    assert(keep)
+  ]=]
+
+  local function shq(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
+
+  it("an HTTP call fails naming the limit, not only libcurl's \"Couldn't connect\"", function()
+    local f = io.open("/proc/self/limits")
+    if not f then pending("no /proc/self/limits") return end
+    f:close()
+    local script = os.tmpname()
+    helper.write_file(script, HTTP_CHILD)
+    local cmd = ("ulimit -n 64; LUA_PATH=%s LUA_CPATH=%s exec %s %s 2>&1"):format(shq(package.path .. ";;"),
+      shq(package.cpath .. ";;"), helper.lua_cmd(), shq(script))
+    local p = assert(io.popen("sh -c " .. shq(cmd), "r"))
+    local out = p:read("*a")
+    p:close()
+    os.remove(script)
+    local r = {}
+    for k, v in out:gmatch("([%w_]+)=([^\n]*)") do r[k] = r[k] or v end
+    assert.equal("transport", r.kind, out)
+    assert.truthy(helper.has(r.err, "out of file descriptors (soft limit 64, hard 64)"), out)
+    -- with descriptors free again, the same failure says nothing of a limit
+    assert.truthy(r.again and not helper.has(r.again, "file descriptors"), out)
+  end)
+end)

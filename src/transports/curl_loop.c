@@ -231,8 +231,10 @@ static curl_socket_t open_socket(void *clientp, curlsocktype purpose, struct cur
     }
     while ((fd = new_socket(a)) < 0 && x->curl != NULL && mcp_fdlimit_retry(x->curl->loop, errno))
         ;
-    if (fd < 0)
+    if (fd < 0) {
+        x->socket_errno = errno;
         return CURL_SOCKET_BAD;
+    }
     if (x->curl != NULL) {
         sock_watch *sw = calloc(1, sizeof *sw);
         if (sw != NULL) { /* (without it the socket's watch is made and freed per transfer) */
@@ -291,6 +293,7 @@ int mcp_xfer_start(mcp_xfer *x)
     if (curl_multi_add_handle(x->curl->multi, x->easy) != CURLM_OK)
         return -1;
     x->attached = 1;
+    x->socket_errno = 0;
     return 0;
 }
 

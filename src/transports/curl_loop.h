@@ -37,6 +37,9 @@ struct mcp_xfer {
      * the first one it refused, as text ("" while none). */
     mcp_addr_guard guard;
     char refused[64];
+    /* Why the transfer got no socket (EMFILE at the hard limit, ENFILE), 0 while it got them:
+     * its error names the limit instead of only libcurl's "Couldn't connect". */
+    int socket_errno;
 };
 
 /* The curl context of the loop (created on first use, reference counted). */

@@ -1,5 +1,7 @@
 #include "fetch.h"
 
+#include "fdlimit.h"
+
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -160,6 +162,13 @@ const char *mcp_fetch_error(mcp_fetch *f, CURLcode rc)
                  "refused to connect to %s: the host name resolved to a loopback or link-local "
                  "address, where a remote server may not send the client (SSRF guard)",
                  f->x.refused);
+        return f->x.errbuf;
+    }
+    if (rc != CURLE_OK && f->x.socket_errno != 0) { /* out of descriptors: name the limits */
+        char why[160], what[CURL_ERROR_SIZE];
+        mcp_fdlimit_describe(f->x.socket_errno, why, sizeof why);
+        snprintf(what, sizeof what, "%s", f->x.errbuf[0] ? f->x.errbuf : curl_easy_strerror(rc));
+        snprintf(f->x.errbuf, sizeof f->x.errbuf, "%.100s (no socket: %.120s)", what, why);
         return f->x.errbuf;
     }
     return f->x.errbuf[0] ? f->x.errbuf : curl_easy_strerror(rc);

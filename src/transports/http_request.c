@@ -6,6 +6,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "fdlimit.h"
+
 static void put_u32(mcp_buf *b, size_t n)
 {
     unsigned char v[4];
@@ -431,8 +433,13 @@ const char *mcp_hreq_last_event_id(mcp_hreq *r, size_t *len)
 
 void mcp_hreq_describe(mcp_hreq *r, CURLcode rc, char *out, size_t outlen)
 {
-    if (rc != CURLE_OK)
-        snprintf(out, outlen, "%s", r->x.errbuf[0] ? r->x.errbuf : curl_easy_strerror(rc));
+    const char *what = rc != CURLE_OK && r->x.errbuf[0] ? r->x.errbuf : curl_easy_strerror(rc);
+    if (rc != CURLE_OK && r->x.socket_errno != 0) {
+        char why[160]; /* out of descriptors: say so, and name the limits (fdlimit.h) */
+        mcp_fdlimit_describe(r->x.socket_errno, why, sizeof why);
+        snprintf(out, outlen, "%s (no socket: %s)", what, why);
+    } else if (rc != CURLE_OK)
+        snprintf(out, outlen, "%s", what);
     else
         snprintf(out, outlen, "HTTP %ld", r->status);
 }
