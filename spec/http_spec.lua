@@ -356,6 +356,37 @@ describe("legacy HTTP+SSE #http", function()
     assert.equal("in a task", text)
   end)
 
+  it("connects again by itself when the SSE stream ends (the server forgot the session), and sends the call",
+    function()
+      local events = {}
+      local c = assert(mcp.create_sse_client(srv.base .. "/sse", {
+        request_timeout_ms = helper.ms(20000),
+        on_reconnect = function(_, reason) events[#events + 1] = reason end,
+      }))
+      assert(c:subscribe_resource("test://static/1"))
+      assert.equal("a", assert(c:call_tool("echo", { message = "a" })).content[1].text)
+      H.control(srv, { reset = true }) -- every session forgotten, its stream ended
+      helper.wait_until(function() return not c.session:is_open() end, helper.ms(5000))
+      assert.equal("b", assert(c:call_tool("echo", { message = "b" })).content[1].text)
+      helper.wait_until(function() return #events > 0 end, helper.ms(5000))
+      assert.same({ "stream_closed" }, events)
+      local subscribed = 0
+      for _, q in ipairs(H.state(srv).requests) do
+        if q.rpc_method == "resources/subscribe" then subscribed = subscribed + 1 end
+      end
+      assert.equal(1, subscribed) -- (the records were reset: this is the new connection's)
+      c:close()
+      -- auto_reinitialize = false: the call fails
+      local c2 = assert(mcp.create_sse_client(srv.base .. "/sse", { request_timeout_ms = helper.ms(20000),
+        auto_reinitialize = false }))
+      H.control(srv, { reset = true })
+      helper.wait_until(function() return not c2.session:is_open() end, helper.ms(5000))
+      local res, err = c2:call_tool("echo", { message = "c" })
+      assert.is_nil(res)
+      assert.equal("closed", err.kind)
+      c2:close()
+    end)
+
   it("refuses an endpoint on another origin", function()
     H.control(srv, { legacy_endpoint = "http://localhost:" .. srv.port .. "/messages?sessionId={sessionId}" })
     local c, err = mcp.create_sse_client(srv.base .. "/sse", { request_timeout_ms = helper.ms(5000) })

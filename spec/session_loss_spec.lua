@@ -36,6 +36,29 @@ describe("a lost HTTP session #http", function()
     assert.truthy(caps.tools)
   end)
 
+  it("over legacy SSE, connects again by itself when server-everything restarts", function()
+    local ev = H.start_everything("sse")
+    if not ev then pending("server-everything unavailable"); return end
+    local reasons = {}
+    local c = assert(mcp.create_sse_client(ev.base .. "/sse", {
+      request_timeout_ms = helper.ms(20000),
+      on_reconnect = function(_, reason) reasons[#reasons + 1] = reason end,
+    }))
+    assert(c:call_tool("echo", { message = "before" }))
+    H.stop_everything(ev)
+    helper.wait_dead(ev.pid, helper.ms(5000))
+    helper.wait_until(function() return not c.session:is_open() end, helper.ms(5000))
+    local ev2 = H.start_everything_on(ev.port, "sse")
+    assert.truthy(ev2, "server-everything did not come back on its port")
+    local res, err = c:call_tool("echo", { message = "after" })
+    helper.wait_until(function() return #reasons > 0 end, helper.ms(5000))
+    c:close()
+    H.stop_everything(ev2)
+    assert.is_nil(err)
+    assert.truthy(helper.has(res.content[1].text, "after"))
+    assert.same({ "stream_closed" }, reasons)
+  end)
+
   it("stays lost with auto_reinitialize = false", function()
     local ev = H.start_everything("streamableHttp")
     if not ev then pending("server-everything unavailable"); return end

@@ -649,6 +649,13 @@ function Client:_session_id()
   return t:session_id()
 end
 
+-- The legacy SSE stream ended (the server restarted, or dropped the connection): the connection
+-- is gone, and a new one (transport_factory, initialize) is what brings the client back.
+function Client:_stream_lost()
+  return self.state == "connected" and self.closed_reason == "the SSE stream closed"
+    and self.session ~= nil and not self.session:is_open()
+end
+
 -- Whether a lost session is initialized again by itself (config auto_reinitialize, default true).
 function Client:_auto_reinitialize()
   return self.config.auto_reinitialize and self.state == "connected"

@@ -60,6 +60,10 @@ end
 function Era:request(method, params, opts)
   local client = self.client
   if self.renewing and method ~= "initialize" then await_renewal(self) end
+  if method ~= "initialize" and client:_stream_lost() and client:_auto_reinitialize() then
+    -- legacy SSE: nothing was sent on the dead stream; a new connection takes the request
+    if self:renew_connection() then return client:request(method, params, opts) end
+  end
   local sid = client:_session_id()
   local res, err = client:_roundtrip(method, params, opts)
   -- The server refused the request before any handler ran (an unknown session: the transport
@@ -70,6 +74,35 @@ function Era:request(method, params, opts)
   end
   if res == nil and err.code == -32042 then return after_url_elicitation(client, method, params, opts, err) end
   return res, err
+end
+
+--- A new connection after the legacy SSE stream ended (client:reconnect: a transport from the
+--- transport_factory, initialize, a new era object), the subscriptions made again, then the
+--- client's on_reconnect. Calls that start meanwhile wait for it. Whether it is connected.
+---@return boolean
+function Era:renew_connection()
+  local client = self.client
+  if self.renewing then
+    sched.await(function(cb) self.renewing[#self.renewing + 1] = cb end)
+    return client:_connected() and not client:_stream_lost()
+  end
+  self.renewing = {}
+  local subs = self.subscriptions
+  local ok, err = client:reconnect()
+  local waiting = self.renewing
+  self.renewing = nil
+  for _, wake in ipairs(waiting) do wake() end
+  if not ok then
+    client:_report(errors.new(nil, "the SSE stream closed and a new connection failed: " .. tostring(err and err.message),
+      nil, { kind = err and err.kind or "transport", cause = err }))
+    return false
+  end
+  for uri in pairs(subs) do
+    local _, serr = client:subscribe_resource(uri)
+    if serr then client:_report(serr) end
+  end
+  client:_session_renewed(client:initialize_result(), "stream_closed")
+  return true
 end
 
 --- A new session after the server lost lost_sid (it restarted, or expired it): initialize again
