@@ -1,5 +1,5 @@
 -- luacheck configuration: `make lint-luacheck` (part of `make lint`, run by CI) checks lua/,
--- spec/, examples/, bench/, conformance/ and interop/ and allows no warning. One source serves Lua 5.1 to
+-- spec/, soak/, examples/, bench/, conformance/ and interop/ and allows no warning. One source serves Lua 5.1 to
 -- 5.4 and LuaJIT, so the standard library is their union.
 std = "lua51+lua52+lua53+lua54+luajit"
 codes = true
@@ -32,3 +32,5 @@ files["bench/lua_driver.lua"] = { max_cyclomatic_complexity = false }
 files["scripts/check-structure.lua"] = { max_cyclomatic_complexity = false }
 files["bench/report.lua"] = { max_cyclomatic_complexity = false }
 files["conformance/table.lua"] = { max_cyclomatic_complexity = false }
+-- The soak suite (soak/, `make soak`) is busted specs outside spec/.
+files["soak/"] = { std = "+busted" }

@@ -169,7 +169,7 @@ ROCK_FLAGS ?= --tree=$(ROCKS_TREE)
 LUA_FILES = $(shell find lua spec examples bench interop -name '*.lua' 2>/dev/null | sort) $(ROCKSPEC) bin/mcp-lua
 C_FORMAT_FILES = $(sort $(wildcard src/*.c src/*.h src/abi/*.h src/transports/*.c src/transports/*.h src/testing/*.c spec/c/*.c fuzz/*.c fuzz/*.h))
 
-.PHONY: all build deps doc check-doc docs check-docs run dist dist-check test check test-c test-all lint-luacheck hostile demo asan asan-build memcheck fuzz fuzz-build fuzz-smoke nvim nvim-install own-abi-ok check-abi test-nvim \
+.PHONY: all build deps doc check-doc docs check-docs run dist dist-check test check soak test-c test-all lint-luacheck hostile demo asan asan-build memcheck fuzz fuzz-build fuzz-smoke nvim nvim-install own-abi-ok check-abi test-nvim \
         conformance interop clean distclean lint \
         format-check check-rockspec rock rock-build rock-install clean-rock-artifacts help lint-lua lint-c lint-abi lint-structure
 
@@ -426,7 +426,7 @@ lint: lint-lua lint-luacheck lint-c lint-abi lint-structure check-rockspec check
 
 # luacheck (Debian lua-check) with .luacheckrc: zero warnings. Under CI a missing tool fails.
 LUACHECK ?= luacheck
-LUACHECK_DIRS := lua spec examples bench conformance interop scripts bin/mcp-lua
+LUACHECK_DIRS := lua spec soak examples bench conformance interop scripts bin/mcp-lua
 lint-luacheck:
 	@if command -v $(LUACHECK) >/dev/null 2>&1; then \
 	  $(LUACHECK) --quiet --no-color --codes $(LUACHECK_DIRS) && echo "lint: luacheck ok (zero warnings)"; \
@@ -596,6 +596,7 @@ help:
 	@echo "  check-abi        src/abi/ (own Lua 5.1, libcurl, libcrypto declarations) against the installed headers"
 	@echo "  test-nvim        deps, nvim, headless Neovim specs ($(NVIM_SPECS))"
 	@echo "  hostile          the hostile-server matrix (spec/hostile/) on $(LUAI), then under ASan+UBSan"
+	@echo "  soak             the soak and fault suite (soak/README.md): plateaus of memory and fds, churn, crash storms, floods; SOAK_SCALE=1 (CI) .. 10"
 	@echo "  asan             ASan+UBSan build in $(ASAN_BUILDDIR), busted with gcc's runtimes preloaded"
 	@echo "  memcheck         busted under valgrind (lua5.4)"
 	@echo "  fuzz             build and run one fuzzer (FUZZ_TARGET=$(FUZZ_TARGET) of $(FUZZ_TARGETS); clang libFuzzer) for FUZZ_SECONDS=$(FUZZ_SECONDS)"
@@ -614,3 +615,10 @@ help:
 	@echo "           LUA_INCDIR=  ROCK_FLAGS=--tree=build/rocks (or --local)  MCP_TEST_LUA=$(MCP_TEST_LUA)"
 	@echo "exported to specs: MCP_TEST_LUA (interpreter for Lua test servers), MCP_EVERYTHING_SERVER"
 	@echo "  (executable; run it with the argument 'stdio'), MCP_EVERYTHING_VERSION, MCP_TEST_SANITIZER=asan|valgrind"
+
+# The soak and fault suite (soak/, soak/README.md): long runs judged by memory and descriptor
+# plateaus, churn, crash storms, limits, floods. Not part of `make test`; counts scale with
+# SOAK_SCALE (default 1, a few minutes; 10 is the fault run of issue 26).
+SOAK_SCALE ?= 1
+soak: build
+	SOAK_SCALE=$(SOAK_SCALE) $(LUAI) $(BUSTED) --lpath='$(BUSTED_LPATH);./soak/?.lua' --cpath='./$(BUILDDIR)/?.so' $(BUSTED_FLAGS) soak
