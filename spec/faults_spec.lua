@@ -66,6 +66,7 @@ end
 
 describe("out of memory while a response is decoded", function()
   it("fails that call at once (kind protocol), and nothing else", function()
+    if not core._alloc_fail_above(nil) then pending("this Lua cannot swap its allocator") return end
     local reports = {}
     local c = assert(helper.test_server(nil, { on_error = function(e) reports[#reports + 1] = e end }))
     assert(c:ping())
@@ -86,6 +87,7 @@ describe("out of memory while a response is decoded", function()
   end)
 
   it("finds the id of a response that writes it last (as the TypeScript SDK does)", function()
+    if not core._alloc_fail_above(nil) then pending("this Lua cannot swap its allocator") return end
     -- a stdio server that answers every request with {"result":...,"jsonrpc":"2.0","id":N}
     local path = os.tmpname()
     helper.write_file(path, [[
