@@ -29,6 +29,7 @@ function M.new(client, o)
     connect_timeout_ms = o.connect_timeout_ms,
     subscriptions = {}, -- uri -> true: subscribed again on a new session
     renewing = nil, -- while a lost session is initialized again: the calls waiting for it
+    lost_sid = nil, -- a lost session whose renewal failed: the next call tries again
   }, Era)
 end
 
@@ -63,6 +64,9 @@ function Era:request(method, params, opts)
   if method ~= "initialize" and client:_stream_lost() and client:_auto_reinitialize() then
     -- legacy SSE: nothing was sent on the dead stream; a new connection takes the request
     if self:renew_connection() then return client:request(method, params, opts) end
+  end
+  if self.lost_sid and method ~= "initialize" and client:_session_id() == nil and client:_auto_reinitialize() then
+    self:renew_session(self.lost_sid) -- the last try failed (the server was still down): again
   end
   local sid = client:_session_id()
   local res, err = client:_roundtrip(method, params, opts)
@@ -126,10 +130,12 @@ function Era:renew_session(lost_sid)
   self.renewing = nil
   for _, wake in ipairs(waiting) do wake() end
   if not ok then
+    self.lost_sid = lost_sid -- the next call tries again
     client:_report(errors.new(nil, "the server lost the session and a new one failed: " .. tostring(err and err.message),
       nil, { kind = err and err.kind or "transport", cause = err }))
     return false
   end
+  self.lost_sid = nil
   for uri in pairs(self.subscriptions) do
     local _, serr = client:_roundtrip("resources/subscribe", { uri = uri }, {})
     if serr then client:_report(serr) end
