@@ -731,7 +731,8 @@ end
 
 --- Close the connection and stop the server (idempotent). Outside a task it waits, bounded,
 --- until the transport is done (the server process reaped, the session DELETE sent); inside a
---- task the loop finishes that in the background.
+--- task, or when a host drives the loop (mcp.nvim, a replaced scheduler block), it returns at
+--- once and the loop finishes that in the background.
 ---@return boolean
 function Client:close()
   if self.state == "closed" and self.transport_closed then return true end

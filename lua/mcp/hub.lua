@@ -857,6 +857,11 @@ function Hub:close()
   self:_rebuild()
   -- Close them all at once (in tasks, where close returns at once), then wait for the lot.
   for _, c in ipairs(clients) do sched.spawn(function() c:close() end) end
+  -- In a host's loop (mcp.nvim) the tasks and the reaping run on its next steps.
+  if sched.in_host_loop() then
+    self:_check_waiters()
+    return true
+  end
   sched.wait_until(function()
     if sched.has_ready() then return false end
     for _, c in ipairs(clients) do

@@ -307,6 +307,14 @@ function M.sleep(ms)
   M.await(function(cb) core.timer(ms, cb) end)
 end
 
+--- Should a close() finish in the background instead of waiting? True inside a task and when a
+--- host drives the loop (M.block replaced, as mcp.nvim does): waiting there would stall the
+--- host's frame, while the loop reaps the server and ends the DELETE on its next steps.
+---@return boolean
+function M.in_host_loop()
+  return M.current() ~= nil or M.block ~= M.loop_block
+end
+
 --- Outside a task: run the loop until pred() holds or ms elapse; returns pred(). Event-driven:
 --- each step sleeps until an fd or timer of the loop fires. Inside a task it does not wait.
 function M.wait_until(pred, ms)

@@ -104,12 +104,12 @@ function Http:start(_, start_opts)
   return wait_ready(self.handle, timeout)
 end
 
---- Close; outside a task wait up to wait_ms (default 3000) until the exchanges still running (the
---- session DELETE) ended. Idempotent.
+--- Close; outside a task and a host's loop (sched.in_host_loop) wait up to wait_ms (default
+--- 3000) until the exchanges still running (the session DELETE) ended. Idempotent.
 function Http:close(wait_ms)
   local h = self.handle
   h:close()
-  if wait_ms == nil or wait_ms > 0 then
+  if (wait_ms == nil or wait_ms > 0) and not sched.in_host_loop() then
     sched.wait_until(function() return not h:busy() end, wait_ms or 3000)
   end
   return true

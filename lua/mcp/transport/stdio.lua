@@ -123,12 +123,12 @@ function Stdio:start()
   return self.handle:start()
 end
 
---- Close stdin and stop the server (SIGTERM, SIGKILL, bounded); outside a task wait up to
---- wait_ms (default 5000) until it is reaped. Idempotent.
+--- Close stdin and stop the server (SIGTERM, SIGKILL, bounded); outside a task and a host's
+--- loop (sched.in_host_loop) wait up to wait_ms (default 5000) until it is reaped. Idempotent.
 function Stdio:close(wait_ms)
   local h = self.handle
   h:close()
-  if wait_ms == nil or wait_ms > 0 then
+  if (wait_ms == nil or wait_ms > 0) and not sched.in_host_loop() then
     sched.wait_until(function() return h:reaped() end, wait_ms or 5000)
   end
   return true
