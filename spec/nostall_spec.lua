@@ -73,3 +73,47 @@ describe("close() in a host loop", function()
     assert.is_false((helper.proc_exists(pid)))
   end)
 end)
+
+-- Without a sandbox the spawner uses posix_spawn (glibc >= 2.34; spawn_fast.c), which runs no
+-- code of ours in the child: the descriptor sweep and the process group come from its file
+-- actions and attributes.
+describe("spawning without copying the host", function()
+  local function fds_of(pid)
+    local list = {}
+    local p = assert(io.popen(("ls /proc/%d/fd"):format(pid)))
+    for fd in p:lines() do list[#list + 1] = tonumber(fd) end
+    p:close()
+    table.sort(list)
+    return list
+  end
+
+  local function pgrp_of(pid)
+    local fh = assert(io.open(("/proc/%d/stat"):format(pid)))
+    local stat = fh:read("*a")
+    fh:close()
+    return tonumber(stat:match("^.*%)%s+%S+%s+%d+%s+(%d+)"))
+  end
+
+  it("a server inherits no fd above 2 (not even one the host opened without FD_CLOEXEC) and leads its own group", function()
+    local leak = assert(io.open(helper.test_server_path, "r")) -- fopen: no O_CLOEXEC
+    local c = assert(helper.test_server())
+    local pid = c.transport:pid()
+    local fds, pgrp = fds_of(pid), pgrp_of(pid)
+    c:close()
+    leak:close()
+    assert.are.same({ 0, 1, 2 }, fds)
+    assert.are.equal(pid, pgrp)
+  end)
+
+  it("an environment and a working directory reach the server", function()
+    local first
+    local c = assert(mcp.create_stdio_client("sh", { "-c", 'printf "%s %s\\n" "$NOSTALL_MARK" "$PWD" >&2; exec "$0" "$1"',
+      helper.lua_cmd(), helper.test_server_path }, {
+      stderr = function(line) first = first or line end, env = { NOSTALL_MARK = "mark-42" }, cwd = "/tmp",
+      request_timeout_ms = ms(30000),
+    }))
+    assert.is_true(helper.wait_until(function() return first ~= nil end, ms(5000)))
+    c:close()
+    assert.are.equal("mark-42 /tmp", first)
+  end)
+end)

@@ -5,6 +5,7 @@
 
 #include "fdlimit.h"
 #include "sandbox.h"
+#include "spawn_fast.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -516,6 +517,55 @@ static int await_exec(const mcp_spawn_opts *o, pid_t pid, int rep[2], char *err,
     return -1;
 }
 
+/* The server started by posix_spawn (spawn_fast.h) when nothing needs code of ours in the child:
+ * no sandbox, and the fd limit the host had is the current one. 1 started, 0 take the fork
+ * path, -1 failed (err set). */
+static int try_spawn_fast(const exec_plan *p, int in[2], int out[2], int errp[2], pid_t *pid,
+                          char *err, size_t errlen)
+{
+    mcp_spawn_fast f;
+    struct rlimit cur;
+    int e;
+    if (p->sandbox_fd >= 0)
+        return 0;
+    if (p->nofile != NULL &&
+        (getrlimit(RLIMIT_NOFILE, &cur) != 0 || cur.rlim_cur != p->nofile->rlim_cur))
+        return 0;
+    f.file = p->file;
+    f.argv = p->o->argv;
+    f.envp = p->o->envp;
+    f.cwd = p->o->cwd;
+    f.fd0 = in[0];
+    f.fd1 = out[1];
+    f.fd2 = errp[1];
+    if (!mcp_spawn_fast_fits(&f))
+        return 0;
+    e = mcp_spawn_fast_start(&f, pid);
+    if (e == 0)
+        return 1;
+    snprintf(err, errlen, "cannot start '%s': %s", p->o->command, strerror(e));
+    return -1;
+}
+
+/* posix_spawn where it fits, else fork and exec_child (a sandbox is entered in the child). */
+static int start_process(const exec_plan *p, int in[2], int out[2], int errp[2], int rep[2],
+                         pid_t *pid, char *err, size_t errlen)
+{
+    int r = try_spawn_fast(p, in, out, errp, pid, err, errlen);
+    if (r != 0) {
+        close_pair(rep); /* posix_spawn reports exec's errno itself */
+        return r > 0 ? 0 : -1;
+    }
+    *pid = fork();
+    if (*pid < 0) {
+        snprintf(err, errlen, "cannot start '%s': fork: %s", p->o->command, strerror(errno));
+        return -1;
+    }
+    if (*pid == 0)
+        exec_child(p, in, out, errp);
+    return await_exec(p->o, *pid, rep, err, errlen);
+}
+
 /* The parent's ends made non-blocking and handed out; the child's ends closed. */
 static void hand_out_fds(int in[2], int out[2], int errp[2], int fds[3])
 {
@@ -593,14 +643,7 @@ int mcp_child_spawn(mcp_loop *loop, const mcp_spawn_opts *o, mcp_child **outc, i
     plan.report_fd = rep[1];
     plan.maxfd = mcp_fd_limit();
     plan.nofile = mcp_fdlimit_for_child(loop, &nofile) ? &nofile : NULL;
-    pid = fork();
-    if (pid < 0) {
-        snprintf(err, errlen, "cannot start '%s': fork: %s", o->command, strerror(errno));
-        goto fail;
-    }
-    if (pid == 0)
-        exec_child(&plan, in, out, errp);
-    if (await_exec(o, pid, rep, err, errlen) != 0)
+    if (start_process(&plan, in, out, errp, rep, &pid, err, errlen) != 0)
         goto fail;
     if (plan.sandbox_fd >= 0)
         close(plan.sandbox_fd);
