@@ -117,3 +117,51 @@ describe("spawning without copying the host", function()
     assert.are.equal("mark-42 /tmp", first)
   end)
 end)
+
+describe("mcp.loop.set_budget", function()
+  after_each(function() mcp.loop.set_budget(2) end)
+
+  it("defaults to 2 ms, returns the previous budget and rejects what is not a number >= 0", function()
+    assert.are.equal(2, mcp.loop.set_budget(5))
+    assert.are.equal(5, mcp.loop.set_budget(0))
+    assert.has_error(function() mcp.loop.set_budget(-1) end)
+    assert.has_error(function() mcp.loop.set_budget("2") end)
+    assert.has_error(function() mcp.loop.set_budget(0 / 0) end)
+  end)
+
+  -- Each task spins until the clock moved on by a millisecond, so ten of them are more work than
+  -- a 2 ms budget: what is checked is that a step stops short and the next steps finish the rest.
+  local function spinning_tasks(n, done)
+    for _ = 1, n do
+      mcp.spawn(function()
+        local t0 = mcp.core.now_ms()
+        while mcp.core.now_ms() < t0 + 1 do end
+        done[#done + 1] = true
+      end)
+    end
+  end
+
+  it("bounds the tasks one step resumes; the rest run on the next steps", function()
+    mcp.loop.set_budget(2)
+    local done = {}
+    spinning_tasks(10, done)
+    mcp.loop.step(0)
+    assert.is_true(#done >= 1)
+    assert.is_true(#done < 10)
+    assert.are.equal(0, mcp.loop.timeout()) -- the host is told to step again at once
+    local steps = 1
+    while #done < 10 and steps < 100 do
+      mcp.loop.step(0)
+      steps = steps + 1
+    end
+    assert.are.equal(10, #done)
+  end)
+
+  it("0 removes the bound: one step runs every ready task", function()
+    mcp.loop.set_budget(0)
+    local done = {}
+    spinning_tasks(10, done)
+    mcp.loop.step(0)
+    assert.are.equal(10, #done)
+  end)
+end)

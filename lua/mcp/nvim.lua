@@ -176,7 +176,9 @@ function M.setup(opts)
   flush = function()
     flush_scheduled = false
     if state ~= st then return end
-    sched.run_ready() -- task failures go to the task error hook (report, installed below)
+    -- task failures go to the task error hook (report, installed below); bounded by the step
+    -- budget (mcp.loop.set_budget), what is left is flushed on the next scheduled callback
+    sched.run_ready_budget()
     resume_waiting()
     arm_timer()
     if sched.has_ready() then schedule_flush() end

@@ -129,23 +129,69 @@ function M.spawn_handler(on_failure, fn, ...)
   return new_task(fn, pack(...), on_failure)
 end
 
+-- Resume the task at the head of the queue.
+local function resume_next()
+  local item = queue[qhead]
+  queue[qhead] = nil
+  qhead = qhead + 1
+  if coroutine.status(item.co) == "suspended" then
+    local ok, err = coroutine.resume(item.co, unpack(item.args, 1, item.args.n))
+    if coroutine.status(item.co) == "dead" and tasks[item.co] then
+      task_ended(item.co, ok, err)
+    elseif not ok then
+      task_failed(err, debug.traceback(item.co, tostring(err)))
+    end
+  end
+end
+
 --- Resume every queued task once. Task failures go to the task error hook; this never raises
 --- them (any waiting call runs it).
 function M.run_ready()
-  while qhead <= qtail do
-    local item = queue[qhead]
-    queue[qhead] = nil
-    qhead = qhead + 1
-    if coroutine.status(item.co) == "suspended" then
-      local ok, err = coroutine.resume(item.co, unpack(item.args, 1, item.args.n))
-      if coroutine.status(item.co) == "dead" and tasks[item.co] then
-        task_ended(item.co, ok, err)
-      elseif not ok then
-        task_failed(err, debug.traceback(item.co, tostring(err)))
-      end
-    end
-  end
+  while qhead <= qtail do resume_next() end
   qhead, qtail = 1, 0
+end
+
+-- The work one host step may do, in ms (0: unbounded). A host's frame is bounded by it: tasks
+-- still queued when it is spent run on the next step (loop.timeout() is then 0).
+local budget_ms = 2
+
+--- Set the work budget of one mcp.loop.step() (and of the Neovim adapter's step): ms of resumed
+--- tasks and handlers per step, the rest queued for the next one; 0 removes the bound. Default 2.
+--- mcp.run() and blocking calls are not bounded. Returns the previous budget.
+---@param ms number
+---@return number
+function M.set_budget(ms)
+  if type(ms) ~= "number" or ms < 0 or ms ~= ms then
+    error("mcp.loop.set_budget: ms must be a number >= 0", 2)
+  end
+  local prev = budget_ms
+  budget_ms = ms
+  return prev
+end
+
+--- The current step budget in ms (0: unbounded).
+---@return number
+function M.get_budget()
+  return budget_ms
+end
+
+--- Resume queued tasks until the queue is empty or ms_left ms have passed (at least one task);
+--- ms_left nil: the whole budget. Returns the ms left of it (math.huge when unbounded).
+---@param ms_left number|nil
+---@return number
+function M.run_ready_budget(ms_left)
+  if budget_ms <= 0 then
+    M.run_ready()
+    return math.huge
+  end
+  local start = core.now_ms()
+  local deadline = start + (ms_left or budget_ms)
+  while qhead <= qtail do
+    resume_next()
+    if core.now_ms() >= deadline then break end
+  end
+  if qhead > qtail then qhead, qtail = 1, 0 end
+  return deadline - core.now_ms()
 end
 
 --- One loop iteration: run ready tasks, wait up to timeout_ms for I/O or timers (0 when a task
@@ -154,11 +200,11 @@ end
 ---@return integer
 function M.step(timeout_ms)
   raise_held()
-  M.run_ready()
+  local left = M.run_ready_budget()
   local t = timeout_ms or 0
   if has_ready() then t = 0 end
   local n = core.step(t)
-  M.run_ready()
+  M.run_ready_budget(left > 0 and left or 0)
   raise_held()
   return n
 end
@@ -359,6 +405,15 @@ M.loop = {
   --- resume the tasks that are ready.
   ---@param timeout_ms number|nil
   step = function(timeout_ms) return M.step(timeout_ms or 0) end,
+  --- Bound the work of one step to ms (default 2; 0: unbounded); returns the previous bound.
+  ---@param ms number
+  ---@return number
+  set_budget = function(ms)
+    if type(ms) ~= "number" or ms < 0 or ms ~= ms then
+      error("mcp.loop.set_budget: ms must be a number >= 0", 2)
+    end
+    return M.set_budget(ms)
+  end,
   --- Something is waiting: a watch, a timer, a ready or suspended task.
   ---@return boolean
   alive = function() return core.alive() or has_ready() or live > 0 end,
