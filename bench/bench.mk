@@ -19,7 +19,7 @@ LUA54_STATIC ?= $(shell $(CC) -print-file-name=liblua5.4.a)
 LUAJIT_INCDIR ?= $(or $(patsubst -I%,%,$(firstword $(filter -I%,$(shell $(PKG_CONFIG) --cflags-only-I luajit 2>/dev/null)))),/usr/include/luajit-2.1)
 LUA54_INCDIR ?= $(or $(patsubst -I%,%,$(firstword $(filter -I%,$(shell $(PKG_CONFIG) --cflags-only-I lua5.4 2>/dev/null)))),/usr/include/lua5.4)
 
-.PHONY: bench bench-build bench-profile bench-floor-ratio
+.PHONY: bench bench-build bench-profile bench-floor-ratio bench-hostloop
 
 $(BENCH_BUILDDIR)/tiny_server: bench/tiny_server.c bench/bench.mk
 	@mkdir -p $(@D)
@@ -81,3 +81,10 @@ bench-profile: deps bench-build $(BENCH_BUILDDIR)/lua_prof_host
 # Sequential stdio calls against the floor, side by side in one process (bench/floor_ratio.sh).
 bench-floor-ratio: bench-build
 	bash bench/floor_ratio.sh
+
+# Step times of a host frame loop (issue 28): servers starting with a large heap (HEAPS, MB), a
+# 4 MB result of 40,000 objects, 8 clients closing; spawn cost against the heap (bench/hostloop.lua).
+HEAPS ?= 0,512,1024
+bench-hostloop: build $(BENCH_BUILDDIR)/5.4/benchclock.so
+	LUA_PATH='./lua/?.lua;./lua/?/init.lua;;' LUA_CPATH='./$(BUILDDIR)/?.so;./$(BENCH_BUILDDIR)/5.4/?.so;;' \
+	  lua5.4 bench/hostloop.lua $(HEAPS)

@@ -1,0 +1,91 @@
+-- Host-loop benchmark (issue 28): the distribution of mcp.loop.step(0) times in a frame loop
+-- while servers start with a large heap, while a 4 MB result of 40,000 small objects arrives,
+-- and while 8 clients close; and the cost of starting a server against the heap size. Not a
+-- test: it prints numbers (`make bench-hostloop`, or run it from the top directory with
+-- LUA_CPATH naming build/5.4 and bench/benchclock.so's directory).
+--   lua5.4 bench/hostloop.lua [heap MB list, default "0,512,1024"]
+local mcp = require("mcp")
+local bc = require("benchclock")
+
+local LUA = arg[-1] or "lua5.4"
+local SERVER = "bench/hostloop_server.lua"
+local heaps = {}
+for mb in (arg[1] or "0,512,1024"):gmatch("%d+") do heaps[#heaps + 1] = tonumber(mb) end
+
+local function stats(samples)
+  table.sort(samples)
+  local n = #samples
+  local function q(p) return samples[math.max(1, math.ceil(n * p))] * 1000 end
+  return ("steps %6d  p50 %7.3f ms  p99 %7.3f ms  max %7.3f ms"):format(n, q(0.5), q(0.99), samples[n] * 1000)
+end
+
+-- Step the loop as a host frame loop would until done() holds; returns the step times (s).
+local function frames(done)
+  local samples = {}
+  while not done() do
+    local t0 = bc.wall()
+    mcp.loop.step(0)
+    samples[#samples + 1] = bc.wall() - t0
+    -- the rest of the frame (the game's own work) is not measured: a short wait here
+    local t1 = bc.wall()
+    while bc.wall() - t1 < 0.0005 do end
+  end
+  return samples
+end
+
+local function client_in_task(out, n)
+  mcp.spawn(function()
+    local c = assert(mcp.create_stdio_client(LUA, { SERVER, tostring(n or 10) }, { stderr = "discard" }))
+    out[#out + 1] = c
+  end)
+end
+
+local function row(name, samples) print(("%-44s %s"):format(name, stats(samples))) end
+
+print(("budget %s ms (default), %s"):format(mcp.loop.set_budget(2), _VERSION))
+for _, mb in ipairs(heaps) do
+  local heap = mb > 0 and string.rep("x", mb * 1024 * 1024) or "" -- resident: written by rep
+  assert(#heap == mb * 1024 * 1024)
+  -- spawn cost: transport start alone, 20 times
+  local t = {}
+  for i = 1, 20 do
+    local tr = mcp.stdio_transport({ command = "true" })
+    local t0 = bc.wall()
+    assert(tr:start())
+    t[i] = bc.wall() - t0
+    tr:close()
+  end
+  row(("spawn cost, heap %d MB"):format(mb), t)
+  -- 4 servers starting (in tasks) while the host steps
+  local cs = {}
+  for _ = 1, 4 do client_in_task(cs) end
+  row(("frames while 4 servers start, heap %d MB"):format(mb), frames(function() return #cs == 4 end))
+  for _, c in ipairs(cs) do c:close() end
+  heap = nil -- luacheck: ignore (released before the next size)
+  collectgarbage()
+end
+
+-- a 4 MB result of 40,000 small objects
+local cs = {}
+client_in_task(cs, 40000)
+frames(function() return #cs == 1 end)
+local got
+mcp.spawn(function()
+  local r = assert(cs[1]:call_tool("items", {}))
+  got = #r.structuredContent.items
+end)
+row("frames while a 4 MB result (40,000 objects) arrives", frames(function() return got ~= nil end))
+assert(got == 40000)
+cs[1]:close()
+
+-- 8 clients closing (from a task)
+cs = {}
+for _ = 1, 8 do client_in_task(cs) end
+frames(function() return #cs == 8 end)
+mcp.spawn(function() for _, c in ipairs(cs) do c:close() end end)
+local first = true
+row("frames while 8 clients close", frames(function()
+  if first then first = false return false end
+  for _, c in ipairs(cs) do if not c.transport:reaped() then return false end end
+  return true
+end))
