@@ -21,47 +21,50 @@ local function workload_token(key, secs, aud)
     { now = jose.now() + secs - 300, lifetime = 300 })
 end
 
+local AS = "https://as.example"
+local CTX = { issuer = AS }
+
 describe("mcp.auth extensions offline", function()
   it("refuses a bad private key, a public one, and an alg that does not fit, without showing the key", function()
     local pem = "-----BEGIN PRIVATE KEY-----\nMIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQg\n-----END PRIVATE KEY-----\n"
-    local p, err = auth.client_credentials_provider({ client_id = "c", private_key = pem })
+    local p, err = auth.client_credentials_provider({ issuer = AS, client_id = "c", private_key = pem })
     assert.is_nil(p)
     assert.equals("config", err.kind)
     assert.is_nil(tostring(err):find("MIGHAgEAMBMG", 1, true))
     local key = jose.generate_key()
-    assert.has_error(function() auth.client_credentials_provider({ client_id = "c", private_key = key:pem() }) end)
-    p, err = auth.client_credentials_provider({ client_id = "c", private_key = key, alg = "RS256" })
+    assert.has_error(function() auth.client_credentials_provider({ issuer = AS, client_id = "c", private_key = key:pem() }) end)
+    p, err = auth.client_credentials_provider({ issuer = AS, client_id = "c", private_key = key, alg = "RS256" })
     assert.is_nil(p)
     assert.matches("signing_algorithm RS256 does not fit the key %(ES256%)", err.message)
-    assert.has_error(function() auth.client_credentials_provider({ client_id = "c" }) end)
-    assert.has_error(function() auth.client_credentials_provider({ client_id = "c", client_secret = "s", private_key = key }) end)
-    p = assert(auth.client_credentials_provider({ client_id = "c", private_key = { pem = key:pem(true) } }))
+    assert.has_error(function() auth.client_credentials_provider({ issuer = AS, client_id = "c" }) end)
+    assert.has_error(function() auth.client_credentials_provider({ issuer = AS, client_id = "c", client_secret = "s", private_key = key }) end)
+    p = assert(auth.client_credentials_provider({ issuer = AS, client_id = "c", private_key = { pem = key:pem(true) } }))
     assert.equals("mcp.auth.client_credentials(c)", tostring(p))
   end)
 
   it("never sends an expired workload token: a function is asked again, a fixed one is refused", function()
     local key = jose.generate_key()
     local expired = workload_token(key, -60)
-    local p = assert(auth.workload_identity_provider({ client_id = "w", token = expired }))
-    local grant, err = p:prepare_grant()
+    local p = assert(auth.workload_identity_provider({ issuer = AS, client_id = "w", token = expired }))
+    local grant, err = p:prepare_grant(nil, CTX)
     assert.is_nil(grant)
     assert.is_true(auth.is_invalid_grant(err))
     assert.matches("the workload token has expired", err.message)
     assert.is_nil(tostring(err):find(expired, 1, true))
     local calls, fresh = {}, workload_token(key, 600)
-    p = assert(auth.workload_identity_provider({ client_id = "w", token_fn = function(stale)
+    p = assert(auth.workload_identity_provider({ issuer = AS, client_id = "w", token_fn = function(stale)
       calls[#calls + 1] = stale
       return stale and fresh or expired
     end }))
-    grant = assert(p:prepare_grant("s1"))
+    grant = assert(p:prepare_grant("s1", CTX))
     assert.same({ false, true }, calls)
     assert.same({ grant_type = "urn:ietf:params:oauth:grant-type:jwt-bearer", assertion = fresh, scope = "s1" }, grant)
-    p = assert(auth.workload_identity_provider({ client_id = "w", token_fn = function() return expired end }))
-    grant, err = p:prepare_grant()
+    p = assert(auth.workload_identity_provider({ issuer = AS, client_id = "w", token_fn = function() return expired end }))
+    grant, err = p:prepare_grant(nil, CTX)
     assert.is_nil(grant)
     assert.matches("expired", err.message)
-    p = assert(auth.workload_identity_provider({ client_id = "w", token = "not a jwt" }))
-    grant, err = p:prepare_grant()
+    p = assert(auth.workload_identity_provider({ issuer = AS, client_id = "w", token = "not a jwt" }))
+    grant, err = p:prepare_grant(nil, CTX)
     assert.is_nil(grant)
     assert.matches("not a JWT", err.message)
   end)
@@ -76,13 +79,13 @@ describe("mcp.auth extensions offline", function()
     end
     local a, b = workload_token(key, 600), workload_token(key, 900)
     put(a)
-    local p = assert(auth.workload_identity_provider({ client_id = "w", token_file = path, scope = "fixed" }))
-    assert.equals(a, p:prepare_grant("ignored").assertion)
-    assert.equals("fixed", p:prepare_grant("ignored").scope)
+    local p = assert(auth.workload_identity_provider({ issuer = AS, client_id = "w", token_file = path, scope = "fixed" }))
+    assert.equals(a, p:prepare_grant("ignored", CTX).assertion)
+    assert.equals("fixed", p:prepare_grant("ignored", CTX).scope)
     put(b)
-    assert.equals(b, p:prepare_grant().assertion)
+    assert.equals(b, p:prepare_grant(nil, CTX).assertion)
     os.remove(path)
-    local grant, err = p:prepare_grant()
+    local grant, err = p:prepare_grant(nil, CTX)
     assert.is_nil(grant)
     assert.matches("cannot read the workload token file", err.message)
   end)
@@ -96,7 +99,7 @@ describe("mcp.auth extensions against the fixture #auth", function()
 
   it("client credentials with client_secret_basic", function()
     local srv = start()
-    local p = assert(auth.client_credentials_provider({ client_id = "svc a", client_secret = "s3cr:t", scope = "mcp:read" }))
+    local p = assert(auth.client_credentials_provider({ issuer = srv.base, client_id = "svc a", client_secret = "s3cr:t", scope = "mcp:read" }))
     assert.equals("AUTHORIZED", assert(authorize(srv, p)))
     local t = p:tokens()
     assert.equals("tok-1", t.access_token)
@@ -117,7 +120,7 @@ describe("mcp.auth extensions against the fixture #auth", function()
     it("client credentials with private_key_jwt (" .. kind .. "): a fresh, verifiable assertion each time", function()
       local srv = start()
       local key = jose.generate_key(kind)
-      local p = assert(auth.client_credentials_provider({ client_id = "svc", private_key = key:pem(true), kid = "k-7" }))
+      local p = assert(auth.client_credentials_provider({ issuer = srv.base, client_id = "svc", private_key = key:pem(true), kid = "k-7" }))
       assert.equals("AUTHORIZED", assert(authorize(srv, p)))
       assert.equals("AUTHORIZED", assert(authorize(srv, p)))
       local recs = records(srv).records.token
@@ -142,17 +145,57 @@ describe("mcp.auth extensions against the fixture #auth", function()
     end)
   end
 
+  it("credentials are pinned to their issuer: none is refused, another authorization server gets nothing", function()
+    local srv = start()
+    local key = jose.generate_key()
+    -- No issuer: whichever authorization server the MCP server names would receive them.
+    assert.has_error(function() auth.client_credentials_provider({ client_id = "c", client_secret = "s" }) end,
+      "mcp.auth: client_credentials: credentials need an issuer (or allowed_issuers): they are sent only to that "
+      .. "authorization server")
+    assert.has_error(function() auth.workload_identity_provider({ client_id = "w", token = workload_token(key, 600) }) end)
+    assert.has_error(function()
+      auth.enterprise_provider({ client_id = "a", client_secret = "b", idp = { token_endpoint = srv.base .. "/t" },
+        id_token = "t" })
+    end)
+    assert.has_error(function() auth.client_credentials_provider({ client_id = "c", client_secret = "s", allowed_issuers = {} }) end)
+    assert.has_error(function()
+      auth.provider({ redirect_url = "http://127.0.0.1:1/cb", client_information = { client_id = "c", client_secret = "s" } })
+    end)
+    -- Pinned elsewhere: this MCP server's authorization server is not the one they are for.
+    local tok = workload_token(key, 600, srv.base)
+    for _, p in ipairs({
+      assert(auth.client_credentials_provider({ client_id = "c", client_secret = "s", issuer = "https://as.example" })),
+      assert(auth.client_credentials_provider({ client_id = "c", private_key = key, allowed_issuers = { "https://as.example" } })),
+      assert(auth.workload_identity_provider({ client_id = "w", token = tok, issuer = "https://as.example" })),
+      assert(auth.enterprise_provider({ client_id = "a", client_secret = "b", issuer = "https://as.example",
+        idp = { token_endpoint = srv.base .. "/idp/token" }, id_token = "t" })),
+    }) do
+      local res, err = authorize(srv, p)
+      assert.is_nil(res)
+      assert.equals("invalid_client", err.oauth_error)
+    end
+    local st = records(srv).records
+    assert.equals(0, #st.token)
+    assert.equals(0, #(st.idp or {}))
+    -- Listed: used.
+    local p = assert(auth.workload_identity_provider({ client_id = "w", token = tok,
+      allowed_issuers = { "https://as.example", srv.base } }))
+    assert.equals("AUTHORIZED", assert(authorize(srv, p)))
+    assert.equals(tok, records(srv).records.token[1].form.assertion)
+    stop(srv)
+  end)
+
   it("workload identity: the JWT bearer grant, and an expired token never leaves the client", function()
     local srv = start()
     local key = jose.generate_key()
     local good = workload_token(key, 600, srv.base)
-    local p = assert(auth.workload_identity_provider({ client_id = "wl", token = good }))
+    local p = assert(auth.workload_identity_provider({ issuer = srv.base, client_id = "wl", token = good }))
     assert.equals("AUTHORIZED", assert(authorize(srv, p)))
     local r = records(srv).records.token[1]
     assert.equals("urn:ietf:params:oauth:grant-type:jwt-bearer", r.form.grant_type)
     assert.equals(good, r.form.assertion)
     assert.equals("wl", r.form.client_id)
-    local bad = assert(auth.workload_identity_provider({ client_id = "wl", token = workload_token(key, -5) }))
+    local bad = assert(auth.workload_identity_provider({ issuer = srv.base, client_id = "wl", token = workload_token(key, -5) }))
     local res, err = authorize(srv, bad)
     assert.is_nil(res)
     assert.is_true(auth.is_invalid_grant(err))
@@ -164,7 +207,7 @@ describe("mcp.auth extensions against the fixture #auth", function()
     local srv = start()
     local seen
     local p = assert(auth.enterprise_provider({
-      client_id = "app", client_secret = "app-secret",
+      issuer = srv.base, client_id = "app", client_secret = "app-secret",
       idp = { token_endpoint = srv.base .. "/idp/token", client_id = "idp-client" },
       id_token = function(ctx) seen = ctx return "the-id-token" end,
       scope = "mcp:basic",
@@ -189,7 +232,7 @@ describe("mcp.auth extensions against the fixture #auth", function()
 
   it("enterprise-managed authorization refuses an IdP answer that is not an ID-JAG", function()
     local srv = start("--idp_issued=other")
-    local p = assert(auth.enterprise_provider({ client_id = "app", client_secret = "x",
+    local p = assert(auth.enterprise_provider({ issuer = srv.base, client_id = "app", client_secret = "x",
       idp = { token_endpoint = srv.base .. "/idp/token" }, id_token = "t" }))
     local res, err = authorize(srv, p)
     assert.is_nil(res)
@@ -197,14 +240,14 @@ describe("mcp.auth extensions against the fixture #auth", function()
     assert.equals(0, #records(srv).records.token)
     stop(srv)
     assert.has_error(function()
-      auth.enterprise_provider({ client_id = "a", client_secret = "b", idp = { token_endpoint = "http://idp.example/t" },
+      auth.enterprise_provider({ issuer = srv.base, client_id = "a", client_secret = "b", idp = { token_endpoint = "http://idp.example/t" },
         id_token = "t" })
     end)
   end)
 
   it("DPoP on token requests: a proof per request, the nonce retry, the key saved with the tokens", function()
     local srv = start("--dpop=nonce")
-    local p = assert(auth.with_dpop(assert(auth.client_credentials_provider({ client_id = "c", client_secret = "s" }))))
+    local p = assert(auth.with_dpop(assert(auth.client_credentials_provider({ issuer = srv.base, client_id = "c", client_secret = "s" }))))
     assert.equals("AUTHORIZED", assert(authorize(srv, p)))
     local recs = records(srv).records.token
     assert.equals(2, #recs) -- refused for want of the nonce, then accepted with it
@@ -245,7 +288,7 @@ describe("mcp.auth extensions against the fixture #auth", function()
 
   it("DPoP: an authorization server that keeps asking for another nonce gets two requests, no more", function()
     local srv = start("--dpop=nonce-loop")
-    local p = assert(auth.with_dpop(assert(auth.client_credentials_provider({ client_id = "c", client_secret = "s" }))))
+    local p = assert(auth.with_dpop(assert(auth.client_credentials_provider({ issuer = srv.base, client_id = "c", client_secret = "s" }))))
     local res, err = authorize(srv, p)
     assert.is_nil(res)
     assert.equals("use_dpop_nonce", err.oauth_error)

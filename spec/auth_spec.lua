@@ -276,7 +276,7 @@ describe("the OAuth flow against the fixture #auth", function()
 
   it("uses pre-registered credentials with client_secret_basic, never registering", function()
     control(srv, { add_client = { client_id = "pre", client_secret = "s3cret" }, registration = false })
-    local p = provider(srv, { client_information = { client_id = "pre", client_secret = "s3cret" } })
+    local p = provider(srv, { client_information = { client_id = "pre", client_secret = "s3cret", issuer = srv.base } })
     assert.equal("AUTHORIZED", auth.auth(p, { server_url = srv.url }))
     local st = state(srv)
     assert.equal(0, #st.records.register)
@@ -295,7 +295,7 @@ describe("the OAuth flow against the fixture #auth", function()
 
   it("lets a provider run a grant without a user (prepare_grant), never registering it", function()
     control(srv, { add_client = { client_id = "machine", client_secret = "m-secret" } })
-    local p = provider(srv, { client_information = { client_id = "machine", client_secret = "m-secret" } })
+    local p = provider(srv, { client_information = { client_id = "machine", client_secret = "m-secret", issuer = srv.base } })
     local seen
     function p:prepare_grant(scope, ctx)
       seen = ctx
@@ -334,7 +334,7 @@ describe("the OAuth flow against the fixture #auth", function()
 
   it("never puts a secret in an error or a provider's tostring", function()
     control(srv, { add_client = { client_id = "pre", client_secret = "s3cret-value" }, registration = false, state = "wrong" })
-    local p = provider(srv, { client_information = { client_id = "pre", client_secret = "s3cret-value" } })
+    local p = provider(srv, { client_information = { client_id = "pre", client_secret = "s3cret-value", issuer = srv.base } })
     local _, err = auth.auth(p, { server_url = srv.url })
     assert.is_nil(tostring(err):find("s3cret", 1, true))
     assert.is_nil(tostring(p):find("s3cret", 1, true))
@@ -436,7 +436,7 @@ describe("the static oauth config on the HTTP transport #auth", function()
   -- A client registered at the fixture and a refresh token for it, got through the flow.
   local function credentials()
     control(srv, { add_client = { client_id = "static", client_secret = "static-secret" } })
-    local p = provider(srv, { client_information = { client_id = "static", client_secret = "static-secret" } })
+    local p = provider(srv, { client_information = { client_id = "static", client_secret = "static-secret", issuer = srv.base } })
     assert.equal("AUTHORIZED", auth.auth(p, { server_url = srv.url }))
     return p:tokens()
   end

@@ -38,10 +38,25 @@ end
 -- browser and the code taken from the redirect. Pre-registered credentials come from the context (auth/pre-registration); the
 -- Client ID Metadata Document URL is the one the suite expects (nothing fetches it).
 local auth_provider
+
+-- Credentials are pinned to an issuer (a malicious MCP server could name its own authorization
+-- server): a real host configures it; here the runner is trusted, so the issuer is the context's,
+-- else the one its server names.
+local function runner_issuer()
+  if context.issuer then return context.issuer end
+  local opts = { protocol_version = protocol_version }
+  local prm = mcp.auth.discover_protected_resource_metadata(server_url, opts)
+  local as_url = type(prm) == "table" and type(prm.authorization_servers) == "table"
+    and prm.authorization_servers[1] or server_url:match("^https?://[^/]+")
+  local meta = mcp.auth.discover_authorization_server_metadata(as_url, server_url, opts)
+  return type(meta) == "table" and meta.issuer or as_url
+end
+
 if scenario:match("^auth/") then
   local info
   if context.client_id then
-    info = { client_id = context.client_id, client_secret = context.client_secret, issuer = context.issuer }
+    info = { client_id = context.client_id, client_secret = context.client_secret,
+      issuer = context.client_secret and runner_issuer() or context.issuer }
   end
   auth_provider = mcp.auth.headless_provider({
     redirect_url = "http://localhost:3000/callback",
@@ -270,25 +285,26 @@ end
 -- SEP-1046, client_secret_basic.
 scenarios["auth/client-credentials-basic"] = function()
   return machine_client(mcp.auth.client_credentials_provider({
-    client_id = context.client_id, client_secret = context.client_secret }))
+    client_id = context.client_id, client_secret = context.client_secret, issuer = runner_issuer() }))
 end
 
 -- SEP-1046, private_key_jwt: an ES256 client assertion signed with the PEM key of the context.
 scenarios["auth/client-credentials-jwt"] = function()
   return machine_client(mcp.auth.client_credentials_provider({
-    client_id = context.client_id, private_key = context.private_key_pem, alg = context.signing_algorithm }))
+    client_id = context.client_id, private_key = context.private_key_pem, alg = context.signing_algorithm,
+    issuer = runner_issuer() }))
 end
 
 -- Workload identity federation: the JWT bearer grant with the workload's token.
 scenarios["auth/wif-jwt-bearer"] = function()
   return machine_client(mcp.auth.workload_identity_provider({
-    client_id = context.client_id, token = context.valid_jwt }))
+    client_id = context.client_id, token = context.valid_jwt, issuer = runner_issuer() }))
 end
 
 -- SEP-990: the user's ID token for an ID-JAG at the IdP, then the JWT bearer grant.
 local function enterprise()
   return machine_client(mcp.auth.enterprise_provider({
-    client_id = context.client_id, client_secret = context.client_secret,
+    client_id = context.client_id, client_secret = context.client_secret, issuer = runner_issuer(),
     idp = { token_endpoint = context.idp_token_endpoint, client_id = context.idp_client_id },
     id_token = function() return context.idp_id_token end,
   }))

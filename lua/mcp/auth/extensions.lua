@@ -80,13 +80,24 @@ function Machine:add_client_authentication(headers, params, token_url, metadata)
   end
 end
 
+-- The flow only gets here for a pinned issuer; checked again where the credential is built.
+local function pinned(self, ctx)
+  local issuer = type(ctx) == "table" and ctx.issuer or nil
+  for _, i in ipairs(self._issuers) do
+    if i == issuer then return true end
+  end
+  return nil, oerr.new(oerr.INVALID_CLIENT, "the " .. self._kind .. " credentials are pinned to "
+    .. table.concat(self._issuers, ", ") .. "; not sent to " .. tostring(issuer))
+end
+
 local function scope_of(self, scope)
   if self._scope ~= nil then return self._scope ~= "" and self._scope or nil end
   return scope
 end
 
--- Common options: client_id, client_secret or private_key (+ kid), token_endpoint_auth_method,
--- scope, store, key, on_tokens.
+-- Common options: client_id, issuer or allowed_issuers (required: the credentials go only
+-- there), client_secret or private_key (+ kid), token_endpoint_auth_method, scope, store, key,
+-- on_tokens.
 local function new_machine(kind, opts, auth_required)
   check(type(opts) == "table", kind .. ": options table expected")
   check(type(opts.client_id) == "string" and opts.client_id ~= "", kind .. ": client_id expected")
@@ -110,9 +121,13 @@ local function new_machine(kind, opts, auth_required)
     check(not auth_required, kind .. ": client_secret or private_key expected")
     method = method or "none"
   end
+  local info = { client_id = opts.client_id, issuer = opts.issuer, allowed_issuers = opts.allowed_issuers }
+  -- Every provider here sends a credential (a secret, an assertion, a workload token, an ID-JAG):
+  -- pinned to its authorization server, never to the one a (malicious) MCP server names.
+  provider.check_pinned(info, kind, true)
   local base = provider.new({
     redirect_url = "http://127.0.0.1/", -- never used: no user, no redirect
-    client_information = { client_id = opts.client_id, issuer = opts.issuer },
+    client_information = info,
     store = opts.store,
     key = opts.key or (kind .. ":" .. opts.client_id),
     on_tokens = opts.on_tokens,
@@ -124,6 +139,7 @@ local function new_machine(kind, opts, auth_required)
   base._kid = opts.kid
   base._auth_method = method
   base._scope = opts.scope
+  base._issuers = opts.allowed_issuers or { opts.issuer }
   return base
 end
 
@@ -133,11 +149,14 @@ local ClientCredentials = setmetatable({}, { __index = Machine })
 ClientCredentials.__index = ClientCredentials
 ClientCredentials.__tostring = Machine.__tostring
 
-function ClientCredentials:prepare_grant(scope)
+function ClientCredentials:prepare_grant(scope, ctx)
+  local ok, err = pinned(self, ctx)
+  if not ok then return nil, err end
   return { grant_type = "client_credentials", scope = scope_of(self, scope) }
 end
 
---- A client credentials provider. opts: client_id; client_secret (client_secret_basic, or
+--- A client credentials provider. opts: client_id; issuer or allowed_issuers (required: the
+--- authorization server(s) the credentials may be sent to; raises without); client_secret (client_secret_basic, or
 --- token_endpoint_auth_method = "client_secret_post") or private_key (private_key_jwt: a key
 --- object, PEM text, { pem = ..., passphrase = ... } or { file = ..., passphrase = ... }) with an
 --- optional kid and alg ("ES256"/"RS256", checked against the key); scope (default: the flow's
@@ -194,7 +213,9 @@ function Workload:assertion()
     .. "); it is not sent")
 end
 
-function Workload:prepare_grant(scope)
+function Workload:prepare_grant(scope, ctx)
+  local ok, perr = pinned(self, ctx)
+  if not ok then return nil, perr end
   local token, err = self:assertion()
   if token == nil then return nil, err end
   return { grant_type = M.JWT_BEARER, assertion = token, scope = scope_of(self, scope) }
@@ -202,6 +223,7 @@ end
 
 --- A workload identity provider: the JWT bearer grant with a token the platform gives the
 --- workload (a CI runner's OIDC token, a Kubernetes service account token, ...). opts: client_id;
+--- issuer or allowed_issuers (required, as for client_credentials);
 --- token (a JWT string), token_file (a path read at each grant) or token_fn(stale) -> JWT
 --- (called at each grant; stale is true when the previous answer had expired); client_secret or
 --- private_key when the authorization server authenticates the client (default: none); scope,
@@ -269,13 +291,16 @@ function Enterprise:exchange(scope, ctx)
 end
 
 function Enterprise:prepare_grant(scope, ctx)
+  local ok, perr = pinned(self, ctx)
+  if not ok then return nil, perr end
   scope = scope_of(self, scope)
   local jag, err = self:exchange(scope, ctx)
   if jag == nil then return nil, err end
   return { grant_type = M.JWT_BEARER, assertion = jag, scope = scope }
 end
 
---- An enterprise-managed authorization provider (SEP-990). opts: client_id and client_secret or
+--- An enterprise-managed authorization provider (SEP-990). opts: client_id; issuer or
+--- allowed_issuers (required, as for client_credentials); client_secret or
 --- private_key (the client at the MCP server's authorization server); idp = { token_endpoint
 --- (https, or http on loopback), client_id, client_secret? }; id_token(ctx) -> the user's ID
 --- token from the enterprise IdP (the host's single sign-on; ctx has issuer, resource,

@@ -244,6 +244,8 @@ end
 local function pin_matches(stored, pin)
   if type(stored) ~= "table" then return false end
   if stored.issuer ~= nil and stored.issuer ~= pin.issuer then return false end
+  -- Credentials pinned to a list of issuers (client secrets, keys, workload tokens) go nowhere else.
+  if type(stored.allowed_issuers) == "table" and not contains(stored.allowed_issuers, pin.issuer) then return false end
   if stored.authorization_server ~= nil and stored.authorization_server ~= pin.authorization_server then return false end
   return true
 end

@@ -91,10 +91,37 @@ function Provider:__tostring()
   return "mcp.auth.provider(" .. (self.key and fetch.redact_url(self.key) or "unbound") .. ")"
 end
 
+local function is_issuer_list(v)
+  if type(v) ~= "table" or v[1] == nil then return false end
+  for _, s in ipairs(v) do
+    if type(s) ~= "string" or s == "" then return false end
+  end
+  return true
+end
+
+--- Credentials that must not reach another authorization server (a client secret, a private
+--- key, a workload token) need an `issuer` or an `allowed_issuers` list: a malicious MCP server
+--- could otherwise name its own authorization server and receive them. Raises on misuse.
+---@param info table|nil client information (client_secret?, issuer?, allowed_issuers?)
+---@param what string the option's name for the message
+---@param always boolean|nil pinned even without a client_secret
+function M.check_pinned(info, what, always)
+  if type(info) ~= "table" then return end
+  local secret = type(info.client_secret) == "string" and info.client_secret ~= ""
+  if not (secret or always) then return end
+  check(info.issuer == nil or (type(info.issuer) == "string" and info.issuer ~= ""), what .. ": issuer must be a string")
+  check(info.allowed_issuers == nil or is_issuer_list(info.allowed_issuers),
+    what .. ": allowed_issuers must be a non-empty list of issuer URLs")
+  if info.issuer == nil and info.allowed_issuers == nil then
+    error("mcp.auth: " .. what .. ": credentials need an issuer (or allowed_issuers): they are sent "
+      .. "only to that authorization server", 4)
+  end
+end
+
 --- A provider. opts: redirect_url (string, required), client_metadata (table: client_name,
 --- redirect_uris, scope, ...; defaults from client_name), client_information (pre-registered
---- {client_id, client_secret?, issuer?}; when issuer is set it is used only with that
---- authorization server), client_metadata_url (an https URL serving this client's metadata
+--- {client_id, client_secret?, issuer?, allowed_issuers?}; used only with that authorization
+--- server, and with a client_secret the issuer or allowed_issuers list is required), client_metadata_url (an https URL serving this client's metadata
 --- document, used when the server supports Client ID Metadata Documents), store (a token store,
 --- default mcp.auth.memory_store()), server_url (the server the credentials are for; else the
 --- first one the provider is used with), key (the store key, default server_url),
@@ -108,6 +135,7 @@ function M.new(opts)
   check(opts.client_information == nil or (type(opts.client_information) == "table"
     and type(opts.client_information.client_id) == "string"), "client_information needs a client_id")
   check(opts.on_authorize == nil or type(opts.on_authorize) == "function", "on_authorize must be a function")
+  M.check_pinned(opts.client_information, "client_information")
   check(opts.client_metadata_url == nil or type(opts.client_metadata_url) == "string", "client_metadata_url must be a string")
   local metadata = {}
   for k, v in pairs(opts.client_metadata or {}) do metadata[k] = v end
