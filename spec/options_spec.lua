@@ -66,4 +66,18 @@ describe("unknown option hints through the public API", function()
     local err = message(function() mcp.stdio_transport({ command = "true", timeout = 5 }) end)
     assert.is_truthy(err:find("unknown option 'timeout'$"), err)
   end)
+
+  it("refuse an unknown key inside oauth = {...} as at the top level, with the hint", function()
+    local err = message(function()
+      mcp.http_transport({ url = "http://127.0.0.1:1/mcp",
+        oauth = { access_token = "t", refresh_token_func = function() end } })
+    end)
+    assert.is_truthy(err:find("mcp: oauth: unknown option 'refresh_token_func' (did you mean 'refresh_token'", 1, true), err)
+    err = message(function()
+      mcp.create_http_client("http://127.0.0.1:1/mcp", { oauth = { acess_token = "t" } })
+    end)
+    assert.is_truthy(err:find("unknown option 'acess_token' (did you mean 'access_token'?)", 1, true), err)
+    assert(mcp.http_transport({ url = "http://127.0.0.1:1/mcp", oauth = { access_token = "t", token_url = "http://x/t",
+      refresh_token = "r", client_id = "c", client_secret = "s", scopes = { "a" }, expires_at = 1 } }))
+  end)
 end)

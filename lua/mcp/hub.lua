@@ -69,6 +69,17 @@ end
 
 -- ---- construction ------------------------------------------------------------------------------
 
+-- A config file's oauth object may carry other clients' keys (callback_port, ...): only the
+-- static OAuthConfig fields go to the transport, which refuses any other key.
+local function static_oauth(o)
+  if type(o) ~= "table" then return o end
+  local fields, c = require("mcp.auth.transport").OAUTH_FIELDS, {}
+  for k, v in pairs(o) do
+    if fields[k] then c[k] = v end
+  end
+  return c
+end
+
 -- A server's (new) config entry, and what the hub derives from it.
 local function set_spec(rec, spec)
   rec.spec = spec
@@ -248,7 +259,7 @@ function Hub:_transport_factory(rec)
     }
     return function() return mcp.stdio_transport(tcfg) end
   end
-  local tcfg = { url = spec.url, headers = spec.headers, oauth = spec.oauth }
+  local tcfg = { url = spec.url, headers = spec.headers, oauth = static_oauth(spec.oauth) }
   if spec.type == "sse" or rec.legacy_sse then return function() return mcp.sse_transport(tcfg) end end
   return function() return mcp.http_transport(tcfg) end
 end

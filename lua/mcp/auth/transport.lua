@@ -312,6 +312,12 @@ function M.layer(t, a)
   return setmetatable({ inner = t, auth = a, handle = t.handle, capabilities = t.capabilities }, Layer)
 end
 
+--- The keys of the static `oauth` config (the reference's OAuthConfig); any other raises.
+M.OAUTH_FIELDS = {
+  access_token = true, refresh_token = true, expires_at = true, token_url = true, client_id = true,
+  client_secret = true, scopes = true, refresh_token_fn = true,
+}
+
 --- The authenticator of a transport config (nil when it has neither auth_provider nor oauth).
 --- set_token(token) installs a token on the transport.
 ---@param cfg table the transport config

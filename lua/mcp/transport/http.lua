@@ -136,6 +136,8 @@ local function make(cfg, legacy)
   local token = cfg.bearer_token
   if cfg.oauth ~= nil then
     check(type(cfg.oauth) == "table", "oauth must be a table", 2)
+    -- A typo (refresh_token_func) would otherwise leave the token unrefreshed without a word.
+    options.check(cfg.oauth, require("mcp.auth.transport").OAUTH_FIELDS, "mcp: oauth", 3)
     token = token or cfg.oauth.access_token
   end
   if cfg.auth_provider ~= nil then
