@@ -81,6 +81,19 @@ describe("the auth layer of the HTTP transport: what is not a request #auth", fu
     assert.same({ "Bearer first", "Bearer second" }, { recs[1].headers.authorization, recs[2].headers.authorization })
     assert.truthy(mcp.json.encode(res):find("accept", 1, true)) -- the server got the answer
   end)
+
+  it("a static token refused with 401 and no way to refresh: the error keeps status 401 and WWW-Authenticate", function()
+    local c = assert(mcp.create_http_client(srv.url, { request_timeout_ms = helper.ms(20000),
+      oauth = { access_token = "static" } }))
+    H.control(srv, { fail_next = { UNAUTHORIZED } })
+    local res, err = c:call_tool("echo", { message = "hi" })
+    c:close()
+    assert.is_nil(res)
+    assert.equal("oauth", err.kind)
+    assert.equal("invalid_grant", err.oauth_error)
+    assert.equal(401, err.status_code)
+    assert.equal('Bearer error="invalid_token"', err.www_authenticate)
+  end)
 end)
 
 describe("the auth layer of the HTTP transport: what the core sends on its own #auth", function()

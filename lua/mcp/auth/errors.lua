@@ -14,7 +14,8 @@ local M = {}
 ---@field code nil JSON-RPC code (nil: an OAuth failure is local or from an authorization server)
 ---@field oauth_error string OAuth error code ("invalid_grant", "server_error", ...)
 ---@field message string
----@field status_code integer|nil
+---@field status_code integer|nil the HTTP status (of the refused MCP exchange, or the authorization server's)
+---@field www_authenticate string|nil the refused MCP exchange's WWW-Authenticate value
 ---@field cause any
 ---@field kind string always "oauth"
 ---@field method string|nil the MCP request that needed authorization

@@ -188,6 +188,16 @@ local function run_flow(self, status, ch)
   return nil, aerr
 end
 
+-- The error of a refused exchange that could not be authorized again keeps what the server said:
+-- its status (a token endpoint's own status, when there was one, stays) and its WWW-Authenticate.
+local function refusal(err, status, hdrs)
+  if type(err) == "table" then
+    if err.status_code == nil then err.status_code = status end
+    if err.www_authenticate == nil then err.www_authenticate = hdrs["www-authenticate"] end
+  end
+  return err
+end
+
 --- An exchange was refused (err: status_code, response_headers, response_body): authorize
 --- again? true to send it again. attempt: 1 for the first refusal of what it carries; memo: what
 --- the last call gave back for it (0 at first), returned updated.
@@ -203,7 +213,7 @@ function A:reauthorize(err, attempt, memo)
   if self.oauth then
     if status ~= 401 or attempt > 1 then return nil, nil, memo end
     local ok, rerr = once(self, function() return self:refresh_static() end)
-    if not ok then report(self, rerr) end
+    if not ok then report(self, refusal(rerr, status, hdrs)) end
     return ok, rerr, memo
   end
   if not self.provider or attempt > M.MAX_STEP_UP then return nil, nil, memo end
@@ -217,6 +227,7 @@ function A:reauthorize(err, attempt, memo)
   -- A nonce challenge is not a bad token (and a 400 is no challenge): no flow.
   if nonce or status == 400 or (status == 403 and ch.error ~= "insufficient_scope") then return nil, nil, memo end
   local ok, rerr = run_flow(self, status, ch)
+  if not ok then refusal(rerr, status, hdrs) end
   return ok, rerr, memo
 end
 
