@@ -55,6 +55,15 @@ function Error:is(other)
   return false
 end
 
+--- Text with the password of every URL in it (`scheme://user:password@host`) replaced by `***`:
+--- a URL with credentials in it never shows them in an error message.
+---@param s any
+---@return string|nil
+function M.redact_userinfo(s)
+  if s == nil then return nil end
+  return (tostring(s):gsub("(%a[%w+.%-]*://[^/?#@%s:]*):[^/?#%s]*@", "%1:***@"))
+end
+
 --- Create an error (the reference's NewMCPClientError).
 ---@param code integer|nil
 ---@param message string
@@ -65,12 +74,12 @@ function M.new(code, message, data, opts)
   opts = opts or {}
   local e = setmetatable({
     code = code,
-    message = message ~= nil and tostring(message) or "unknown error",
+    message = message ~= nil and M.redact_userinfo(message) or "unknown error",
     data = data,
     kind = opts.kind or (code ~= nil and "rpc" or "transport"),
     method = opts.method,
     status_code = opts.status_code,
-    url = opts.url,
+    url = M.redact_userinfo(opts.url),
     response_body = opts.response_body,
     cause = opts.cause,
   }, Error)

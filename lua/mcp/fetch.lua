@@ -116,11 +116,12 @@ function M.request(opts)
   return res
 end
 
---- The URL without its query and fragment (they may carry codes or tokens), for messages.
+--- The URL without its query and fragment (they may carry codes or tokens) and without the
+--- password of its user information, for messages.
 ---@param url string
 ---@return string
 function M.redact_url(url)
-  return (tostring(url):gsub("[?#].*$", ""))
+  return errors.redact_userinfo((tostring(url):gsub("[?#].*$", "")))
 end
 
 return M

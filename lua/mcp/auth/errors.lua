@@ -61,7 +61,7 @@ function M.new(oauth_error, message, opts)
   return setmetatable({
     code = nil,
     oauth_error = oauth_error or M.SERVER_ERROR,
-    message = message ~= nil and tostring(message) or "OAuth error",
+    message = message ~= nil and errors.redact_userinfo(message) or "OAuth error",
     status_code = opts.status_code,
     cause = opts.cause,
     kind = "oauth",
