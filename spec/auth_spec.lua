@@ -312,6 +312,23 @@ describe("the OAuth flow against the fixture #auth", function()
     assert.truthy(p:tokens().access_token)
   end)
 
+  it("finish redeems the code only at the authorization server the login began with", function()
+    -- A pre-registered public client without an issuer (used with any): only the pending login
+    -- knows where the code came from.
+    control(srv, { add_client = { client_id = "pub" } })
+    local seen
+    local p = auth.provider({ redirect_url = "http://127.0.0.1:9/cb", on_authorize = function(u) seen = u end,
+      client_information = { client_id = "pub" } })
+    assert.equal("REDIRECT", auth.auth(p, { server_url = srv.url }))
+    local landed = assert(auth.follow_authorization(seen))
+    control(srv, { as_path = "/tenant2" }) -- the server now names another authorization server
+    local res, err = auth.finish(p, srv.url, landed)
+    assert.is_nil(res)
+    assert.equal("invalid_issuer", err.oauth_error)
+    assert.truthy(err.message:find("the code is not redeemed", 1, true), err.message)
+    assert.equal(0, #state(srv).records.token)
+  end)
+
   it("lets a provider run a grant without a user (prepare_grant), never registering it", function()
     control(srv, { add_client = { client_id = "machine", client_secret = "m-secret" } })
     local p = provider(srv, { client_information = { client_id = "machine", client_secret = "m-secret", issuer = srv.base } })

@@ -309,6 +309,14 @@ end
 
 local function redeem(ctx, cb)
   local provider, pending = ctx.provider, ctx.pending or {}
+  -- The code is redeemed where it was issued: a discovery that now names another authorization
+  -- server or token endpoint than the login began with is refused, nothing is sent.
+  if pending.issuer ~= nil and (pending.issuer ~= ctx.pin.issuer
+      or (pending.token_endpoint ~= nil and pending.token_endpoint ~= ctx.token_endpoint)) then
+    return nil, oerr.new(oerr.INVALID_ISSUER, ("the login began at %s (token endpoint %s); discovery now names %s "
+      .. "(%s): the code is not redeemed"):format(tostring(pending.issuer), tostring(pending.token_endpoint),
+      tostring(ctx.pin.issuer), tostring(ctx.token_endpoint)))
+  end
   -- RFC 9207 first: a response from the wrong issuer is not looked at any further.
   local expected = pending.issuer or ctx.pin.issuer
   if cb.iss ~= nil then
@@ -526,7 +534,7 @@ local function new_authorization(ctx, scope)
   local auth_url, aerr = authorization_url(ctx, scope, state, challenge)
   if not auth_url then return nil, aerr end
   ctx.pending = {
-    state = state, issuer = ctx.pin.issuer, scope = scope,
+    state = state, issuer = ctx.pin.issuer, token_endpoint = ctx.token_endpoint, scope = scope,
     iss_supported = meta ~= nil and meta.authorization_response_iss_parameter_supported == true,
   }
   local m = memo_of(provider)

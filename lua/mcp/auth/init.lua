@@ -35,7 +35,9 @@ function M.auth(p, opts)
 end
 
 --- Finish an authorization whose redirect the host received itself: callback_url is the URL
---- the browser was sent to (with code, state, iss). Same results as auth.
+--- the browser was sent to (with code, state, iss). Same results as auth. The code is redeemed
+--- only at the authorization server and token endpoint the login began with (in this process):
+--- when discovery now names others, an `invalid_issuer` error and nothing is sent.
 ---@param p table
 ---@param server_url string
 ---@param callback_url string
