@@ -94,6 +94,21 @@ describe("the auth layer of the HTTP transport: what is not a request #auth", fu
     assert.equal(401, err.status_code)
     assert.equal('Bearer error="invalid_token"', err.www_authenticate)
   end)
+
+  it("a 6000-byte static token is sent whole; one with CR/LF fails the connect with nil, err", function()
+    local long = ("t"):rep(6000)
+    local c = assert(mcp.create_http_client(srv.url, { request_timeout_ms = helper.ms(20000),
+      oauth = { access_token = long } }))
+    assert(c:call_tool("echo", { message = "hi" }))
+    c:close()
+    local recs = posts(srv, of_method("tools/call"))
+    assert.equal("Bearer " .. long, recs[#recs].headers.authorization)
+    local c2, err = mcp.create_http_client(srv.url, { request_timeout_ms = helper.ms(20000),
+      oauth = { access_token = "tok\r\nX-Injected: 1" } })
+    assert.is_nil(c2)
+    assert.truthy(tostring(err):find("not visible ASCII", 1, true), tostring(err))
+    assert.has_error(function() mcp.http_transport({ url = srv.url, bearer_token = "a\nb" }) end)
+  end)
 end)
 
 describe("the auth layer of the HTTP transport: what the core sends on its own #auth", function()

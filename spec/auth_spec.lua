@@ -394,6 +394,17 @@ describe("OAuth on the HTTP transport #auth", function()
     assert.same({ false, true }, { st.records.mcp[1].authorized, st.records.mcp[2].authorized })
   end)
 
+  it("forgets a stored token that cannot go into a header (CR/LF) and authorizes again", function()
+    local store = auth.memory_store()
+    store:save(srv.url, { tokens = { access_token = "bad\r\nX-Injected: 1", token_type = "Bearer" } })
+    local p = provider(srv, { store = store })
+    local c = assert(client({ auth_provider = p }))
+    assert(c:call_tool("whoami", {}))
+    c:close()
+    assert.is_nil(p:tokens().access_token:find("[^\33-\126]"))
+    assert.is_false(state(srv).records.mcp[1].authorized)
+  end)
+
   it("runs the flow inside a task, and shares one authorization between concurrent calls", function()
     local p = provider(srv)
     local texts = {}

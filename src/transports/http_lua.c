@@ -269,23 +269,19 @@ static int header_lines(lua_State *L, int idx, struct curl_slist **out, char *er
         const char *value = lua_type(L, -1) == LUA_TSTRING || lua_type(L, -1) == LUA_TNUMBER
                                 ? lua_tolstring(L, -1, &vlen)
                                 : NULL;
-        char line[4300];
         if (name == NULL || !header_name_ok(name, nlen)) {
             snprintf(err, errlen, "invalid header name %s", name != NULL ? name : "(not a string)");
             goto fail;
         }
-        if (value == NULL || vlen > 4000 || memchr(value, '\r', vlen) ||
+        if (value == NULL || vlen > MCP_HTTP_HEADER_VALUE_MAX || memchr(value, '\r', vlen) ||
             memchr(value, '\n', vlen) || strlen(value) != vlen) {
-            snprintf(err, errlen,
-                     "header %s: a string without line breaks or NUL (at most 4000 bytes) expected",
-                     name);
+            snprintf(
+                err, errlen,
+                "header %s: a string without line breaks or NUL (at most 65536 bytes) expected",
+                name);
             goto fail;
         }
-        if (vlen == 0)
-            snprintf(line, sizeof line, "%s;", name);
-        else
-            snprintf(line, sizeof line, "%s: %s", name, value);
-        n = curl_slist_append(l, line);
+        n = mcp_http_header_append(l, name, value);
         if (n == NULL) {
             snprintf(err, errlen, "out of memory");
             goto fail;
@@ -538,10 +534,10 @@ static int l_set_header(lua_State *L)
     for (i = 0; i < n; i++)
         if (name[i] <= ' ' || name[i] >= 127 || strchr("\"(),/:;<=>?@[\\]{}", name[i]) != NULL)
             return luaL_argerror(L, 2, "invalid header name");
-    if (value != NULL && (vlen > 4000 || memchr(value, '\r', vlen) || memchr(value, '\n', vlen) ||
-                          strlen(value) != vlen))
+    if (value != NULL && (vlen > MCP_HTTP_HEADER_VALUE_MAX || memchr(value, '\r', vlen) ||
+                          memchr(value, '\n', vlen) || strlen(value) != vlen))
         return luaL_argerror(L, 3,
-                             "a header value without line breaks or NUL (at most 4000 bytes)");
+                             "a header value without line breaks or NUL (at most 65536 bytes)");
     mcp_http_set_header(box->base.t, name, value);
     return 0;
 }

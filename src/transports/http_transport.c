@@ -295,6 +295,22 @@ static struct curl_slist *base_headers(mcp_http *h, int method, int is_initializ
     return l;
 }
 
+struct curl_slist *mcp_http_header_append(struct curl_slist *l, const char *name, const char *value)
+{
+    size_t nlen = strlen(name), vlen = strlen(value);
+    struct curl_slist *n;
+    char *line = malloc(nlen + vlen + 3);
+    if (line == NULL)
+        return NULL;
+    if (vlen == 0)
+        snprintf(line, nlen + 2, "%s;", name);
+    else
+        snprintf(line, nlen + vlen + 3, "%s: %s", name, value);
+    n = curl_slist_append(l, line);
+    free(line);
+    return n;
+}
+
 void mcp_http_set_header(mcp_transport *t, const char *name, const char *value)
 {
     mcp_http *h = (mcp_http *)t;
@@ -308,12 +324,7 @@ void mcp_http_set_header(mcp_transport *t, const char *name, const char *value)
             kept = n;
     }
     if (value != NULL) {
-        char line[8192];
-        if (*value == '\0')
-            snprintf(line, sizeof line, "%s;", name);
-        else
-            snprintf(line, sizeof line, "%s: %s", name, value);
-        n = curl_slist_append(kept, line);
+        n = mcp_http_header_append(kept, name, value);
         if (n != NULL)
             kept = n;
     }

@@ -89,6 +89,14 @@ int mcp_http_open_inbound(mcp_transport *t);
 const char *mcp_http_session_id(mcp_transport *t);
 /* Set (value non-NULL) or remove a header of every later exchange (POST, GET stream, DELETE); it
  * replaces a configured header of the same name and the bearer token's Authorization. */
+/* The longest header value accepted (a long OAuth token; HTTP servers take 64 KB of headers). */
+#define MCP_HTTP_HEADER_VALUE_MAX 65536
+
+/* l with the header line "name: value" ("name;" for an empty value) appended; NULL when out of
+ * memory (l is kept, unchanged). */
+struct curl_slist *mcp_http_header_append(struct curl_slist *l, const char *name,
+                                          const char *value);
+
 void mcp_http_set_header(mcp_transport *t, const char *name, const char *value);
 /* The last event id the standalone stream gave (the live stream's, else the one it resumes
  * from), NULL when none; not NUL-terminated. */

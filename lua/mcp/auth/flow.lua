@@ -222,6 +222,9 @@ local function token_request(ctx, grant)
     if type(doc) == "table" and doc.error then return nil, oerr.from_response(res.status, res.body) end
     return nil, oerr.new(oerr.SERVER_ERROR, "the token endpoint's answer has no access_token", { status_code = res.status })
   end
+  -- A token that cannot go into a header is never saved (it would lock the store).
+  local tok_ok, tok_why = require("mcp.auth.transport").check_token(doc.access_token)
+  if not tok_ok then return nil, oerr.new(oerr.SERVER_ERROR, "the token endpoint's answer: " .. tok_why) end
   if doc.token_type ~= nil and (type(doc.token_type) ~= "string" or doc.token_type:lower() ~= "bearer")
       and not has(ctx.provider, "prepare_token_request") then
     return nil, oerr.new(oerr.SERVER_ERROR, "unsupported token_type " .. tostring(doc.token_type))

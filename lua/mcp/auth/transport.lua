@@ -34,8 +34,26 @@ A.__index = A
 
 function A:__tostring() return "mcp.auth.authenticator" end
 
+--- The longest token sent: the transport's header value limit (64 KB) less "Bearer ".
+M.MAX_TOKEN = 65536 - 7
+
+--- Whether a token can go into an Authorization header: 1 to MAX_TOKEN bytes of visible ASCII
+--- (a CR or LF would split the header, a longer one would be refused by the transport).
+---@param token any
+---@return boolean|nil ok, string|nil why
+function M.check_token(token)
+  if type(token) ~= "string" or token == "" then return nil, "the access token is not a non-empty string" end
+  if #token > M.MAX_TOKEN then return nil, ("the access token is %d bytes (at most %d)"):format(#token, M.MAX_TOKEN) end
+  if token:find("[^\33-\126]") then return nil, "the access token has a byte that is not visible ASCII" end
+  return true
+end
+
+-- Install a token on the transport: true, or nil, err when it cannot go into a header.
 local function install(self, token)
+  local ok, why = M.check_token(token)
+  if not ok then return nil, oerr.new(oerr.INVALID_REQUEST, why .. "; not sent") end
   if self.set_token then self.set_token(token) end
+  return true
 end
 
 local function report(self, err)
@@ -50,6 +68,34 @@ end
 local function expired(cfg)
   local at = cfg.expires_at
   return type(at) == "number" and os.time() >= at
+end
+
+-- The refresh grant at the static config's token_url: token, expires_in, or nil, nil, err.
+local function refresh_grant(cfg)
+  local token, expires_in, err
+  local params = { grant_type = "refresh_token", refresh_token = cfg.refresh_token }
+  local headers = { Accept = "application/json" }
+  if cfg.scopes and #cfg.scopes > 0 then params.scope = table.concat(cfg.scopes, " ") end
+  if cfg.client_secret then
+    params.client_id, params.client_secret = cfg.client_id, cfg.client_secret
+  elseif cfg.client_id then
+    params.client_id = cfg.client_id
+  end
+  local res, ferr = fetch.request({ method = "POST", url = cfg.token_url, form = params, headers = headers })
+  if not res then
+    err = oerr.wrap(ferr, "token refresh")
+  elseif res.status < 200 or res.status >= 300 then
+    err = oerr.from_response(res.status, res.body)
+  else
+    local doc = json.decode(res.body)
+    if type(doc) == "table" and type(doc.access_token) == "string" and doc.access_token ~= "" then
+      token, expires_in = doc.access_token, tonumber(doc.expires_in)
+      if type(doc.refresh_token) == "string" and doc.refresh_token ~= "" then cfg.refresh_token = doc.refresh_token end
+    else
+      err = oerr.new(oerr.SERVER_ERROR, "the token endpoint's answer has no access_token", { status_code = res.status })
+    end
+  end
+  return token, expires_in, err
 end
 
 --- Refresh the static config's token (single-flight). Returns true or nil, err.
@@ -67,28 +113,7 @@ function A:refresh_static()
         .. (e ~= nil and (": " .. tostring(e and e.message or e)) or ""), { cause = x or e })
     end
   elseif type(cfg.refresh_token) == "string" and cfg.refresh_token ~= "" and type(cfg.token_url) == "string" then
-    local params = { grant_type = "refresh_token", refresh_token = cfg.refresh_token }
-    local headers = { Accept = "application/json" }
-    if cfg.scopes and #cfg.scopes > 0 then params.scope = table.concat(cfg.scopes, " ") end
-    if cfg.client_secret then
-      params.client_id, params.client_secret = cfg.client_id, cfg.client_secret
-    elseif cfg.client_id then
-      params.client_id = cfg.client_id
-    end
-    local res, ferr = fetch.request({ method = "POST", url = cfg.token_url, form = params, headers = headers })
-    if not res then
-      err = oerr.wrap(ferr, "token refresh")
-    elseif res.status < 200 or res.status >= 300 then
-      err = oerr.from_response(res.status, res.body)
-    else
-      local doc = json.decode(res.body)
-      if type(doc) == "table" and type(doc.access_token) == "string" and doc.access_token ~= "" then
-        token, expires_in = doc.access_token, tonumber(doc.expires_in)
-        if type(doc.refresh_token) == "string" and doc.refresh_token ~= "" then cfg.refresh_token = doc.refresh_token end
-      else
-        err = oerr.new(oerr.SERVER_ERROR, "the token endpoint's answer has no access_token", { status_code = res.status })
-      end
-    end
+    token, expires_in, err = refresh_grant(cfg)
   else
     err = oerr.new(oerr.INVALID_GRANT,
       "the access token cannot be refreshed: set refresh_token_fn, or refresh_token with token_url")
@@ -96,8 +121,9 @@ function A:refresh_static()
   if not token then return nil, err end
   expires_in = tonumber(expires_in)
   if not expires_in or expires_in <= 0 then expires_in = 3600 end
+  local ok, ierr = install(self, token)
+  if not ok then return nil, ierr end
   cfg.access_token, cfg.expires_at = token, os.time() + math.floor(expires_in)
-  install(self, token)
   return true
 end
 
@@ -134,11 +160,20 @@ function A:prepare()
         return nil, err
       end
     elseif self.oauth.access_token then
-      install(self, self.oauth.access_token)
+      local ok, err = install(self, self.oauth.access_token)
+      if not ok then
+        report(self, err)
+        return nil, err
+      end
     end
   elseif self.provider then
-    local t = self.provider.tokens and self.provider:tokens()
-    if type(t) == "table" and type(t.access_token) == "string" then install(self, t.access_token) end
+    local p = self.provider
+    local t = p.tokens and p:tokens()
+    -- A stored token that cannot be sent is forgotten: the flow gets a new one.
+    if type(t) == "table" and type(t.access_token) == "string" and not install(self, t.access_token)
+        and type(p.invalidate_credentials) == "function" then
+      p:invalidate_credentials("tokens")
+    end
   end
   return true
 end
@@ -175,11 +210,9 @@ local function run_flow(self, status, ch)
   end)
   if res == flow.AUTHORIZED then
     local t = self.provider:tokens()
-    if type(t) == "table" and type(t.access_token) == "string" then
-      install(self, t.access_token)
-      return true
-    end
-    aerr = oerr.new(oerr.SERVER_ERROR, "the provider returned no access token after authorizing")
+    local ok, ierr = install(self, type(t) == "table" and t.access_token or nil)
+    if ok then return true end
+    aerr = ierr
   elseif res == flow.REDIRECT then
     aerr = oerr.new(oerr.UNAUTHORIZED, "Unauthorized: the user must authorize in the browser, then the host "
       .. "calls mcp.auth.finish(provider, server_url, redirect_url) and retries")

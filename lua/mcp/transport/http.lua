@@ -134,11 +134,15 @@ local function make(cfg, legacy)
     check(cfg[f] == nil or type(cfg[f]) == "function", f .. " must be a function", 2)
   end
   local token = cfg.bearer_token
+  check(token == nil or require("mcp.auth.transport").check_token(token),
+    "bearer_token: 1 to 65529 bytes of visible ASCII expected", 2)
   if cfg.oauth ~= nil then
     check(type(cfg.oauth) == "table", "oauth must be a table", 2)
     -- A typo (refresh_token_func) would otherwise leave the token unrefreshed without a word.
     options.check(cfg.oauth, require("mcp.auth.transport").OAUTH_FIELDS, "mcp: oauth", 3)
-    token = token or cfg.oauth.access_token
+    -- One that cannot be sent fails the connect with nil, err (the auth layer's prepare).
+    local at = cfg.oauth.access_token
+    if require("mcp.auth.transport").check_token(at) then token = token or at end
   end
   if cfg.auth_provider ~= nil then
     check(type(cfg.auth_provider) == "table", "auth_provider must be a provider table (mcp.auth)", 2)
