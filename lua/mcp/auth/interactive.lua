@@ -72,10 +72,25 @@ local function stop(self)
   end
 end
 
+-- The port of the stored registration's loopback redirect URI with this provider's path, if any.
+local function stored_port(self)
+  if self.key == nil then return nil end
+  local info = self:client_information()
+  for _, u in ipairs(type(info) == "table" and type(info.redirect_uris) == "table" and info.redirect_uris or {}) do
+    local port, path = tostring(u):match("^http://127%.0%.0%.1:(%d+)(/[^?#]*)$")
+    if port and path == self._path and tonumber(port) > 0 and tonumber(port) <= 65535 then return tonumber(port) end
+  end
+  return nil
+end
+
 function I:redirect_url()
   if self._headless then return self._fixed_redirect or ("http://127.0.0.1:" .. (self._port or 8976) .. self._path) end
   if self._fixed_redirect then return self._fixed_redirect end
   if not self._port then
+    -- a stored registration names its redirect port: listen there again (a server that matches
+    -- redirect URIs exactly refuses another port); any free port when that one is taken
+    self._port = stored_port(self)
+    if self._port and not listen(self) then self._port = nil end
     -- the port must be known to register: listen now (kept open for the login that follows)
     local ok, err = listen(self)
     if not ok then error("mcp.auth.interactive_provider: " .. tostring(err), 2) end
