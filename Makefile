@@ -166,11 +166,11 @@ ROCKSPEC := lua-mcp-0.1.0-1.rockspec
 ROCKS_TREE ?= build/rocks
 ROCK_FLAGS ?= --tree=$(ROCKS_TREE)
 
-LUA_FILES = $(shell find lua spec examples bench interop -name '*.lua' 2>/dev/null | sort) $(ROCKSPEC) bin/mcp-lua
+LUA_FILES = $(shell find lua spec examples bench interop oidc -name '*.lua' 2>/dev/null | sort) $(ROCKSPEC) bin/mcp-lua
 C_FORMAT_FILES = $(sort $(wildcard src/*.c src/*.h src/abi/*.h src/transports/*.c src/transports/*.h src/testing/*.c spec/c/*.c fuzz/*.c fuzz/*.h))
 
 .PHONY: all build deps doc check-doc docs check-docs run dist dist-check test check soak test-c test-all lint-luacheck hostile demo asan asan-build memcheck fuzz fuzz-build fuzz-smoke nvim nvim-install own-abi-ok check-abi test-nvim \
-        conformance interop clean distclean lint \
+        conformance interop oidc clean distclean lint \
         format-check check-rockspec rock rock-build rock-install clean-rock-artifacts help lint-lua lint-c lint-abi lint-structure
 
 all: build
@@ -412,6 +412,18 @@ interop: deps
 	  LUA_PATH='./lua/?.lua;./lua/?/init.lua;./interop/?.lua;;' LUA_CPATH='./$(BUILDDIR)/?.so;;' \
 	  $(LUAI) interop/run.lua --prefix='$(abspath $(INTEROP_PREFIX))' $(INTEROP_ARGS)
 
+# The oidc leg (oidc/, docs/OAUTH.md "A real authorization server"): the interactive provider against
+# oidc-provider (npm, OpenID-certified) in front of an MCP server made with the official TS SDK that
+# verifies its JWT access tokens. oidc/install.sh installs the pinned packages into OIDC_PREFIX
+# (idempotent); oidc/oidc_spec.lua is not part of `make test` (it needs them).
+OIDC_PREFIX ?= .deps/oidc
+
+oidc: deps
+	@$(MAKE) --no-print-directory build
+	OIDC_PREFIX='$(OIDC_PREFIX)' bash oidc/install.sh
+	OIDC_PREFIX='$(abspath $(OIDC_PREFIX))' MCP_TEST_LUA=$(LUAI) \
+	  $(LUAI) $(BUSTED) --lpath='$(BUSTED_LPATH)' --cpath='./$(BUILDDIR)/?.so' $(BUSTED_FLAGS) oidc/oidc_spec.lua
+
 # Benchmarks against the TypeScript SDK client: make bench [QUICK=1], make bench-profile
 # (bench/bench.mk, bench/README.md).
 include bench/bench.mk
@@ -426,7 +438,7 @@ lint: lint-lua lint-luacheck lint-c lint-abi lint-structure check-rockspec check
 
 # luacheck (Debian lua-check) with .luacheckrc: zero warnings. Under CI a missing tool fails.
 LUACHECK ?= luacheck
-LUACHECK_DIRS := lua spec soak examples bench conformance interop scripts bin/mcp-lua
+LUACHECK_DIRS := lua spec soak examples bench conformance interop oidc scripts bin/mcp-lua
 lint-luacheck:
 	@if command -v $(LUACHECK) >/dev/null 2>&1; then \
 	  $(LUACHECK) --quiet --no-color --codes $(LUACHECK_DIRS) && echo "lint: luacheck ok (zero warnings)"; \
@@ -603,6 +615,7 @@ help:
 	@echo "  fuzz-smoke       every fuzzer for FUZZ_SMOKE_SECONDS=$(FUZZ_SMOKE_SECONDS) each (CI)"
 	@echo "  conformance      the official MCP conformance suite ($(CONFORMANCE_VERSION), $(CONFORMANCE_STABLE_VERSION)) vs conformance/expected-failures*.yml"
 	@echo "  interop          real npm servers (interop/servers.lua) seen by lua-mcp and by the TS SDK client, compared (docs/INTEROP.md)"
+	@echo "  oidc             the interactive provider against oidc-provider (npm) and a TS SDK resource server verifying its JWTs (docs/OAUTH.md)"
 	@echo "  bench            lua-mcp vs the TypeScript SDK client, stdio and HTTP (QUICK=1: short run); writes bench/results.md"
 	@echo "  bench-profile    callgrind/perf/Lua VM profile of the stdio hot path into build/bench/profile/"
 	@echo "  lint             luac5.4 -p / luajit parse of Lua files, luacheck (zero warnings), cppcheck, lint-abi, lint-structure (C functions <= 80 lines, no link cycle), check-rockspec"
