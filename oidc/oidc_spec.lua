@@ -213,4 +213,69 @@ describe("oidc leg: lua-mcp against oidc-provider and a TS SDK resource server #
     assert.equal("accept", got.action)
     assert.equal("alice", got.content.name)
   end)
+
+  -- Defect (issue 25, "Two processes, one token store"): both refresh with the same rotating refresh
+  -- token; the second is refused (invalid_grant; oidc-provider then revokes the grant) and, each
+  -- provider keeping its own copy of the record, falls back to a login instead of taking the first
+  -- one's new tokens from the store.
+  pending("two processes refreshing at once on one store both get through", function()
+    -- both start with the same expired access token and the same (rotating) refresh token
+    local a = assert(io.popen(client_process(dir, "--no-login --wait-ms=" .. (TTL + 1) * 1000), "r"))
+    local b = assert(io.popen(client_process(dir, "--no-login --wait-ms=" .. (TTL + 1) * 1000), "r"))
+    local ra, rb = mcp.json.decode(a:read("*a")), mcp.json.decode(b:read("*a"))
+    a:close()
+    b:close()
+    assert.is_true(ra.ok, ra.err)
+    assert.is_true(rb.ok, rb.err)
+  end)
+
+  -- The rotation starts a new oidc-provider instance (the configuration cannot change in place),
+  -- which refuses the registration made with the old one (invalid_client at the token endpoint):
+  -- the server's keys rotated and the client forgotten at once.
+  it("goes on after the server's signing keys were rotated and it forgot the client", function()
+    local fresh = tmpdir()
+    local p, opened = provider(fresh)
+    local c = assert(mcp.create_http_client(srv.mcp, { auth_provider = p, request_timeout_ms = 30000 }))
+    local before = assert(whoami(c))
+    assert.is_true(control("rotate-keys").ok)
+    local me, err = whoami(c)
+    c:close()
+    assert(me, tostring(err) .. "\n" .. browser_log())
+    assert.equal("alice", me.sub)
+    -- the old token is refused, the refresh too (invalid_client): registered again, logged in again
+    assert.equal(2, #opened)
+    assert.are_not.equal(before.client_id, me.client_id)
+  end)
+
+  -- Defect (issue 25): the client registered with the first challenge's scope; the step-up asks for
+  -- a scope outside its registration and the server answers invalid_scope, with no recovery
+  -- (register again, or register with the union of the scopes).
+  pending("steps up beyond the registered scopes on 403 insufficient_scope", function()
+    local p = provider(dir)
+    local c = assert(mcp.create_http_client(srv.mcp, { auth_provider = p, request_timeout_ms = 30000 }))
+    local res, err = c:call_tool("admin", {})
+    c:close()
+    assert(res, tostring(err) .. "\n" .. browser_log())
+    local got = mcp.json.decode(res.content[1].text)
+    assert.truthy(table.concat(got.scopes, " "):find("mcp:admin", 1, true))
+  end)
+
+  -- Defect (issue 25, the rest of "re-login when the server matches redirect URIs exactly"): the
+  -- provider listens on the stored registration's port again, but when that port is taken it
+  -- listens elsewhere and logs in with the stored registration, which names the old port; it should
+  -- register again.
+  pending("logs in again after the redirect port changed (the stored one taken)", function()
+    local rec = assert(record(dir))
+    local port = tonumber(rec.client_information.redirect_uris[1]:match(":(%d+)/"))
+    local holder = assert(core.redirect_listener(port, function() end))
+    rec.tokens = nil -- (a login is needed)
+    auth.file_store({ dir = dir }):save(srv.mcp, rec)
+    local p, opened = provider(dir)
+    local c = assert(mcp.create_http_client(srv.mcp, { auth_provider = p, request_timeout_ms = 30000 }))
+    local me, err = whoami(c)
+    c:close()
+    holder:close()
+    assert(me, tostring(err) .. "\n" .. browser_log())
+    assert.equal(1, #opened)
+  end)
 end)

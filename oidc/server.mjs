@@ -3,8 +3,9 @@
 // JWT access tokens, exact redirect-URI matching) in front of an MCP server made with the official
 // TypeScript SDK, which verifies those JWTs (requireBearerAuth, jose against the issuer's JWKS).
 // Prints one JSON line {issuer, mcp, control} when both listen. Control (POST, for the spec):
-// /rotate-keys (new signing key, the old one gone), /forget-clients (every registration dropped),
-// /state (what the MCP server saw).
+// /rotate-keys (a new signing key, the old one gone, in a new oidc-provider instance, which no longer
+// accepts the clients registered before), /state (what
+// the MCP server saw), /exit. The tool admin answers 403 insufficient_scope without mcp:admin.
 //
 //   node oidc/server.mjs            (OIDC_PREFIX: the npm prefix, default .deps/oidc)
 //   env: OIDC_TOKEN_TTL seconds (default 3)
@@ -84,6 +85,14 @@ let provider = new Provider(issuer, configuration);
 // exact redirect-URI matching: no RFC 8252 port leeway for native clients' loopback URIs
 const exact = (p) => { p.Client.prototype.redirectUriAllowed = function (v) { return this.redirectUris.includes(v); }; };
 exact(provider);
+// (OIDC_DEBUG=1: the authorization server's refusals on stderr)
+const debug = (p) => {
+  if (!process.env.OIDC_DEBUG) return;
+  for (const ev of ['grant.error', 'server_error', 'authorization.error', 'registration_create.error']) {
+    p.on(ev, (_ctx, err) => process.stderr.write(`oidc ${ev}: ${err.error || ''} ${err.error_description || err.message} ${err.error_detail || ''}\n`));
+  }
+};
+debug(provider);
 asServer.on('request', (q, r) => provider.callback()(q, r));
 
 // the JWT verifier: the issuer's JWKS, the audience is this resource
@@ -111,13 +120,8 @@ control.post('/rotate-keys', async (_q, r) => {
   keys = [await signingKey()];
   provider = new Provider(issuer, { ...configuration, jwks: { keys } });
   exact(provider);
+  debug(provider);
   jwks = remoteJwks();
-  r.json({ ok: true });
-});
-control.post('/forget-clients', async (_q, r) => {
-  // a new provider instance: its in-memory adapter starts empty (clients, grants, tokens)
-  provider = new Provider(issuer, configuration);
-  exact(provider);
   r.json({ ok: true });
 });
 control.post('/state', (_q, r) => r.json({ notifications: seen.notifications, clients: [...seen.clients] }));
@@ -130,7 +134,19 @@ const bearer = requireBearerAuth({ verifier, requiredScopes: ['mcp:read'],
 const { RootsListChangedNotificationSchema } = await load('@modelcontextprotocol/sdk/types.js');
 
 const sessions = new Map();
-app.all('/mcp', bearer, async (q, r) => {
+// step-up: the tool admin wants mcp:admin, beyond what the first challenge asked for
+const stepUp = (q, r, next) => {
+  const b = q.body;
+  if (b && b.method === 'tools/call' && b.params?.name === 'admin' && !q.auth.scopes.includes('mcp:admin')) {
+    r.set('WWW-Authenticate', `Bearer error="insufficient_scope", scope="mcp:read mcp:admin", resource_metadata="${
+      getOAuthProtectedResourceMetadataUrl(mcpUrl)}"`);
+    r.status(403).json({ error: 'insufficient_scope' });
+    return;
+  }
+  next();
+};
+
+app.all('/mcp', bearer, stepUp, async (q, r) => {
   seen.clients.add(q.auth.clientId);
   const id = q.headers['mcp-session-id'];
   let t = id && sessions.get(id);
@@ -142,6 +158,9 @@ app.all('/mcp', bearer, async (q, r) => {
     s.registerTool('whoami', { description: 'the token the call came with', inputSchema: {} }, async (_a, extra) => ({
       content: [{ type: 'text', text: JSON.stringify({ sub: extra.authInfo?.extra?.sub, scopes: extra.authInfo?.scopes,
         client_id: extra.authInfo?.clientId }) }],
+    }));
+    s.registerTool('admin', { description: 'needs mcp:admin', inputSchema: {} }, async (_a, extra) => ({
+      content: [{ type: 'text', text: JSON.stringify({ scopes: extra.authInfo?.scopes }) }],
     }));
     s.registerTool('ask', { description: 'waits delay_ms, then asks the user', inputSchema: { delay_ms: z.number() } },
       async ({ delay_ms: d }) => {
