@@ -16,7 +16,8 @@ read_globals = { "vim" }
 
 -- Neovim plugin code and its headless specs set fields of `vim` (vim.g, vim.o, vim.notify).
 files["spec/nvim/"] = { globals = { "vim" } }
-files["examples/nvim/"] = { globals = { "vim" } }
+files["lua/mcp/nvim/"] = { globals = { "vim" } }
+files["plugin/"] = { globals = { "vim" } }
 -- The Lua VM profiler wraps coroutine.create/wrap and sets the script's globals on purpose.
 files["bench/lua_vm_profile.lua"] = { globals = { "coroutine", "_", "arg" } }
 

@@ -166,7 +166,7 @@ ROCKSPEC := lua-mcp-0.1.0-1.rockspec
 ROCKS_TREE ?= build/rocks
 ROCK_FLAGS ?= --tree=$(ROCKS_TREE)
 
-LUA_FILES = $(shell find lua spec examples bench interop oidc -name '*.lua' 2>/dev/null | sort) $(ROCKSPEC) bin/mcp-lua
+LUA_FILES = $(shell find lua plugin spec examples bench interop oidc -name '*.lua' 2>/dev/null | sort) $(ROCKSPEC) bin/mcp-lua
 C_FORMAT_FILES = $(sort $(wildcard src/*.c src/*.h src/abi/*.h src/transports/*.c src/transports/*.h src/testing/*.c spec/c/*.c fuzz/*.c fuzz/*.h))
 
 .PHONY: all build deps doc check-doc docs check-docs run dist dist-check test check soak test-c test-all lint-luacheck hostile demo asan asan-build memcheck fuzz fuzz-build fuzz-smoke nvim nvim-install own-abi-ok check-abi test-nvim \
@@ -438,7 +438,7 @@ lint: lint-lua lint-luacheck lint-c lint-abi lint-structure check-rockspec check
 
 # luacheck (Debian lua-check) with .luacheckrc: zero warnings. Under CI a missing tool fails.
 LUACHECK ?= luacheck
-LUACHECK_DIRS := lua spec soak examples bench conformance interop oidc scripts bin/mcp-lua
+LUACHECK_DIRS := lua plugin spec soak examples bench conformance interop oidc scripts bin/mcp-lua
 lint-luacheck:
 	@if command -v $(LUACHECK) >/dev/null 2>&1; then \
 	  $(LUACHECK) --quiet --no-color --codes $(LUACHECK_DIRS) && echo "lint: luacheck ok (zero warnings)"; \

@@ -64,9 +64,10 @@ build = {
       INST_LIBDIR = "$(LIBDIR)",
       INST_LUADIR = "$(LUADIR)",
    },
-   -- installed with the rock (luarocks doc lua-mcp): the help file and the Markdown docs (the
-   -- LuaCATS declarations are the module mcp.types, lua/mcp/types.lua)
-   copy_directories = { "doc", "docs" },
+   -- installed with the rock (luarocks doc lua-mcp): the help file, the Markdown docs (the
+   -- LuaCATS declarations are the module mcp.types, lua/mcp/types.lua) and the Neovim plugin's
+   -- plugin/mcp.lua (rocks.nvim and lazy.nvim put the rock's tree on the runtimepath)
+   copy_directories = { "doc", "docs", "plugin" },
    install = {
       -- the command-line client (`mcp-lua --help`); luarocks wraps it for the right interpreter
       bin = { ["mcp-lua"] = "bin/mcp-lua" },

@@ -16,7 +16,7 @@ local LAYER_PATTERNS = {
   { "^mcp%.skills$", "agent" }, { "^mcp%.skills%.", "agent" }, { "^mcp%.handlers%.", "agent" },
   { "^mcp%.content$", "agent" },
   { "^mcp%.hub$", "hub" }, { "^mcp%.config$", "hub" }, { "^mcp%.config%.", "hub" },
-  { "^mcp%.nvim$", "nvim" }, { "^mcp%.health$", "nvim" },
+  { "^mcp%.nvim$", "nvim" }, { "^mcp%.nvim%.", "nvim" }, { "^mcp%.health$", "nvim" },
   { "^mcp$", "core" }, { "^mcp%.", "core" },
 }
 -- Which layers each layer may require.

@@ -1,26 +1,32 @@
--- Headless Neovim spec of the example plugin (examples/nvim), run by `make test-nvim`.
--- It writes an mcpServers config, then drives :McpConnect, :McpTools and :McpCall against
--- examples/servers/example_server.lua, with vim.ui and vim.notify replaced by scripted stand-ins.
+-- Headless Neovim spec of the plugin (plugin/mcp.lua, lua/mcp/nvim/plugin.lua), run by
+-- `make test-nvim`. A user file (mcpServers, trusted) and a workspace .vscode/mcp.json with
+-- comments, ${env:...} and ${input:...} (asked about through the trust prompt) start
+-- examples/servers/example_server.lua; the commands run with vim.ui and vim.notify scripted.
 local root = vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p:h:h:h")
 local T = dofile(root .. "/spec/nvim/harness.lua")
 local slow = T.slow()
-vim.opt.runtimepath:append(root .. "/examples/nvim")
 
 local server_lua = os.getenv("MCP_TEST_LUA")
 if server_lua == nil or server_lua == "" then server_lua = "lua5.4" end
+local server = root .. "/examples/servers/example_server.lua"
 
 -- vim.notify and vim.ui stand-ins
 local notes = {}
--- returns a record, as nvim-notify does, so that `replace` can be checked
 vim.notify = function(msg, level, opts)
   local rec = { n = #notes + 1 }
   notes[#notes + 1] = { msg = tostring(msg), level = level, opts = opts, record = rec }
   return rec
 end
 local ui_log = {}
+-- answers for vim.ui.select by prompt pattern (first match wins; default: the first item)
+local answers = {}
 vim.ui.select = function(items, opts, cb)
   ui_log[#ui_log + 1] = "select: " .. tostring(opts.prompt)
-  vim.defer_fn(function() cb(items[1], 1) end, 20) -- "Answer", answered later as a person would
+  local pick = 1
+  for _, a in ipairs(answers) do
+    if tostring(opts.prompt):find(a[1]) then pick = a[2] break end
+  end
+  vim.defer_fn(function() cb(items[pick], pick) end, 20) -- answered later, as a person would
 end
 vim.ui.input = function(opts, cb)
   ui_log[#ui_log + 1] = "input: " .. tostring(opts.prompt) .. " [" .. tostring(opts.default) .. "]"
@@ -32,6 +38,11 @@ local function noted(pattern)
     if n.msg:find(pattern) then return n end
   end
 end
+local function asked(pattern)
+  local n = 0
+  for _, l in ipairs(ui_log) do if l:find(pattern) then n = n + 1 end end
+  return n
+end
 
 local function buffer_text(name)
   local buf = vim.fn.bufnr(name)
@@ -39,123 +50,158 @@ local function buffer_text(name)
   return table.concat(vim.api.nvim_buf_get_lines(buf, 0, -1, false), "\n")
 end
 
-local config = vim.fn.tempname() .. ".json"
-do
-  local fh = assert(io.open(config, "wb"))
-  fh:write(([[{
-  "mcpServers": {
-    "example": { "command": %q, "args": [%q], "env": { "EXAMPLE_VAR": "1" } },
-    "nothing": { "args": [] },
-    "missing": { "command": "/nonexistent/mcp-server" }
-  }
-}]]):format(server_lua, root .. "/examples/servers/example_server.lua"))
+local function write(path, text)
+  local fh = assert(io.open(path, "wb"))
+  fh:write(text)
   fh:close()
 end
 
+local tmp = vim.fn.tempname()
+vim.fn.mkdir(tmp .. "/ws/.vscode", "p")
+local user_file = tmp .. "/servers.json"
+write(user_file, ([[{
+  "mcpServers": {
+    "example": { "command": %q, "args": [%q], "env": { "EXAMPLE_VAR": "1" } },
+    "off": { "command": %q, "args": [%q], "disabled": true }
+  }
+}]]):format(server_lua, server, server_lua, server))
+-- A workspace file: comments, a trailing comma, ${env:HOME} (allowed in an untrusted file) and an
+-- ${input:...} the plugin asks for (both checked in the hub's interpolated entry).
+write(tmp .. "/ws/.vscode/mcp.json", ([[{
+  // a workspace server
+  "inputs": [ { "id": "token", "type": "promptString", "description": "API token", "password": true } ],
+  "servers": {
+    "ws": { "type": "stdio", "command": %q, "args": [%q],
+            "env": { "WS_HOME": "${env:HOME}", "WS_TOKEN": "${input:token}", }, },
+  },
+}]]):format(server_lua, server))
+vim.cmd("cd " .. vim.fn.fnameescape(tmp .. "/ws"))
+
+local inputs = {}
 local plugin
-T.test("setup defines the commands", function()
-  plugin = require("mcp_example").setup({ config_file = config, request_timeout_ms = 30000 * slow })
-  for _, c in ipairs({ "McpConnect", "McpDisconnect", "McpTools", "McpCall" }) do
+T.test("plugin/mcp.lua defines the commands on the runtimepath", function()
+  vim.cmd("runtime plugin/mcp.lua")
+  for _, c in ipairs({ "Mcp", "McpCall", "McpRead", "McpPrompt", "McpRestart" }) do
     T.eq(2, vim.fn.exists(":" .. c), ":" .. c)
   end
-  local names = vim.fn.getcompletion("McpConnect ", "cmdline")
-  T.eq("example,missing,nothing", table.concat(names, ","), "server names complete")
+  plugin = require("mcp.nvim.plugin").setup({
+    config_file = user_file, request_timeout_ms = 30000 * slow,
+    on_input = function(input) inputs[#inputs + 1] = input; return "s3cret" end,
+    hub = { trust_dir = tmp .. "/trust" },
+  })
 end)
 
-T.test(":McpConnect example", function()
-  vim.cmd("McpConnect example")
-  T.wait_for(function() return noted("connected to example") end, 15000 * slow, "the connected notification")
-  T.truthy(noted("lua%-example%-server"), "server name shown")
-  T.eq("example", plugin.current)
-  T.truthy(plugin.clients.example:is_connected())
+T.test("servers start from the user file and, after the trust prompt, the workspace file", function()
+  answers = { { "wants to run", 2 } } -- "Once"
+  plugin.wait(20000 * slow)
+  T.eq(2, #plugin.hubs, "one hub per file")
+  T.eq(1, asked("wants to run"), "the workspace server was asked about once")
+  T.eq(0, asked("servers.json"), "the user's file is trusted")
+  T.eq("ready", plugin.hubs[1].hub:state("example"))
+  T.eq("disabled", plugin.hubs[1].hub:state("off"))
+  T.eq("ready", plugin.hubs[2].hub:state("ws"))
+  T.eq(1, #inputs, "${input:token} asked")
+  T.eq("token", inputs[1].id)
+  local spec = plugin.hubs[2].hub.config.servers.ws
+  T.eq("s3cret", spec.env.WS_TOKEN, "${input:...} filled in")
+  T.eq(os.getenv("HOME"), spec.env.WS_HOME, "${env:HOME} filled in")
 end)
 
-T.test(":McpConnect reports bad entries", function()
-  vim.cmd("McpConnect nothing")
-  T.wait_for(function() return noted("neither \"command\" nor \"url\"") end, 5000 * slow, "the error")
-  vim.cmd("McpConnect nosuch")
-  T.wait_for(function() return noted("no server named \"nosuch\"") end, 5000 * slow, "the error")
-  vim.cmd("McpConnect missing")
-  T.wait_for(function() return noted("missing: ") end, 15000 * slow, "the spawn failure")
-  T.eq("example", plugin.current, "the current server is unchanged")
-end)
-
-T.test(":McpTools lists the tools in a scratch buffer", function()
-  vim.cmd("McpTools")
-  T.wait_for(function() return buffer_text("mcp://example/tools") end, 5000 * slow, "the buffer")
-  local text = buffer_text("mcp://example/tools")
-  for _, n in ipairs({ "- echo", "- add", "- slow_count", "- ask_user", "message: string" }) do
-    T.truthy(text:find(n, 1, true), n .. " in:\n" .. text)
+T.test(":Mcp shows the servers window", function()
+  vim.cmd("Mcp")
+  local text = T.truthy(buffer_text("mcp://servers"), "the buffer")
+  for _, s in ipairs({ "example  [ready]", "off  [disabled]", "ws  [ready]", "tool    example__echo",
+    "resource example://greeting", "prompt  example__greet", "recent log" }) do
+    T.truthy(text:find(s, 1, true), s .. " in:\n" .. text)
   end
-  T.eq("nofile", vim.bo[vim.fn.bufnr("mcp://example/tools")].buftype)
-  local tools = vim.fn.getcompletion("McpCall sl", "cmdline")
-  T.eq("slow_count", tools[1], "tool names complete")
 end)
 
-T.test(":McpCall echo {json}: the result in a scratch buffer", function()
-  vim.cmd([[McpCall echo {"message": "hello from :McpCall"}]])
-  T.wait_for(function() return buffer_text("mcp://example/echo") end, 5000 * slow, "the buffer")
-  T.truthy(buffer_text("mcp://example/echo"):find("hello from :McpCall", 1, true))
+T.test("completion of tools, resources, prompts and servers", function()
+  T.eq("example__slow_count", vim.fn.getcompletion("McpCall example__sl", "cmdline")[1])
+  T.eq("example://greeting", vim.fn.getcompletion("McpRead example://gr", "cmdline")[1])
+  T.eq("example__greet", vim.fn.getcompletion("McpPrompt example__gr", "cmdline")[1])
+  T.eq("ws", table.concat(vim.fn.getcompletion("McpRestart w", "cmdline"), ","))
 end)
 
-T.test(":McpCall add shows structuredContent as JSON", function()
-  vim.cmd([[McpCall add {"a": 2, "b": 40}]])
-  T.wait_for(function() return buffer_text("mcp://example/add") end, 5000 * slow, "the buffer")
-  local text = buffer_text("mcp://example/add")
-  T.truthy(text:find('"sum": 42', 1, true), text)
+T.test(":McpCall asks first: allow once", function()
+  answers = { { "Run tool echo", 1 } }
+  local n0 = asked("Run tool echo")
+  vim.cmd([[McpCall example__echo {"message": "hello from :McpCall"}]])
+  T.wait_for(function() return buffer_text("mcp://call/example__echo") end, 10000 * slow, "the buffer")
+  T.truthy(buffer_text("mcp://call/example__echo"):find("hello from :McpCall", 1, true))
+  T.eq(n0 + 1, asked("Run tool echo"), "asked once")
 end)
 
-T.test(":McpCall slow_count: progress as one notification updated in place, closed at the end", function()
+T.test(":McpCall denied: the tool does not run", function()
+  answers = { { "Run tool add", 3 } }
+  vim.cmd([[McpCall example__add {"a": 2, "b": 40}]])
+  T.wait_for(function() return noted("example__add: .*denied") end, 10000 * slow, "the denial")
+  T.eq(nil, buffer_text("mcp://call/example__add"))
+end)
+
+T.test(":McpCall always: asked no more for that tool", function()
+  answers = { { "Run tool add", 2 } }
+  local n0 = asked("Run tool add")
+  vim.cmd([[McpCall example__add {"a": 2, "b": 40}]])
+  T.wait_for(function() return buffer_text("mcp://call/example__add") end, 10000 * slow, "the buffer")
+  T.truthy(buffer_text("mcp://call/example__add"):find('"sum": 42', 1, true))
+  vim.cmd([[McpCall example__add {"a": 1, "b": 1}]])
+  T.wait_for(function() return (buffer_text("mcp://call/example__add") or ""):find('"sum": 2', 1, true) end,
+    10000 * slow, "the second result")
+  T.eq(n0 + 1, asked("Run tool add"), "asked once for both calls")
+end)
+
+T.test(":McpCall slow_count: progress in one notification updated in place", function()
+  answers = { { "Run tool", 2 } }
   local n0 = #notes
-  vim.cmd([[McpCall slow_count {"n": 5}]])
-  T.wait_for(function() return buffer_text("mcp://example/slow_count") end, 5000 * slow, "the buffer")
-  T.truthy(buffer_text("mcp://example/slow_count"):find("Counted to 5", 1, true))
+  vim.cmd([[McpCall example__slow_count {"n": 3}]])
+  T.wait_for(function() return buffer_text("mcp://call/example__slow_count") end, 10000 * slow, "the buffer")
   local mine = {}
   for i = n0 + 1, #notes do
-    if notes[i].msg:find("^MCP: slow_count: ") then mine[#mine + 1] = notes[i] end
+    if notes[i].msg:find("^MCP: example__slow_count: ") then mine[#mine + 1] = notes[i] end
   end
-  T.eq(6, #mine, "five updates and the end")
-  local id = mine[1].opts.id
-  T.truthy(id, "an id")
-  for i, n in ipairs(mine) do
-    T.eq(id, n.opts.id, "the same notification")
-    if i > 1 then T.eq(mine[i - 1].record, n.opts.replace, "replaces the previous one") end
-    if i <= 5 then
-      T.truthy(n.msg:find("slow_count: " .. i .. "/5", 1, true), n.msg)
-      T.eq(false, n.opts.timeout, "stays while the call runs")
-      T.eq(true, n.opts.hide_from_history)
-    end
-  end
-  T.eq("MCP: slow_count: done", mine[6].msg)
-  T.eq(nil, mine[6].opts.timeout, "the end closes with the notifier's timeout")
-  T.eq(false, mine[6].opts.hide_from_history)
+  T.eq(4, #mine, "three updates and the end")
+  for i = 2, #mine do T.eq(mine[1].opts.id, mine[i].opts.id, "the same notification") end
 end)
 
-T.test(":McpCall ask_user: elicitation through vim.ui.select and vim.ui.input", function()
-  vim.cmd([[McpCall ask_user {"question": "Proceed?"}]])
-  T.wait_for(function() return buffer_text("mcp://example/ask_user") end, 10000 * slow, "the buffer")
-  local text = buffer_text("mcp://example/ask_user")
-  T.truthy(text:find("action: accept", 1, true), text)
-  T.truthy(text:find("typed in nvim", 1, true), text)
-  T.truthy(ui_log[1] and ui_log[1]:find("Proceed?", 1, true), tostring(ui_log[1]))
-  T.truthy(ui_log[2] and ui_log[2]:find("[yes]", 1, true), "the schema default offered: " .. tostring(ui_log[2]))
+T.test(":McpCall ask_user: elicitation through vim.ui", function()
+  answers = { { "Run tool", 1 } }
+  vim.cmd([[McpCall example__ask_user {"question": "Proceed?"}]])
+  T.wait_for(function() return buffer_text("mcp://call/example__ask_user") end, 10000 * slow, "the buffer")
+  T.truthy(buffer_text("mcp://call/example__ask_user"):find("typed in nvim", 1, true))
 end)
 
-T.test(":McpCall with bad JSON or an unknown tool reports the error", function()
-  vim.cmd([[McpCall echo {not json]])
+T.test(":McpRead and :McpPrompt", function()
+  vim.cmd("McpRead example://greeting")
+  T.wait_for(function() return buffer_text("mcp://read/example://greeting") end, 10000 * slow, "the resource")
+  T.truthy(#buffer_text("mcp://read/example://greeting") > 20)
+  vim.cmd([[McpPrompt example__greet {"name": "Alice"}]])
+  T.wait_for(function() return buffer_text("mcp://prompt/example__greet") end, 10000 * slow, "the prompt")
+  T.truthy(buffer_text("mcp://prompt/example__greet"):find("greeting for Alice", 1, true))
+end)
+
+T.test("bad JSON and unknown names are reported", function()
+  vim.cmd([[McpCall example__echo {not json]])
   T.truthy(noted("must be a JSON object"))
   vim.cmd([[McpCall no_such_tool {}]])
-  T.wait_for(function() return noted("no_such_tool: ") end, 5000 * slow, "the error")
+  T.truthy(noted("no tool named \"no_such_tool\""))
+  vim.cmd([[McpRestart nosuch]])
+  T.truthy(noted("no server named \"nosuch\""))
 end)
 
-T.test(":McpDisconnect closes the connection", function()
-  local c = plugin.clients.example
-  vim.cmd("McpDisconnect")
-  T.wait_for(function() return noted("disconnected from example") end, 5000 * slow, "the notification")
-  T.eq(false, c:is_connected())
-  T.eq(nil, plugin.current)
-  T.wait_for(function() return require("mcp").core.children() == 0 end, 10000 * slow, "the server reaped")
+T.test(":McpRestart restarts a server", function()
+  local before = plugin.hubs[1].hub:client("example")
+  vim.cmd("McpRestart example")
+  T.wait_for(function()
+    local c = plugin.hubs[1].hub:client("example")
+    return c ~= nil and c ~= before
+  end, 20000 * slow, "a new client")
 end)
 
-os.remove(config)
+T.test("stop closes every server", function()
+  plugin.stop()
+  T.wait_for(function() return require("mcp").core.children() == 0 end, 10000 * slow, "the servers reaped")
+end)
+
+vim.fn.delete(tmp, "rf")
 T.finish()

@@ -1,0 +1,397 @@
+--- mcp.nvim.plugin: lua-mcp's Neovim plugin on mcp.hub and mcp.config (`:help lua-mcp-plugin`).
+---
+---   :Mcp                      the servers window: state, tools, resources, prompts, recent log
+---                             (on a server's line: e enable, d disable, r restart, q close)
+---   :McpCall {tool} [{json}]  call a tool (namespaced: server__tool), result in a scratch buffer
+---   :McpRead {uri}            read a resource
+---   :McpPrompt {name} [{json}] get a prompt
+---   :McpRestart {server}      restart a server
+---
+--- Servers come from the user's file (the mcpServers format of mcphub.nvim's servers.json,
+--- trusted) and the workspace's .vscode/mcp.json, .cursor/mcp.json and .mcp.json (each server
+--- started only after a yes/once/no question through vim.ui.select). Each file is one mcp.hub.
+--- A tool call is approved first (allow once / always for this tool / deny) unless the
+--- server's autoApprove says otherwise (ignored in a workspace file unless
+--- honor_workspace_auto_approve).
+local M = {}
+
+local ui = require("mcp.nvim.ui")
+
+local WORKSPACE_FILES = { ".vscode/mcp.json", ".cursor/mcp.json", ".mcp.json" }
+
+---@class mcp.nvim.PluginConfig
+---@field config_file? string the user's servers file (default stdpath("config") .. "/mcpservers.json")
+---@field workspace? boolean|string[] read the workspace files (default true; a list replaces them)
+---@field honor_workspace_auto_approve? boolean autoApprove of a workspace file counts (default false)
+---@field approve? false|fun(call: table): string the approve hook (false: run tools unasked)
+---@field trust? fun(entry: table, source: string|nil): boolean|string the trust hook
+---@field on_input? fun(input: table): string|nil, string|nil asked for ${input:id}
+---@field request_timeout_ms? integer per request (default 60000)
+---@field on_elicitation? function the elicitation handler (default mcp.elicitation.nvim's)
+---@field hub? table more mcp.hub options
+M.defaults = { workspace = true, honor_workspace_auto_approve = false, request_timeout_ms = 60000 }
+M.config = {}
+for k, v in pairs(M.defaults) do M.config[k] = v end
+
+---@type {source: string, hub: mcp.Hub}[] one hub per config file, the user's first
+M.hubs = {}
+--- Recent messages (state changes, errors, server stderr), newest last, at most 200.
+M.log = {}
+local started = false
+
+local function log(msg)
+  M.log[#M.log + 1] = os.date("%H:%M:%S ") .. msg
+  if #M.log > 200 then table.remove(M.log, 1) end
+end
+
+local function notify(msg, level)
+  vim.notify("MCP: " .. msg, level or vim.log.levels.INFO)
+end
+
+local function fail(msg) notify(msg, vim.log.levels.ERROR) end
+
+local function readable(path)
+  local fh = io.open(path, "rb")
+  if fh then fh:close() end
+  return fh ~= nil
+end
+
+--- The user's servers file.
+---@return string
+function M.config_path()
+  return M.config.config_file or vim.g.mcp_config_file or (vim.fn.stdpath("config") .. "/mcpservers.json")
+end
+
+--- The workspace files present under the current directory.
+---@return string[]
+function M.workspace_files()
+  local ws = M.config.workspace
+  if ws == false then return {} end
+  local out = {}
+  for _, rel in ipairs(type(ws) == "table" and ws or WORKSPACE_FILES) do
+    local path = vim.fn.getcwd() .. "/" .. rel
+    if readable(path) then out[#out + 1] = path end
+  end
+  return out
+end
+
+local function hub_opts(workspace)
+  local c = M.config
+  local opts = {
+    wait = false,
+    request_timeout_ms = c.request_timeout_ms,
+    variables = { workspaceFolder = vim.fn.getcwd(), userHome = os.getenv("HOME") },
+    on_input = c.on_input or require("mcp.config").nvim_input(),
+    on_state = function(name, state) log(name .. ": " .. tostring(state)) end,
+    on_error = function(err) log("error: " .. tostring(err)) end,
+    on_stderr = function(name, line) log(name .. " stderr: " .. tostring(line)) end,
+    client = { client_name = "lua-mcp.nvim",
+      on_elicitation_request = c.on_elicitation or require("mcp.elicitation.nvim").handler() },
+  }
+  if c.approve ~= false then opts.approve = c.approve or ui.approve_hook() end
+  if workspace then
+    opts.trust = c.trust or ui.trust_hook()
+    opts.honor_auto_approve = c.honor_workspace_auto_approve == true
+  else
+    opts.trusted = true
+  end
+  for k, v in pairs(c.hub or {}) do opts[k] = v end
+  return opts
+end
+
+local function add_hub(path, workspace)
+  local mcp = require("mcp")
+  local hub, err = mcp.hub(path, hub_opts(workspace))
+  if not hub then
+    log(path .. ": " .. tostring(err))
+    return fail(path .. ": " .. tostring(err))
+  end
+  M.hubs[#M.hubs + 1] = { source = path, hub = hub }
+end
+
+--- Start the hubs (once; the commands call it): the user's file, then the workspace files.
+---@return table M
+function M.start()
+  if started then return M end
+  started = true
+  require("mcp.nvim").setup()
+  if readable(M.config_path()) then add_hub(M.config_path(), false) end
+  for _, path in ipairs(M.workspace_files()) do add_hub(path, true) end
+  return M
+end
+
+--- Wait (at most ms) until every server is ready or failed.
+---@param ms integer|nil
+function M.wait(ms)
+  M.start()
+  for _, h in ipairs(M.hubs) do h.hub:wait(ms or 30000) end
+end
+
+--- Close every hub and forget them (the next command starts them again, reading the files anew).
+function M.stop()
+  for _, h in ipairs(M.hubs) do pcall(h.hub.close, h.hub) end
+  M.hubs = {}
+  started = false
+end
+
+local function collect(method)
+  local out = {}
+  for _, h in ipairs(M.hubs) do
+    for _, item in ipairs(h.hub[method](h.hub)) do out[#out + 1] = { hub = h.hub, item = item } end
+  end
+  return out
+end
+
+local function find(method, key, value)
+  for _, e in ipairs(collect(method)) do
+    if e.item[key] == value then return e.hub, e.item end
+  end
+end
+
+local function find_server(name)
+  for _, h in ipairs(M.hubs) do
+    for _, s in ipairs(h.hub:servers()) do
+      if s.name == name then return h.hub, s end
+    end
+  end
+end
+
+-- Run fn in an mcp task; an error in it becomes a notification.
+local function task(fn)
+  require("mcp").spawn(function()
+    local ok, err = pcall(fn)
+    if not ok then fail(tostring(err)) end
+  end)
+end
+
+local function parse_args(args, usage)
+  local name, rest = (args or ""):match("^%s*(%S+)%s*(.-)%s*$")
+  if not name then return nil, usage end
+  local arguments = {}
+  if rest ~= "" then
+    local json = require("mcp.json")
+    local v, jerr = json.decode(rest)
+    if type(v) ~= "table" or json.is_array(v) then
+      return nil, "the arguments must be a JSON object" .. (jerr and (": " .. jerr) or "")
+    end
+    arguments = v
+  end
+  return name, arguments
+end
+
+--- :McpCall {tool} [{json}]
+---@param args string
+function M.cmd_call(args)
+  local tool, arguments = parse_args(args, "usage: :McpCall {server__tool} [{json arguments}]")
+  if not tool then return fail(arguments) end
+  M.wait()
+  local hub = find("list_tools", "name", tool)
+  if not hub then return fail("no tool named \"" .. tool .. "\"") end
+  task(function()
+    local progress = require("mcp.nvim").progress("MCP: " .. tool)
+    local result, err = hub:call_tool(tool, arguments, { on_progress = progress.on_progress })
+    progress.finish(result and "done" or "failed", result and vim.log.levels.INFO or vim.log.levels.WARN)
+    if not result then return fail(tool .. ": " .. tostring(err)) end
+    ui.show("mcp://call/" .. tool, ui.result_lines(tool, result))
+  end)
+end
+
+--- :McpRead {uri}
+---@param uri string
+function M.cmd_read(uri)
+  uri = vim.trim(uri or "")
+  if uri == "" then return fail("usage: :McpRead {uri}") end
+  M.wait()
+  task(function()
+    local result, err
+    for _, h in ipairs(M.hubs) do
+      -- the hub that lists the URI or has a matching template; the others say not_found
+      result, err = h.hub:read_resource(uri)
+      if result or (err and err.kind ~= "not_found") then break end
+    end
+    if not result then return fail(uri .. ": " .. tostring(err or "no server lists it")) end
+    local lines = { "# " .. uri, "" }
+    for _, c in ipairs(result.contents or {}) do
+      if c.text then
+        for _, l in ipairs(ui.split_lines(c.text)) do lines[#lines + 1] = l end
+      else
+        lines[#lines + 1] = "[blob " .. tostring(c.mimeType) .. ", " .. #tostring(c.blob) .. " base64 bytes]"
+      end
+    end
+    ui.show("mcp://read/" .. uri, lines)
+  end)
+end
+
+--- :McpPrompt {name} [{json}]
+---@param args string
+function M.cmd_prompt(args)
+  local name, arguments = parse_args(args, "usage: :McpPrompt {server__prompt} [{json arguments}]")
+  if not name then return fail(arguments) end
+  M.wait()
+  local hub = find("list_prompts", "name", name)
+  if not hub then return fail("no prompt named \"" .. name .. "\"") end
+  task(function()
+    local result, err = hub:get_prompt(name, arguments)
+    if not result then return fail(name .. ": " .. tostring(err)) end
+    local lines = { "# " .. name .. (result.description and (": " .. result.description) or ""), "" }
+    for _, m in ipairs(result.messages or {}) do
+      lines[#lines + 1] = "## " .. tostring(m.role)
+      ui.content_lines(lines, { m.content })
+      lines[#lines + 1] = ""
+    end
+    ui.show("mcp://prompt/" .. name, lines)
+  end)
+end
+
+--- :McpRestart {server}
+---@param name string
+function M.cmd_restart(name)
+  name = vim.trim(name or "")
+  M.start()
+  local hub = find_server(name)
+  if not hub then return fail("no server named \"" .. name .. "\"") end
+  task(function()
+    hub:restart(name)
+    notify(name .. ": " .. hub:state(name))
+  end)
+end
+
+-- ---- the servers window ------------------------------------------------------------------------
+
+local function server_lines(lines, lnum, h)
+  for _, s in ipairs(h.hub:servers()) do
+    lines[#lines + 1] = ("%s  [%s]%s"):format(s.name, s.state, s.error and ("  " .. tostring(s.error)) or "")
+    lnum[#lines] = { hub = h.hub, name = s.name }
+    for _, e in ipairs(collect("list_tools")) do
+      if e.hub == h.hub and e.item.server == s.name then
+        lines[#lines + 1] = "    tool    " .. e.item.name .. (e.item.description and ("  " .. e.item.description:gsub("\n.*", "")) or "")
+      end
+    end
+    for _, e in ipairs(collect("list_resources")) do
+      if e.hub == h.hub and e.item.server == s.name then lines[#lines + 1] = "    resource " .. tostring(e.item.uri) end
+    end
+    for _, e in ipairs(collect("list_prompts")) do
+      if e.hub == h.hub and e.item.server == s.name then lines[#lines + 1] = "    prompt  " .. e.item.name end
+    end
+  end
+end
+
+--- The lines of the servers window and, per line number, the server on it.
+---@return string[] lines, table<integer, table> servers
+function M.status_lines()
+  local lines, lnum = { "MCP servers  (e enable, d disable, r restart, R refresh, q close)", "" }, {}
+  if #M.hubs == 0 then lines[#lines + 1] = "no servers: put them in " .. M.config_path() end
+  for _, h in ipairs(M.hubs) do
+    lines[#lines + 1] = "## " .. h.source
+    server_lines(lines, lnum, h)
+    lines[#lines + 1] = ""
+  end
+  lines[#lines + 1] = "## recent log"
+  for i = math.max(1, #M.log - 20), #M.log do lines[#lines + 1] = M.log[i] end
+  return lines, lnum
+end
+
+local function act(buf, what)
+  local entry = vim.b[buf].mcp_servers and M._lnum and M._lnum[vim.api.nvim_win_get_cursor(0)[1]]
+  if what ~= "refresh" and not entry then return notify("not on a server's line", vim.log.levels.WARN) end
+  task(function()
+    if what == "enable" then entry.hub:enable(entry.name) end
+    if what == "disable" then entry.hub:disable(entry.name) end
+    if what == "restart" then entry.hub:restart(entry.name) end
+    M.cmd_servers()
+  end)
+end
+
+--- :Mcp, the servers window.
+function M.cmd_servers()
+  M.start()
+  local lines, lnum = M.status_lines()
+  M._lnum = lnum
+  local buf = ui.show("mcp://servers", lines)
+  vim.b[buf].mcp_servers = true
+  local keys = { e = "enable", d = "disable", r = "restart", R = "refresh" }
+  for key, what in pairs(keys) do
+    vim.keymap.set("n", key, function() act(buf, what) end, { buffer = buf, nowait = true })
+  end
+  vim.keymap.set("n", "q", "<cmd>close<cr>", { buffer = buf, nowait = true })
+  return buf
+end
+
+-- ---- completion --------------------------------------------------------------------------------
+
+local function names(method, key, lead)
+  M.start()
+  local out = {}
+  for _, e in ipairs(collect(method)) do
+    local v = tostring(e.item[key])
+    if v:sub(1, #lead) == lead then out[#out + 1] = v end
+  end
+  table.sort(out)
+  return out
+end
+
+local function first_arg_only(fn)
+  return function(lead, line)
+    if line:match("^%s*%S+%s+%S+%s") then return {} end -- past the name: JSON
+    return fn(lead)
+  end
+end
+
+--- Complete tool names (for :McpCall).
+---@param lead string
+---@return string[]
+function M.complete_tools(lead) return names("list_tools", "name", lead) end
+--- Complete resource URIs (for :McpRead).
+---@param lead string
+---@return string[]
+function M.complete_resources(lead) return names("list_resources", "uri", lead) end
+--- Complete prompt names (for :McpPrompt).
+---@param lead string
+---@return string[]
+function M.complete_prompts(lead) return names("list_prompts", "name", lead) end
+--- Complete server names (for :McpRestart).
+---@param lead string
+---@return string[]
+function M.complete_servers(lead)
+  M.start()
+  local out = {}
+  for _, h in ipairs(M.hubs) do
+    for _, s in ipairs(h.hub:servers()) do
+      if s.name:sub(1, #lead) == lead then out[#out + 1] = s.name end
+    end
+  end
+  table.sort(out)
+  return out
+end
+
+--- Define the commands (plugin/mcp.lua does at startup; nothing starts until one runs).
+function M.define_commands()
+  local cmd = vim.api.nvim_create_user_command
+  cmd("Mcp", function() M.cmd_servers() end, { nargs = 0, desc = "MCP servers window" })
+  cmd("McpCall", function(o) M.cmd_call(o.args) end,
+    { nargs = "+", complete = first_arg_only(M.complete_tools), desc = "Call an MCP tool: :McpCall {tool} {json}" })
+  cmd("McpRead", function(o) M.cmd_read(o.args) end,
+    { nargs = 1, complete = M.complete_resources, desc = "Read an MCP resource" })
+  cmd("McpPrompt", function(o) M.cmd_prompt(o.args) end,
+    { nargs = "+", complete = first_arg_only(M.complete_prompts), desc = "Get an MCP prompt" })
+  cmd("McpRestart", function(o) M.cmd_restart(o.args) end,
+    { nargs = 1, complete = M.complete_servers, desc = "Restart an MCP server" })
+  local group = vim.api.nvim_create_augroup("lua_mcp_plugin", { clear = true })
+  vim.api.nvim_create_autocmd("VimLeavePre", { group = group, callback = function() M.stop() end })
+end
+
+--- Set options (see mcp.nvim.PluginConfig) and define the commands. Called again, it closes
+--- running hubs so that the next command starts them with the new options.
+---@param opts mcp.nvim.PluginConfig|nil
+---@return table M
+function M.setup(opts)
+  if opts ~= nil and type(opts) ~= "table" then error("mcp.nvim.plugin.setup: opts must be a table", 2) end
+  M.stop()
+  M.config = {}
+  for k, v in pairs(M.defaults) do M.config[k] = v end
+  for k, v in pairs(opts or {}) do M.config[k] = v end
+  M.define_commands()
+  return M
+end
+
+return M
