@@ -205,6 +205,29 @@ describe("mcp.hub", function()
     os.remove(flag)
   end)
 
+  it("reconnect(): the new client connects beside the old one, whose call in flight finishes on it", function()
+    local hub = assert(mcp.hub({ mcpServers = { a = server() } }))
+    local old = hub:client("a")
+    local res, cerr
+    mcp.spawn(function() res, cerr = hub:call_tool("a__sleep", { ms = 400 }) end)
+    local ok, err
+    mcp.spawn(function() ok, err = hub:reconnect("a") end)
+    assert.truthy(helper.wait_until(function() return ok ~= nil or err ~= nil end, helper.ms(10000)))
+    assert.is_true(ok, tostring(err))
+    assert.equals("ready", hub:state("a"))
+    assert.are_not.equal(old, hub:client("a"))
+    assert.is_true(old:is_connected(), "the old client stays while its call runs")
+    assert.truthy(helper.wait_until(function() return res ~= nil or cerr ~= nil end, helper.ms(10000)))
+    assert.truthy(res, tostring(cerr))
+    assert.is_false(old:is_connected(), "closed once its call ended")
+    assert.truthy(hub:call_tool("a__echo", { message = "x" }))
+    -- with nothing in flight the old client goes at once
+    local second = hub:client("a")
+    assert(hub:reconnect("a"))
+    assert.is_false(second:is_connected())
+    hub:close()
+  end)
+
   it("follows list_changed and reports it through on_change", function()
     local changes = {}
     local hub = assert(mcp.hub({ mcpServers = { a = server() } },

@@ -144,6 +144,7 @@ function M.new(cfg, opts)
     local rec = {
       name = name, prefix = prefixes[name], state = "new", attempts = 0, generation = 0,
       always = {}, stderr_tail = {}, tools = {}, resources = {}, templates = {}, prompts = {},
+      inflight = {}, retiring = {},
     }
     set_spec(rec, loaded.servers[name])
     self.recs[name] = rec
@@ -498,7 +499,18 @@ function Hub:_route(rec, method, fn)
     return nil, hub_error("unavailable", "server '" .. rec.name .. "' " .. why, { server = rec.name, method = method })
   end
   local client = rec.client
-  local res, err = fn(client)
+  -- counted, so that reconnect() closes a replaced client only once its calls have ended
+  rec.inflight[client] = (rec.inflight[client] or 0) + 1
+  local ok, res, err = sched.pcall(fn, client)
+  rec.inflight[client] = rec.inflight[client] - 1
+  if rec.inflight[client] == 0 then
+    rec.inflight[client] = nil
+    if rec.retiring[client] then
+      rec.retiring[client] = nil
+      client:close()
+    end
+  end
+  if not ok then error(res, 0) end
   if res == nil and session_lost(err) and rec.spec.type ~= "stdio" then
     if self:_recover_session(rec, client) then
       res, err = fn(rec.client)
@@ -797,6 +809,62 @@ function Hub:restart(name, wait)
   if rec.spec.error and not self:_reload(rec) then return end
   self:_start(rec)
   if wait ~= false then self:wait() end
+end
+
+-- Connect a second client for rec while rec.client goes on serving. Returns it or nil, err.
+function Hub:_connect_beside(rec)
+  local ok, client = pcall(self._new_client, self, rec)
+  if not ok then
+    return nil, hub_error("config", "server '" .. rec.name .. "': " .. tostring(client), { server = rec.name })
+  end
+  local cok, err = client:connect()
+  if not cok then
+    client:close()
+    return nil, hub_error(err.kind, "server '" .. rec.name .. "' failed to reconnect: " .. tostring(err.message)
+      .. stderr_hint(rec), { server = rec.name, cause = err })
+  end
+  return client
+end
+
+--- Reconnect a ready server without a gap: a new client connects while the old one goes on
+--- serving calls; then the new one takes over and the old one is closed once the calls it carries
+--- have ended. When the new one cannot connect, the old one stays (nil, err). A server that is not
+--- ready is restarted instead. In the calling task (or blocking) unless wait == false.
+---@param name string
+---@param wait boolean|nil
+---@return boolean|nil ok, mcp.Error|nil err
+function Hub:reconnect(name, wait)
+  local rec = self:_server_or_raise(name, "reconnect")
+  if self.closed then return nil, hub_error("closed", "the hub is closed", { server = name }) end
+  local old, gen = rec.client, rec.generation
+  if rec.state ~= "ready" or old == nil then
+    self:restart(name, wait)
+    return true
+  end
+  if wait == false then
+    sched.spawn_handler(function(e) self:_report(hub_error("handler", "reconnect raised: " .. tostring(e))) end,
+      function()
+        local ok, err = self:reconnect(name)
+        if not ok then self:_report(err) end
+      end)
+    return true
+  end
+  local client, err = self:_connect_beside(rec)
+  if not client then return nil, err end
+  if self.closed or rec.client ~= old or rec.generation ~= gen then
+    client:close()
+    return nil, hub_error("closed", "server '" .. name .. "' was stopped while reconnecting", { server = name })
+  end
+  rec.generation = gen + 1
+  rec.client, rec.attempts = client, 0
+  self:_refresh(rec, client, "tools")
+  self:_refresh(rec, client, "resources")
+  self:_refresh(rec, client, "prompts")
+  rec.ready_since = core.now_ms()
+  self:_changed("all", rec)
+  self:_set_state(rec, "ready")
+  if rec.inflight[old] then rec.retiring[old] = true else old:close() end
+  return true
 end
 
 -- Read a server's entry again, enabled (one the config disabled, or one that could not be read,

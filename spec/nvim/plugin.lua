@@ -198,6 +198,23 @@ T.test(":McpRestart restarts a server", function()
   end, 20000 * slow, "a new client")
 end)
 
+T.test(":McpRestart with a call in flight: the call finishes on the old client, the next uses the new", function()
+  answers = { { "Run tool", 2 } }
+  local hub = plugin.hubs[1].hub
+  local before = hub:client("example")
+  vim.cmd([[McpCall example__slow_count {"n": 6}]])
+  T.wait_for(function() return noted("slow_count: 1/6") end, 10000 * slow, "the call under way")
+  vim.cmd("McpRestart example")
+  T.wait_for(function() return hub:client("example") ~= before end, 20000 * slow, "the new client")
+  T.eq(true, before:is_connected(), "the old client stays while its call runs")
+  T.wait_for(function() return (buffer_text("mcp://call/example__slow_count") or ""):find("Counted to 6", 1, true) end,
+    20000 * slow, "the call in flight finished")
+  T.wait_for(function() return not before:is_connected() end, 10000 * slow, "the old client closed after it")
+  vim.cmd([[McpCall example__echo {"message": "on the new client"}]])
+  T.wait_for(function() return (buffer_text("mcp://call/example__echo") or ""):find("on the new client", 1, true) end,
+    10000 * slow, "a call on the new client")
+end)
+
 T.test("stop closes every server", function()
   plugin.stop()
   T.wait_for(function() return require("mcp").core.children() == 0 end, 10000 * slow, "the servers reaped")

@@ -5,7 +5,7 @@
 ---   :McpCall {tool} [{json}]  call a tool (namespaced: server__tool), result in a scratch buffer
 ---   :McpRead {uri}            read a resource
 ---   :McpPrompt {name} [{json}] get a prompt
----   :McpRestart {server}      restart a server
+---   :McpRestart {server}      reconnect a server (the old connection serves until the new one is up)
 ---
 --- Servers come from the user's file (the mcpServers format of mcphub.nvim's servers.json,
 --- trusted) and the workspace's .vscode/mcp.json, .cursor/mcp.json and .mcp.json (each server
@@ -251,7 +251,9 @@ function M.cmd_restart(name)
   local hub = find_server(name)
   if not hub then return fail("no server named \"" .. name .. "\"") end
   task(function()
-    hub:restart(name)
+    -- a ready server gets its new client before the old one goes (a call in flight finishes)
+    local ok, err = hub:reconnect(name)
+    if not ok then return fail(name .. ": " .. tostring(err)) end
     notify(name .. ": " .. hub:state(name))
   end)
 end
@@ -297,7 +299,7 @@ local function act(buf, what)
   task(function()
     if what == "enable" then entry.hub:enable(entry.name) end
     if what == "disable" then entry.hub:disable(entry.name) end
-    if what == "restart" then entry.hub:restart(entry.name) end
+    if what == "restart" then entry.hub:reconnect(entry.name) end
     M.cmd_servers()
   end)
 end
