@@ -107,6 +107,10 @@ T.test("servers start from the user file and, after the trust prompt, the worksp
   T.eq(os.getenv("HOME"), spec.env.WS_HOME, "${env:HOME} filled in")
 end)
 
+T.test("statusline counts the servers", function()
+  T.eq("MCP 2/2", plugin.statusline())
+end)
+
 T.test(":Mcp shows the servers window", function()
   vim.cmd("Mcp")
   local text = T.truthy(buffer_text("mcp://servers"), "the buffer")

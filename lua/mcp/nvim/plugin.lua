@@ -319,6 +319,21 @@ function M.cmd_servers()
   return buf
 end
 
+--- A statusline component (lualine: `sections = { lualine_x = { require("mcp.nvim.plugin").statusline } }`):
+--- "MCP ready/total", with "!" and the failed count when a server failed; "" before any command ran.
+---@return string
+function M.statusline()
+  local ready, total, failed = 0, 0, 0
+  for _, h in ipairs(M.hubs) do
+    for _, s in ipairs(h.hub:servers()) do
+      if s.state ~= "disabled" then total = total + 1 end
+      if s.state == "ready" then ready = ready + 1 elseif s.state == "failed" then failed = failed + 1 end
+    end
+  end
+  if total == 0 then return "" end
+  return ("MCP %d/%d"):format(ready, total) .. (failed > 0 and (" !" .. failed) or "")
+end
+
 -- ---- completion --------------------------------------------------------------------------------
 
 local function names(method, key, lead)
