@@ -168,11 +168,83 @@ T.test(":McpCall slow_count: progress in one notification updated in place", fun
   for i = 2, #mine do T.eq(mine[1].opts.id, mine[i].opts.id, "the same notification") end
 end)
 
-T.test(":McpCall ask_user: elicitation through vim.ui", function()
+local function form_buffer()
+  for _, b in ipairs(vim.api.nvim_list_bufs()) do
+    if vim.api.nvim_buf_get_name(b):find("mcp://elicitation/", 1, true) then return b end
+  end
+end
+
+local function submit(buf, lines)
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+  vim.api.nvim_buf_call(buf, function() vim.cmd("write") end)
+end
+
+T.test(":McpCall ask_user: elicitation as one form in a floating buffer", function()
   answers = { { "Run tool", 1 } }
   vim.cmd([[McpCall example__ask_user {"question": "Proceed?"}]])
+  T.wait_for(form_buffer, 10000 * slow, "the form")
+  local buf = form_buffer()
+  T.truthy(vim.api.nvim_win_get_config(vim.fn.bufwinid(buf)).relative ~= "", "a floating window")
+  local lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+  T.eq("# Proceed?", lines[1])
+  T.eq("answer: yes", lines[#lines], "the default filled in")
+  lines[#lines] = "answer: typed in the form"
+  submit(buf, lines)
   T.wait_for(function() return buffer_text("mcp://call/example__ask_user") end, 10000 * slow, "the buffer")
-  T.truthy(buffer_text("mcp://call/example__ask_user"):find("typed in nvim", 1, true))
+  T.truthy(buffer_text("mcp://call/example__ask_user"):find("typed in the form", 1, true))
+end)
+
+T.test("the form: 13 fields in one buffer, a wrong field marked and asked again, the others kept", function()
+  local props, order = {}, {}
+  for i = 1, 10 do props["s" .. i] = { type = "string" }; order[#order + 1] = "s" .. i end
+  props.n = { type = "integer", minimum = 1, maximum = 5 }
+  props.ok = { type = "boolean" }
+  props.color = { type = "string", enum = { "red", "green" } }
+  local result
+  require("mcp").spawn(function()
+    result = require("mcp.nvim.form").handler()({ message = "Many", requested_schema = {
+      type = "object", properties = props, required = { "n", "color" } } })
+  end)
+  T.wait_for(form_buffer, 5000 * slow, "the form")
+  local buf = form_buffer()
+  local lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+  local fields = 0
+  for i, l in ipairs(lines) do
+    local name = l:match("^(%w+):")
+    if name then
+      fields = fields + 1
+      if name == "n" then lines[i] = "n: 9" elseif name == "ok" then lines[i] = "ok: yes"
+      elseif name == "color" then lines[i] = "color: green" elseif name == "s3" then lines[i] = "s3: three" end
+    end
+  end
+  T.eq(13, fields, "every field on one form")
+  submit(buf, lines)
+  T.eq(nil, result, "not submitted with a wrong field")
+  T.truthy(vim.api.nvim_buf_is_valid(buf), "the form stays open")
+  local marks = vim.api.nvim_buf_get_extmarks(buf, vim.api.nvim_create_namespace("mcp_form"), 0, -1, { details = true })
+  T.eq(1, #marks, "one field marked")
+  for i, l in ipairs(lines) do if l:match("^n:") then lines[i] = "n: 4" end end
+  submit(buf, lines)
+  T.wait_for(function() return result ~= nil end, 5000 * slow, "the answer")
+  T.eq("accept", result.action)
+  T.eq(4, result.content.n)
+  T.eq(true, result.content.ok)
+  T.eq("green", result.content.color)
+  T.eq("three", result.content.s3)
+  T.eq(nil, result.content.s1, "an empty optional field is left out")
+end)
+
+T.test("the form: q cancels", function()
+  local result
+  require("mcp").spawn(function()
+    result = require("mcp.nvim.form").handler()({ message = "Cancel me", requested_schema = {
+      type = "object", properties = { a = { type = "string" } } } })
+  end)
+  T.wait_for(form_buffer, 5000 * slow, "the form")
+  vim.api.nvim_set_current_win(vim.fn.bufwinid(form_buffer()))
+  vim.cmd("normal q")
+  T.wait_for(function() return result ~= nil end, 5000 * slow, "the answer")
+  T.eq("cancel", result.action)
 end)
 
 T.test(":McpRead and :McpPrompt", function()

@@ -27,7 +27,7 @@ local WORKSPACE_FILES = { ".vscode/mcp.json", ".cursor/mcp.json", ".mcp.json" }
 ---@field trust? fun(entry: table, source: string|nil): boolean|string the trust hook
 ---@field on_input? fun(input: table): string|nil, string|nil asked for ${input:id}
 ---@field request_timeout_ms? integer per request (default 60000)
----@field on_elicitation? function the elicitation handler (default mcp.elicitation.nvim's)
+---@field on_elicitation? function the elicitation handler (default: one form in a floating buffer, mcp.nvim.form)
 ---@field hub? table more mcp.hub options
 M.defaults = { workspace = true, honor_workspace_auto_approve = false, request_timeout_ms = 60000 }
 M.config = {}
@@ -86,7 +86,7 @@ local function hub_opts(workspace)
     on_error = function(err) log("error: " .. tostring(err)) end,
     on_stderr = function(name, line) log(name .. " stderr: " .. tostring(line)) end,
     client = { client_name = "lua-mcp.nvim",
-      on_elicitation_request = c.on_elicitation or require("mcp.elicitation.nvim").handler() },
+      on_elicitation_request = c.on_elicitation or require("mcp.nvim.form").handler() },
   }
   if c.approve ~= false then opts.approve = c.approve or ui.approve_hook() end
   if workspace then
