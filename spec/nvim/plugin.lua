@@ -195,8 +195,8 @@ T.test(":McpCall ask_user: elicitation as one form in a floating buffer", functi
 end)
 
 T.test("the form: 13 fields in one buffer, a wrong field marked and asked again, the others kept", function()
-  local props, order = {}, {}
-  for i = 1, 10 do props["s" .. i] = { type = "string" }; order[#order + 1] = "s" .. i end
+  local props = {}
+  for i = 1, 10 do props["s" .. i] = { type = "string" } end
   props.n = { type = "integer", minimum = 1, maximum = 5 }
   props.ok = { type = "boolean" }
   props.color = { type = "string", enum = { "red", "green" } }
