@@ -177,8 +177,10 @@ end
 --- The call runs in an mcp task, so the host must drive lua-mcp's loop (mcp.loop.fd/step);
 --- opts.blocking = true calls the tool synchronously instead. The text of the content parts
 --- goes to the chat, cut to opts.max_result_bytes (default 100000; false: no limit) with a
---- marker saying how much was cut. Register it as
----   tools = { [name] = { callback = mcp.tools.to_codecompanion(tool), description = tool.description } }
+--- marker saying how much was cut. Register it in CodeCompanion's `interactions.chat.tools`
+--- (`strategies.chat.tools` before CodeCompanion v18) as
+---   [name] = { callback = mcp.tools.to_codecompanion(tool), description = tool.description }
+--- (the Neovim plugin's mcp.nvim.chat.codecompanion() builds that table for every server).
 ---@param tool table a converted tool
 ---@param opts table|nil blocking (boolean), timeout_ms (per call), max_result_bytes (integer|false)
 ---@return table

@@ -1,0 +1,71 @@
+--- mcp.nvim.chat: the plugin's tools for chat plugins. Names follow mcphub.nvim's, where users
+--- look for them: tools `server__tool`, a CodeCompanion group per server (named after it) and one
+--- group `mcp` with every tool.
+---
+---   require("codecompanion").setup({ interactions = { chat = {
+---     tools = require("mcp.nvim.chat").codecompanion() } } })   -- then @{mcp} or @{github} in a chat
+local plugin = require("mcp.nvim.plugin")
+local tools = require("mcp.tools")
+
+local M = {}
+
+-- A hub seen as the client a tool converter needs: its tools, calls routed (and approved) by it.
+local function hub_client(hub)
+  return {
+    config = { client_name = "lua-mcp.nvim" },
+    list_all_tools = function() return hub:list_tools() end,
+    call_tool = function(_, name, arguments, opts) return hub:call_tool(name, arguments, opts) end,
+  }
+end
+
+--- Converted tools (mcp.tools) of every server of the plugin's hubs (started and waited for),
+--- each with `server`.
+---@return table[]
+function M.tools()
+  plugin.wait()
+  local out = {}
+  for _, h in ipairs(plugin.hubs) do
+    local defs = h.hub:list_tools()
+    local conv = assert(tools.new_tool_converter(hub_client(h.hub)):tools_from_definitions(defs))
+    for i, t in ipairs(conv) do
+      t.server = defs[i].server
+      out[#out + 1] = t
+    end
+  end
+  return out
+end
+
+--- The plugin's tools in a model API's or chat plugin's format: "openai", "anthropic", "gemini"
+--- (mcp.tools.to_*), or "codecompanion" (M.codecompanion()).
+---@param format string
+---@param opts table|nil passed to the exporter
+---@return table
+function M.tools_for(format, opts)
+  if format == "codecompanion" then return M.codecompanion(opts) end
+  local export = ({ openai = tools.to_openai, anthropic = tools.to_anthropic, gemini = tools.to_gemini })[format]
+  if export == nil then error("mcp.nvim.chat.tools_for: unknown format '" .. tostring(format) .. "'", 2) end
+  return export(M.tools(), opts)
+end
+
+--- CodeCompanion's `interactions.chat.tools` table (CodeCompanion v18; `strategies.chat.tools`
+--- before): every tool by its namespaced name, a group per server and the group `mcp`.
+---@param opts table|nil passed to mcp.tools.to_codecompanion (blocking, timeout_ms, max_result_bytes)
+---@return table
+function M.codecompanion(opts)
+  local out = { groups = {} }
+  local all = {}
+  for _, t in ipairs(M.tools()) do
+    out[t.name] = { description = t.description or "", callback = tools.to_codecompanion(t, opts) }
+    all[#all + 1] = t.name
+    local g = out.groups[t.server]
+    if g == nil then
+      g = { description = "Tools of the MCP server " .. t.server, tools = {}, opts = { collapse_tools = true } }
+      out.groups[t.server] = g
+    end
+    g.tools[#g.tools + 1] = t.name
+  end
+  out.groups.mcp = { description = "Every tool of the MCP servers", tools = all, opts = { collapse_tools = true } }
+  return out
+end
+
+return M
