@@ -268,6 +268,18 @@ T.test("chat: CodeCompanion tools and groups, tools_for(format)", function()
   local r = cc.example__echo.callback.cmds[1](nil, { message = "from the chat" })
   T.eq("success", r.status)
   T.truthy(r.data:find("from the chat", 1, true), r.data)
+  local av = chat.tools_for("avante")
+  local echo
+  for _, t in ipairs(av) do if t.name == "example__echo" then echo = t end end
+  T.truthy(echo, "an avante tool")
+  T.eq("message", echo.param.fields[1].name)
+  T.eq(false, echo.param.fields[1].optional)
+  local text, err = echo.func({ message = "avante sync" })
+  T.truthy(text and text:find("avante sync", 1, true), tostring(err))
+  local got
+  echo.func({ message = "avante async" }, { on_complete = function(x, e) got = x or e end })
+  T.wait_for(function() return got ~= nil end, 10000 * slow, "on_complete")
+  T.truthy(got:find("avante async", 1, true), got)
   local oa = chat.tools_for("openai")
   T.truthy(#oa >= 8 and oa[1]["function"].name:find("__", 1, true), "OpenAI tools")
 end)

@@ -36,12 +36,13 @@ function M.tools()
 end
 
 --- The plugin's tools in a model API's or chat plugin's format: "openai", "anthropic", "gemini"
---- (mcp.tools.to_*), or "codecompanion" (M.codecompanion()).
+--- (mcp.tools.to_*), "codecompanion" (M.codecompanion()) or "avante" (M.avante()).
 ---@param format string
 ---@param opts table|nil passed to the exporter
 ---@return table
 function M.tools_for(format, opts)
   if format == "codecompanion" then return M.codecompanion(opts) end
+  if format == "avante" then return M.avante() end
   local export = ({ openai = tools.to_openai, anthropic = tools.to_anthropic, gemini = tools.to_gemini })[format]
   if export == nil then error("mcp.nvim.chat.tools_for: unknown format '" .. tostring(format) .. "'", 2) end
   return export(M.tools(), opts)
@@ -65,6 +66,63 @@ function M.codecompanion(opts)
     g.tools[#g.tools + 1] = t.name
   end
   out.groups.mcp = { description = "Every tool of the MCP servers", tools = all, opts = { collapse_tools = true } }
+  return out
+end
+
+local AVANTE_TYPES = { string = "string", integer = "integer", number = "number", boolean = "boolean" }
+
+-- An avante param description from a tool's input schema: its properties as fields (types avante
+-- does not know go as "string" with the JSON schema in the description).
+local function avante_param(schema)
+  local fields, req = {}, {}
+  schema = type(schema) == "table" and schema or {}
+  for _, n in ipairs(type(schema.required) == "table" and schema.required or {}) do req[n] = true end
+  local props = type(schema.properties) == "table" and schema.properties or {}
+  local names = require("mcp.nvim.ui").sorted_keys(props)
+  for _, n in ipairs(names) do
+    local p = type(props[n]) == "table" and props[n] or {}
+    local t = AVANTE_TYPES[p.type]
+    local desc = p.description or n
+    if t == nil then desc = desc .. " (JSON: " .. require("mcp.json").encode(p) .. ")" end
+    fields[#fields + 1] = { name = n, description = desc, type = t or "string", optional = not req[n] }
+  end
+  return { type = "table", fields = fields }
+end
+
+-- Run a converted tool; done(text, err) as avante's on_complete takes them.
+local function run_tool(t, params, done)
+  local content = require("mcp.content")
+  local parts, res = t.execute(params or {}, {})
+  if parts == nil then return done(nil, tostring(res)) end
+  if type(res) == "table" and res.isError == true then return done(nil, content.to_text(parts)) end
+  return done(content.to_text(parts), nil)
+end
+
+--- avante.nvim's `custom_tools`: one per tool, named `server__tool`, its parameters from the input
+--- schema. `func` takes (params, opts) with opts.on_complete (current avante), or (params, on_log,
+--- on_complete) (older ones); with on_complete the call runs in an mcp task, without it it waits
+--- and returns result, error.
+---@return table[]
+function M.avante()
+  local out = {}
+  for _, t in ipairs(M.tools()) do
+    out[#out + 1] = {
+      name = t.name,
+      description = t.description or t.name,
+      param = avante_param(t.input_schema),
+      returns = { { name = "result", description = "The tool's text output", type = "string" },
+        { name = "error", description = "Why the call failed", type = "string", optional = true } },
+      func = function(params, a, b)
+        local on_complete = type(a) == "table" and a.on_complete or b
+        if type(on_complete) ~= "function" then
+          local text, err
+          run_tool(t, params, function(x, e) text, err = x, e end)
+          return text, err
+        end
+        require("mcp").spawn(function() run_tool(t, params, on_complete) end)
+      end,
+    }
+  end
   return out
 end
 
