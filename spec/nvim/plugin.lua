@@ -61,7 +61,7 @@ vim.fn.mkdir(tmp .. "/ws/.vscode", "p")
 local user_file = tmp .. "/servers.json"
 write(user_file, ([[{
   "mcpServers": {
-    "example": { "command": %q, "args": [%q], "env": { "EXAMPLE_VAR": "1" } },
+    "example": { "command": %q, "args": [%q], "env": { "EXAMPLE_VAR": "1" }, "autoApprove": ["slow_count"] },
     "off": { "command": %q, "args": [%q], "disabled": true }
   }
 }]]):format(server_lua, server, server_lua, server))
@@ -72,7 +72,7 @@ write(tmp .. "/ws/.vscode/mcp.json", ([[{
   "inputs": [ { "id": "token", "type": "promptString", "description": "API token", "password": true } ],
   "servers": {
     "ws": { "type": "stdio", "command": %q, "args": [%q],
-            "env": { "WS_HOME": "${env:HOME}", "WS_TOKEN": "${input:token}", }, },
+            "env": { "WS_HOME": "${env:HOME}", "WS_TOKEN": "${input:token}", }, "autoApprove": ["echo"], },
   },
 }]]):format(server_lua, server))
 vim.cmd("cd " .. vim.fn.fnameescape(tmp .. "/ws"))
@@ -317,6 +317,14 @@ T.test(":McpRestart with a call in flight: the call finishes on the old client, 
   vim.cmd([[McpCall example__echo {"message": "on the new client"}]])
   T.wait_for(function() return (buffer_text("mcp://call/example__echo") or ""):find("on the new client", 1, true) end,
     10000 * slow, "a call on the new client")
+end)
+
+T.test("autoApprove: honoured in the user's file, ignored in a workspace file", function()
+  T.eq(0, asked("Run tool slow_count"), "the user's autoApprove: never asked")
+  answers = { { "Run tool echo of server ws", 1 } }
+  vim.cmd([[McpCall ws__echo {"message": "from the workspace"}]])
+  T.wait_for(function() return buffer_text("mcp://call/ws__echo") end, 10000 * slow, "the buffer")
+  T.eq(1, asked("Run tool echo of server ws"), "the workspace's autoApprove did not count")
 end)
 
 T.test("stop closes every server", function()
