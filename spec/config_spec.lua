@@ -229,9 +229,9 @@ describe("mcp.config.load", function()
     end)
 
     it("an unknown ${...} is an error", function()
-      local _, err = mcp.config.load({ mcpServers = { s = { command = "${cmd: pass show x}" } } })
+      local _, err = mcp.config.load({ mcpServers = { s = { command = "${shell: pass show x}" } } })
       assert.equals("command", err.field)
-      assert.truthy(helper.has(err.message, "unknown variable ${cmd: pass show x}"), err.message)
+      assert.truthy(helper.has(err.message, "unknown variable ${shell: pass show x}"), err.message)
     end)
 
     it("${input:id} without a handler, a refused input and preset opts.inputs", function()
@@ -327,7 +327,7 @@ describe("mcp.config.load", function()
   describe("errors name the file, the server and the field", function()
     local cases = {
       { '[1]', nil, nil, "the top level must be a JSON object, got an array" },
-      { '{"other": {}}', nil, nil, "no 'mcpServers' (Claude, Cursor, mcphub) or 'servers' (VS Code) object" },
+      { '{"other": {}}', nil, nil, "no 'mcpServers' (Claude, Cursor, mcphub), 'servers' (VS Code) or 'context_servers' (Zed) object" },
       { '{"mcpServers": []}', nil, "mcpServers", "must be an object {name: server}, got an array" },
       { '{"mcpServers": {"a": "npx x"}}', "a", nil, "must be an object, got a string" },
       { '{"mcpServers": {"a": {}}}', "a", nil, "needs 'command' (a stdio server) or 'url' (an http or sse server)" },

@@ -1,5 +1,6 @@
 --- Server configuration files: the `mcpServers` format (Claude Desktop, Cursor, Claude Code,
---- mcphub.nvim's servers.json) and VS Code's `servers` format (with `type` and `inputs`), read as
+--- mcphub.nvim's servers.json), VS Code's `servers` format (with `type` and `inputs`) and Zed's
+--- `context_servers`, read as
 --- JSON with comments and trailing commas, with `${env:NAME}`, `${NAME}`, `${NAME:-default}` and
 --- `${input:id}` filled in. The result is one normalised table that mcp.hub (and anyone else)
 --- can start servers from:
@@ -162,6 +163,47 @@ local function ask_input(ctx, server, field, id)
   return cache[id]
 end
 
+local function basename(p)
+  return (p:gsub("/+$", ""):match("([^/]*)$"))
+end
+
+-- The workspace of a file in a `.vscode/` or `.cursor/` directory is the directory above it;
+-- any other file's (and a table's) is the current directory.
+local function workspace_folder(ctx)
+  local dir = ctx.file and ctx.file:match("^(.*)/%.vscode/[^/]*$") or ctx.file and ctx.file:match("^(.*)/%.cursor/[^/]*$")
+  if dir == "" then dir = "/" end
+  if dir and dir:sub(1, 1) ~= "/" then
+    local pwd = os.getenv("PWD")
+    if pwd then dir = pwd .. "/" .. dir end
+  end
+  return dir or os.getenv("PWD") or "."
+end
+
+-- VS Code's and Cursor's built-in variables (opts.variables wins over them).
+local BUILTIN = {
+  workspaceFolder = workspace_folder,
+  workspaceFolderBasename = function(ctx) return basename(workspace_folder(ctx)) end,
+  userHome = function() return os.getenv("HOME") end,
+  pathSeparator = function() return "/" end,
+  ["/"] = function() return "/" end,
+}
+
+-- mcphub's ${cmd: ...}: runs a shell command, so only when the host opts in (allow_cmd) and
+-- never for a file outside the user's own configuration.
+local function run_cmd(ctx, server, field, cmd)
+  if not ctx.trusted then
+    fail(ctx, server, field, "${cmd:...} is not run: the file is not in your own configuration", "untrusted")
+  end
+  if not ctx.opts.allow_cmd then
+    fail(ctx, server, field, "${cmd:...} runs a command: the host must pass allow_cmd = true to allow it")
+  end
+  local fh = io.popen(cmd, "r")
+  local out = fh and fh:read("*a")
+  local ok = fh and fh:close()
+  if not out or not ok then fail(ctx, server, field, "the command of ${cmd:" .. cmd .. "} failed") end
+  return (out:gsub("[\r\n]+$", ""))
+end
+
 -- Fill in ${...} in one string. `field` names it in errors.
 local function interpolate(ctx, server, field, s)
   return (s:gsub("%${([^}]*)}", function(expr)
@@ -169,6 +211,10 @@ local function interpolate(ctx, server, field, s)
     if id then return ask_input(ctx, server, field, id) end
     local var = ctx.opts.variables and ctx.opts.variables[expr]
     if var ~= nil then return tostring(var) end
+    local cmd = expr:match("^cmd:%s*(.-)%s*$")
+    if cmd then return run_cmd(ctx, server, field, cmd) end
+    local builtin = BUILTIN[expr] and BUILTIN[expr](ctx)
+    if builtin then return builtin end
     local bare = expr:match("^env:(.*)$") or expr
     local name, default = bare:match("^([%a_][%w_]*):%-(.*)$")
     if not name then name = bare:match("^([%a_][%w_]*)$") end
@@ -187,7 +233,7 @@ local function interpolate(ctx, server, field, s)
       return v
     end
     fail(ctx, server, field, "unknown variable ${" .. expr .. "} (known: ${env:NAME}, ${NAME}, ${NAME:-default}, "
-      .. "${input:id}, and opts.variables)")
+      .. "${input:id}, ${workspaceFolder}, ${userHome}, ..., and opts.variables)")
   end))
 end
 
@@ -241,8 +287,19 @@ local function string_array(ctx, server, field, v)
   return out
 end
 
--- {NAME = value}: strings, numbers and booleans become strings; null leaves the name out.
-local function string_map(ctx, server, field, v, check_name)
+-- mcphub's `"KEY": null` / `"KEY": ""` in env: the value of the user's own environment (left out
+-- when it is unset there; an untrusted file gets only the allowlist).
+local function from_environment(ctx, server, f, k, out)
+  local v, withheld = getenv(ctx, k)
+  if withheld then
+    fail(ctx, server, f, "is not taken from your environment: the file is not in your own configuration", "untrusted")
+  end
+  out[k] = v
+end
+
+-- {NAME = value}: strings, numbers and booleans become strings; null leaves the name out (in
+-- env, null and "" take the value from the environment).
+local function string_map(ctx, server, field, v, check_name, inherit)
   if not is_object(v) then fail(ctx, server, field, "must be an object {NAME: value}, got " .. jtype(v)) end
   local out = {}
   for k, item in pairs(v) do
@@ -250,7 +307,9 @@ local function string_map(ctx, server, field, v, check_name)
     if type(k) ~= "string" then fail(ctx, server, field, "keys must be strings") end
     if check_name and not check_name(k) then fail(ctx, server, f, "is not a valid name") end
     local t = type(item)
-    if item == json.null then
+    if inherit and (item == json.null or item == "") then
+      from_environment(ctx, server, f, k, out)
+    elseif item == json.null then
       -- left out
     elseif t == "string" then
       out[k] = interpolate(ctx, server, f, item)
@@ -414,7 +473,7 @@ local function parse_stdio(ctx, name, entry, s, command)
   if env_file ~= nil then env = read_env_file(ctx, name, str(ctx, name, "envFile", env_file)) end
   local e = get(entry, "env")
   if e ~= nil then
-    for k, v in pairs(string_map(ctx, name, "env", e, env_name)) do env[k] = v end
+    for k, v in pairs(string_map(ctx, name, "env", e, env_name, true)) do env[k] = v end
   end
   s.env = env
   local cwd, ck = get(entry, "cwd", "working_dir")
@@ -509,23 +568,50 @@ local function parse_inputs(ctx, list)
   return by_id
 end
 
+-- Zed's settings.json: {"context_servers": {name: {"command": {"path", "args", "env"}}}} (older)
+-- or {name: {"command", "args", "env"}} / {name: {"url", "headers"}} (newer). A server an
+-- extension provides (no command, no url) cannot be started from the file: it is listed apart.
+local function zed_servers(ctx, servers)
+  if not is_object(servers) then return servers end
+  local out, extensions = {}, {}
+  for name, entry in pairs(servers) do
+    if is_object(entry) and is_object(entry.command) then
+      local e = {}
+      for k, v in pairs(entry) do e[k] = v end
+      e.command, e.args, e.env = entry.command.path, entry.command.args, entry.command.env
+      if e.command == nil then fail(ctx, name, "command.path", "is required for a stdio server") end
+      out[name] = e
+    elseif is_object(entry) and entry.command == nil and entry.url == nil then
+      extensions[#extensions + 1] = name
+    else
+      out[name] = entry
+    end
+  end
+  table.sort(extensions)
+  return out, extensions
+end
+
 local function parse_doc(ctx, doc)
   if not is_object(doc) then fail(ctx, nil, nil, "the top level must be a JSON object, got " .. jtype(doc)) end
   if is_object(doc.mcp) and (doc.mcp.servers ~= nil) and doc.servers == nil then
     doc = doc.mcp -- VS Code settings.json: {"mcp": {"servers": ..., "inputs": ...}}
   end
-  local servers, format, key
+  local servers, format, key, extensions
   if doc.mcpServers ~= nil then
     servers, key = doc.mcpServers, "mcpServers"
     format = (doc.nativeMCPServers ~= nil) and "mcphub" or "mcpServers"
   elseif doc.servers ~= nil then
     servers, key, format = doc.servers, "servers", "vscode"
+  elseif doc.context_servers ~= nil then
+    key, format = "context_servers", "zed"
+    servers, extensions = zed_servers(ctx, doc.context_servers)
   else
-    fail(ctx, nil, nil, "no 'mcpServers' (Claude, Cursor, mcphub) or 'servers' (VS Code) object")
+    fail(ctx, nil, nil, "no 'mcpServers' (Claude, Cursor, mcphub), 'servers' (VS Code) or 'context_servers' (Zed) object")
   end
   if not is_object(servers) then fail(ctx, nil, key, "must be an object {name: server}, got " .. jtype(servers)) end
   ctx.inputs = parse_inputs(ctx, doc.inputs)
-  local out = { file = ctx.file, format = format, servers = {}, order = {}, inputs = ctx.inputs }
+  local out = { file = ctx.file, format = format, servers = {}, order = {}, inputs = ctx.inputs,
+    extension_servers = extensions }
   local names = {}
   for name in pairs(servers) do names[#names + 1] = name end
   table.sort(names, function(a, b) return tostring(a) < tostring(b) end)
@@ -563,7 +649,9 @@ end
 --- opts: `on_input(input) -> value | nil, err` asked for `${input:id}` (input: id, type,
 --- description, password, default, options, server); `inputs` {id = value} given up front;
 --- `env` (table or function(name)) instead of os.getenv; `variables` {name = value} for other
---- `${name}` (e.g. workspaceFolder); `missing_env = "empty"` makes an unset variable "" instead
+--- `${name}` (they win over the built-in workspaceFolder, workspaceFolderBasename, userHome,
+--- pathSeparator and `/` of VS Code and Cursor); `allow_cmd = true` runs mcphub's `${cmd: ...}`
+--- through the shell (off by default; never for an untrusted file); `missing_env = "empty"` makes an unset variable "" instead
 --- of an error; `only` {names}: interpolate just these servers (the others are checked, not
 --- interpolated, and marked `skipped`), e.g. to start one server of a file; `keep_going`: a
 --- server whose entry is invalid or cannot be interpolated does not fail the load, it comes as

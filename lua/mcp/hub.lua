@@ -96,14 +96,14 @@ local OPTS = {
   client = "table", restart = "table", connect_timeout_ms = "number", request_timeout_ms = "number",
   separator = "string", max_name_length = "number", wait = "boolean", variables = "table",
   trust = "function", trusted = "boolean", honor_auto_approve = "boolean", trust_dir = "string",
-  sandbox = "table",
+  sandbox = "table", allow_cmd = "boolean",
 }
 
 -- The options config.load takes from the hub's (trust decides what a file may start).
 local function load_opts(opts)
   return { on_input = opts.on_input, inputs = opts.inputs, env = opts.env, variables = opts.variables,
     trust = opts.trust, trusted = opts.trusted, honor_auto_approve = opts.honor_auto_approve,
-    trust_dir = opts.trust_dir }
+    trust_dir = opts.trust_dir, allow_cmd = opts.allow_cmd }
 end
 
 --- Start a hub over every enabled server of a config (a path, a decoded table, or the result of
