@@ -258,6 +258,19 @@ describe("bin/mcp-lua", function()
       assert.truthy(helper.has(err, "server 'broken': field 'args[1]': environment variable LUA_MCP_CLI_UNSET is not set"), err)
     end)
 
+    it("--var NAME=VALUE fills ${NAME} and ${input:NAME} of the file; without --config it is a usage error", function()
+      local vfile = cfgdir .. "/vars.json"
+      helper.write_file(vfile, ([[{ "mcpServers": { "ex": { "command": "%s", "args": ["%s/examples/servers/${FILE}"],
+        "env": { "GREETING_NAME": "${input:who}" } } } }]]):format(LUA, helper.root))
+      local out, err, code = run_xdg("--config " .. vfile .. " --server ex --var FILE=example_server.lua"
+        .. " --var who=me call echo '{\"message\": \"v\"}'", "")
+      assert.equals(0, code, err)
+      assert.equals("v\n", out)
+      _, err, code = run_xdg("--var A=b tools -- x")
+      assert.equals(2, code)
+      assert.truthy(helper.has(err, "--var goes with --config"), err)
+    end)
+
     it("a file outside the user's configuration asks on the terminal first; no answer runs nothing", function()
       local ws = os.tmpname()
       local marker = ws .. ".ran"
