@@ -271,6 +271,17 @@ describe("bin/mcp-lua", function()
       assert.truthy(helper.has(err, "--var goes with --config"), err)
     end)
 
+    it("a password input with no terminal is read from stdin without /dev/tty noise", function()
+      local pfile = cfgdir .. "/pw.json"
+      helper.write_file(pfile, ([[{ "inputs": [{ "id": "pw", "type": "promptString", "password": true }],
+        "servers": { "ex": { "command": "%s", "args": ["%s"], "env": { "GREETING_NAME": "${input:pw}" } } } }]])
+        :format(LUA, helper.example_server_path))
+      local out, err, code = run_xdg("--config " .. pfile .. " --server ex call echo '{\"message\": \"p\"}'", "secret\n")
+      assert.equals(0, code, err)
+      assert.equals("p\n", out)
+      assert.falsy(helper.has(err, "/dev/tty"), err)
+    end)
+
     it("a file outside the user's configuration asks on the terminal first; no answer runs nothing", function()
       local ws = os.tmpname()
       local marker = ws .. ".ran"

@@ -718,7 +718,8 @@ end
 function M.tty_input(opts)
   opts = opts or {}
   return function(input)
-    local tty_in = opts.input or io.open("/dev/tty", "r") or io.stdin
+    local tty = not opts.input and io.open("/dev/tty", "r") or nil
+    local tty_in = opts.input or tty or io.stdin
     local out = opts.output or io.open("/dev/tty", "w") or io.stderr
     local prompt = (input.description or input.id)
     if input.server then prompt = prompt .. " (for " .. input.server .. ")" end
@@ -731,11 +732,13 @@ function M.tty_input(opts)
     if input.default ~= nil then prompt = prompt .. " [" .. tostring(input.default) .. "]" end
     out:write(prompt, ": ")
     out:flush()
-    local secret = input.password and not opts.input and os.execute("stty -echo < /dev/tty 2>/dev/null")
+    -- stty only on a terminal that opened (else the shell's redirect would print its own error);
+    -- 2>/dev/null comes first so that nothing of it reaches the user's stderr either way.
+    local secret = input.password and tty ~= nil and os.execute("stty -echo 2>/dev/null < /dev/tty")
     local line
     if type(tty_in) == "function" then line = tty_in() else line = tty_in:read("*l") end
     if secret then
-      os.execute("stty echo < /dev/tty 2>/dev/null")
+      os.execute("stty echo 2>/dev/null < /dev/tty")
       out:write("\n")
     end
     if line == nil then return nil, "no answer (end of input)" end
