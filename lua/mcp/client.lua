@@ -157,11 +157,22 @@ function M.new(transport, config)
 end
 
 -- What an era object is made with (lua/mcp/era/init.lua): the client's settings it needs.
+-- The bound on initialize: connect_timeout_ms, else for the first connect of a spawned (stdio)
+-- server at least DEFAULT_STDIO_CONNECT_TIMEOUT_MS, else nil (request_timeout_ms).
+function Client:_connect_timeout()
+  local cfg = self.config
+  if cfg.connect_timeout_ms then return cfg.connect_timeout_ms end
+  if not self.connected_once and self:_can_respawn() then
+    return math.max(protocol.DEFAULT_STDIO_CONNECT_TIMEOUT_MS, cfg.request_timeout_ms)
+  end
+  return nil
+end
+
 function Client:_era_settings()
   local cfg = self.config
   return {
     client_info = { name = cfg.client_name, version = cfg.client_version },
-    connect_timeout_ms = cfg.connect_timeout_ms,
+    connect_timeout_ms = self:_connect_timeout(),
     max_input_rounds = cfg.max_input_rounds,
     tool_headers = self.tool_headers,
   }
@@ -527,7 +538,7 @@ function Client:_start_transport()
   end
   -- The transport may wait until it can carry messages (legacy SSE: the endpoint event).
   local ok, err = contract.start(self.transport, events,
-    { timeout_ms = self.config.connect_timeout_ms or self.config.request_timeout_ms })
+    { timeout_ms = self:_connect_timeout() or self.config.request_timeout_ms })
   if not ok then
     self.state = "closed"
     self.closed_reason = err.message
@@ -616,6 +627,7 @@ function Client:connect()
     self:close()
     return nil, err
   end
+  self.connected_once = true
   return true
 end
 

@@ -288,7 +288,8 @@ function Hub:_new_client(rec)
     ccfg[k] = v
   end
   ccfg.request_timeout_ms = rec.spec.timeout_ms or self.opts.request_timeout_ms
-  ccfg.connect_timeout_ms = self.opts.connect_timeout_ms or rec.spec.timeout_ms or 30000
+  -- Unset: the client's default (60 s for a stdio server's first start, else request_timeout_ms).
+  ccfg.connect_timeout_ms = self.opts.connect_timeout_ms or rec.spec.timeout_ms
   ccfg.on_error = function(e)
     e.server = e.server or rec.name
     self:_report(e)

@@ -15,6 +15,9 @@ M.DEFAULT_PROTOCOL_DISCOVERY_TIMEOUT_MS = 1000
 M.DEFAULT_PROTOCOL_DISCOVERY_STARTUP_MS = 10000
 M.MODERN_PROTOCOL_ERROR_CODES = { -32020, -32021, -32022 }
 M.DEFAULT_REQUEST_TIMEOUT_MS = 30000
+-- The first connect of a server the transport spawns (stdio): a cold `npx -y` / `uvx` start
+-- downloads its package first (28 s measured); the TypeScript SDK allows 60 s too.
+M.DEFAULT_STDIO_CONNECT_TIMEOUT_MS = 60000
 --- How many input_required rounds (SEP-2322) one call may take before it fails.
 M.DEFAULT_MAX_INPUT_ROUNDS = 16
 M.LOGGING_LEVELS = {

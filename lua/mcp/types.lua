@@ -31,7 +31,7 @@ function CancelToken:cancel(reason) end
 ---@field client_version string|nil
 ---@field capabilities table|nil
 ---@field request_timeout_ms number|nil default 30000
----@field connect_timeout_ms number|nil bound on initialize
+---@field connect_timeout_ms number|nil bound on initialize (default request_timeout_ms; 60000 at least for a stdio server's first connect)
 ---@field max_retries integer|nil call_tool retries on retryable transport errors
 ---@field protocol_version string|nil one of mcp.SUPPORTED_PROTOCOL_VERSIONS
 ---@field protocol_version_discovery boolean|nil default true: probe with server/discover (2026-07-28) first
