@@ -71,6 +71,12 @@ describe("bin/mcp-lua", function()
       assert.same({ "echo", "add", "slow_count", "ask_user" }, names)
     end)
 
+    it("tools lists a tool's parameters in the order the server declared them", function()
+      local out, err, code = run("tools " .. TS .. " --ordered-tool")
+      assert.equals(0, code, err)
+      assert.truthy(helper.has(out, "move_file(source: string, destination: string, overwrite?: boolean)  Moves a file.\n"), out)
+    end)
+
     it("call, with arguments inline, from stdin, as JSON; a tool error exits 1", function()
       local out, _, code = run("call add '{\"a\": 2, \"b\": 40}' " .. EX)
       assert.equals(0, code)
