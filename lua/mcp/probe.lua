@@ -72,6 +72,15 @@ function Watch:finish(err)
   return err
 end
 
+--- Whether the probe's close says the server never started: its exit status 126 or 127 (the
+--- shell's or env's "cannot execute" and "command not found", as npx and uvx wrappers pass on).
+---@param err mcp.Error
+---@return boolean
+function M.failed_at_start(err)
+  local status = tostring(err.message):match("exited with status (%d+)")
+  return status == "126" or status == "127"
+end
+
 --- The on_error report of a fallback to initialize that a deadline decided.
 ---@param err mcp.Error the probe's timeout
 ---@return mcp.Error

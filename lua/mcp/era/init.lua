@@ -75,7 +75,12 @@ local function discover(client, o, idle)
       end
       break
     end
-    if err.kind == "closed" and client:_can_respawn() then return "restart", err end
+    if err.kind == "closed" and client:_can_respawn() then
+      -- A server that could not start at all (126/127: the command was not found or could not
+      -- run) is not started a second time: that would only print its errors twice.
+      if probe.failed_at_start(err) then return nil, err end
+      return "restart", err
+    end
     local what, v = modern.classify_probe_error(err, retried)
     if what == nil then return nil, v end
     if what ~= "retry" then
