@@ -14,6 +14,8 @@
 #include "transports/transport_lua.h"
 #include "wire.h"
 
+#define LAST_LINE_MAX 200
+
 typedef struct mcp_session {
     int refs;
     mcp_loop *loop;
@@ -29,6 +31,9 @@ typedef struct mcp_session {
      * told to the handler ("ping", id, answered), though the core still answers them itself. */
     int trace_pings;
     mcp_buf out; /* scratch for encoding; owned here so a raised error leaks nothing */
+    /* The last line the peer wrote that was not JSON-RPC (a log line on stdout), its first
+     * LAST_LINE_MAX bytes escaped: a timeout names it, so the cause is not hidden. */
+    char last_line[LAST_LINE_MAX * 4 + 1];
 } mcp_session;
 
 typedef struct session_box {
@@ -248,18 +253,38 @@ static void send_cancelled(lua_State *L, mcp_session *s, int64_t id, const char 
 
 /* ---- timeouts ------------------------------------------------------------------------------ */
 
+/* Keep the start of a line that was not JSON-RPC, every byte outside printable ASCII as \xNN. */
+static void keep_last_line(mcp_session *s, const char *line, size_t len)
+{
+    size_t i, o = 0;
+    if (len > LAST_LINE_MAX)
+        len = LAST_LINE_MAX;
+    for (i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)line[i];
+        if (c >= 0x20 && c < 0x7f && c != '\\')
+            s->last_line[o++] = (char)c;
+        else
+            o += (size_t)snprintf(s->last_line + o, 5, "\\x%02x", c);
+    }
+    s->last_line[o] = '\0';
+}
+
 static void on_timeout(mcp_loop *loop, mcp_timer *timer)
 {
     mcp_pending *p = timer->data;
     mcp_session *s = p->session;
     lua_State *L = mcp_loop_lua(loop);
-    char msg[128];
+    char msg[128], full[sizeof msg + sizeof s->last_line + 64];
     mcp_pending_take(&s->pending, p->id);
     snprintf(msg, sizeof msg, "request timed out after %u ms", (unsigned)p->timeout_ms);
     s->refs++;
     send_cancelled(L, s, p->id, msg);
     if (L != NULL) {
-        complete_local_error(L, s, p, "timeout", msg);
+        if (s->last_line[0] != '\0')
+            snprintf(full, sizeof full,
+                     "%s; the last line the server wrote that was not JSON-RPC: %s", msg,
+                     s->last_line);
+        complete_local_error(L, s, p, "timeout", s->last_line[0] != '\0' ? full : msg);
     } else {
         free(p); /* cannot happen: timers fire inside core.step */
     }
@@ -476,6 +501,8 @@ static int process_message(lua_State *L)
             head = in->head;
         snprintf(text, sizeof text, "skipped a line that is not valid JSON-RPC (%s): %.*s%s", err,
                  (int)show, head, in->e.len > show ? "..." : "");
+        show = head == in->head && in->e.len > sizeof in->head ? sizeof in->head : in->e.len;
+        keep_last_line(in->s, head, show);
         report_error(L, in->s, "invalid_message", text);
     }
     return 0;
