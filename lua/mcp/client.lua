@@ -654,6 +654,11 @@ function Client:_open_inbound()
   if capable(t, "inbound") then t:open_inbound() end
 end
 
+-- Whether the transport has a session id or a stream it can lose (HTTP, legacy SSE; not stdio).
+function Client:_has_sessions()
+  return type(self.transport.session_id) == "function"
+end
+
 -- The transport's session id (streamable HTTP), when it has one and says so (session_id()).
 function Client:_session_id()
   local t = self.transport

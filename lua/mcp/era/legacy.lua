@@ -30,6 +30,7 @@ function M.new(client, o)
     subscriptions = {}, -- uri -> true: subscribed again on a new session
     renewing = nil, -- while a lost session is initialized again: the calls waiting for it
     lost_sid = nil, -- a lost session whose renewal failed: the next call tries again
+    sessions = nil, -- whether the transport has a session to lose (client:_has_sessions), asked once
   }, Era)
 end
 
@@ -53,13 +54,9 @@ local function await_renewal(self)
   sched.await(function(cb) self.renewing[#self.renewing + 1] = cb end)
 end
 
---- A request: one round trip through the session.
----@param method string
----@param params table|nil
----@param opts table the checked per-call options
----@return any result, mcp.Error|nil err
-function Era:request(method, params, opts)
-  local client = self.client
+-- A request over a transport that has a session (HTTP) or a stream it can lose (legacy SSE):
+-- a lost one is made again before the request, or after the server refused it for that reason.
+local function session_request(self, client, method, params, opts)
   if self.renewing and method ~= "initialize" then await_renewal(self) end
   if method ~= "initialize" and client:_stream_lost() and client:_auto_reinitialize() then
     -- legacy SSE: nothing was sent on the dead stream; a new connection takes the request
@@ -76,6 +73,25 @@ function Era:request(method, params, opts)
       and client:_session_id() ~= sid and client:_auto_reinitialize() then
     if self:renew_session(sid) then res, err = client:_roundtrip(method, params, opts) end
   end
+  if res == nil and err.code == -32042 then return after_url_elicitation(client, method, params, opts, err) end
+  return res, err
+end
+
+--- A request: one round trip through the session.
+---@param method string
+---@param params table|nil
+---@param opts table the checked per-call options
+---@return any result, mcp.Error|nil err
+function Era:request(method, params, opts)
+  local client = self.client
+  local sessions = self.sessions
+  if sessions == nil then
+    sessions = client:_has_sessions()
+    self.sessions = sessions
+  end
+  -- A transport with no session (stdio) has nothing to lose: the plain round trip, no checks.
+  if sessions or self.renewing then return session_request(self, client, method, params, opts) end
+  local res, err = client:_roundtrip(method, params, opts)
   if res == nil and err.code == -32042 then return after_url_elicitation(client, method, params, opts, err) end
   return res, err
 end
