@@ -52,6 +52,9 @@ end
 --- Wait (bounded) until every server process this file started is reaped, so the next spec
 --- file starts with none of ours; returns the number still alive.
 function M.reap_all(ms)
+  -- a client an earlier spec dropped without close() stops its server when it is collected
+  collectgarbage()
+  collectgarbage()
   helper.wait_until(function() return mcp.core.children() == 0 end, ms or helper.ms(10000))
   return mcp.core.children()
 end
