@@ -19,6 +19,7 @@
 
 #include "run_program.h"
 #include "transports/child.h"
+#include "transports/child.h"
 
 #define MAX_ARGS 32
 #define MAX_OUTPUT (1024 * 1024)
@@ -30,19 +31,6 @@ typedef struct run_io {
     char *buf[3];
     size_t len[3];
 } run_io;
-
-static int pipe_cloexec(int p[2])
-{
-#ifdef __linux__
-    return pipe2(p, O_CLOEXEC);
-#else
-    if (pipe(p) != 0)
-        return -1;
-    fcntl(p[0], F_SETFD, FD_CLOEXEC);
-    fcntl(p[1], F_SETFD, FD_CLOEXEC);
-    return 0;
-#endif
-}
 
 static void close_fd(int *fd)
 {
@@ -117,7 +105,7 @@ static int start(const char *const *argv, run_io *io, pid_t *pid)
     for (i = 0; i < 3; i++)
         p[i][0] = p[i][1] = -1;
     for (i = 0; i < 3; i++)
-        if (pipe_cloexec(p[i]) != 0)
+        if (mcp_pipe_cloexec(p[i]) != 0)
             break;
     *pid = i == 3 ? fork() : -1;
     if (*pid == 0)

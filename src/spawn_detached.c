@@ -35,19 +35,6 @@ static void to_devnull(void)
 
 /* Both ends close-on-exec from birth (pipe2 where there is one: no other thread's fork sees
  * them without the flag). */
-static int cloexec_pipe(int p[2])
-{
-#ifdef __linux__
-    return pipe2(p, O_CLOEXEC);
-#else
-    if (pipe(p) != 0)
-        return -1;
-    fcntl(p[0], F_SETFD, FD_CLOEXEC);
-    fcntl(p[1], F_SETFD, FD_CLOEXEC);
-    return 0;
-#endif
-}
-
 int mcp_spawn_detached(lua_State *L)
 {
     const char *argv[MAX_ARGS + 1];
@@ -64,7 +51,7 @@ int mcp_spawn_detached(lua_State *L)
         argv[i] = lua_tostring(L, -1); /* stays on the stack, so stays valid */
     }
     argv[n] = NULL;
-    if (cloexec_pipe(p) != 0) {
+    if (mcp_pipe_cloexec(p) != 0) {
         lua_pushnil(L);
         lua_pushfstring(L, "pipe: %s", strerror(errno));
         return 2;

@@ -326,7 +326,8 @@ static int resolve_command(const mcp_spawn_opts *o, char *out, size_t outlen)
     return ENOENT;
 }
 
-static int make_pipe(int p[2])
+/* A pipe whose two ends are close-on-exec from birth (shared with the other spawners). */
+int mcp_pipe_cloexec(int p[2])
 {
 #ifdef __linux__
     return pipe2(p, O_CLOEXEC);
@@ -455,9 +456,9 @@ report:
 static int open_spawn_fds(const mcp_spawn_opts *o, int in[2], int out[2], int errp[2], int rep[2])
 {
     int e;
-    if (make_pipe(in) != 0 || make_pipe(out) != 0 || make_pipe(rep) != 0)
+    if (mcp_pipe_cloexec(in) != 0 || mcp_pipe_cloexec(out) != 0 || mcp_pipe_cloexec(rep) != 0)
         goto fail;
-    if (o->stderr_mode == MCP_STDERR_PIPE && make_pipe(errp) != 0)
+    if (o->stderr_mode == MCP_STDERR_PIPE && mcp_pipe_cloexec(errp) != 0)
         goto fail;
     if (o->stderr_mode == MCP_STDERR_DISCARD) {
         errp[1] = open("/dev/null", O_WRONLY | O_CLOEXEC);

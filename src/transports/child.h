@@ -72,6 +72,8 @@ void mcp_child_describe(const mcp_child *c, char *out, size_t outlen);
  * every signal back to its default and none blocked. */
 int mcp_fd_limit(void);
 void mcp_cloexec_from(int lowfd, int maxfd);
+/* pipe(2) with both ends close-on-exec from birth; 0 or -1 (errno). */
+int mcp_pipe_cloexec(int p[2]);
 void mcp_default_signals(void);
 
 #endif
