@@ -304,8 +304,16 @@ static int resolve_command(const mcp_spawn_opts *o, char *out, size_t outlen)
     const char *path, *p;
     struct stat st;
     if (strchr(o->command, '/') != NULL) {
+        /* checked here, not left to exec: posix_spawn under valgrind (no shared-memory vfork)
+         * cannot report exec's errno, and the missing file would show as a child exiting 127 */
         if (strlen(o->command) >= outlen)
             return ENAMETOOLONG;
+        if (stat(o->command, &st) != 0)
+            return errno;
+        if (!S_ISREG(st.st_mode))
+            return EACCES;
+        if (access(o->command, X_OK) != 0)
+            return errno;
         strcpy(out, o->command);
         return 0;
     }
@@ -482,7 +490,8 @@ static int check_command(const mcp_spawn_opts *o, char *file, size_t filelen, ch
     struct stat st;
     int e = resolve_command(o, file, filelen);
     if (e != 0) {
-        snprintf(err, errlen, "cannot start '%s': %s (searched PATH)", o->command, strerror(e));
+        snprintf(err, errlen, "cannot start '%s': %s%s", o->command, strerror(e),
+                 strchr(o->command, '/') ? "" : " (searched PATH)");
         return -1;
     }
     if (o->cwd != NULL && (stat(o->cwd, &st) != 0 || !S_ISDIR(st.st_mode))) {
