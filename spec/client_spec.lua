@@ -1347,7 +1347,7 @@ describe("lifecycle", function()
 
   it("--no-answer-init: connect times out", function()
     local before = mcp.core.children()
-    local c, err = helper.test_server({ "--no-answer-init" }, { request_timeout_ms = 300 })
+    local c, err = helper.test_server({ "--no-answer-init" }, { request_timeout_ms = 300, connect_timeout_ms = 300 })
     assert.is_nil(c)
     assert.are.equal("timeout", err.kind)
     assert.are.equal("initialize", err.method)
