@@ -143,6 +143,7 @@ export MCP_FILESYSTEM_SERVER
 
 # Sanitizers (gcc's runtimes, preloaded into the unsanitized interpreter).
 ASAN_BUILDDIR := build/asan-$(ABI)$(OWN_SUFFIX)
+MEMCHECK_BUILDDIR := build/memcheck-5.4
 ASAN_SANFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 ASAN_LIBS = $(shell $(CC) -print-file-name=libasan.so) $(shell $(CC) -print-file-name=libubsan.so)
 # These variables reach every child the specs start (node, lua5.4 test servers, sh)
@@ -324,13 +325,14 @@ asan: deps
 	@for f in $(ASAN_LIBS); do [ -f "$$f" ] || { echo "asan: $$f not found ($(CC) -print-file-name)" >&2; exit 1; }; done
 	$(ASAN_ENV) $(LUAI) $(BUSTED) --lpath='$(BUSTED_LPATH)' --cpath='./$(ASAN_BUILDDIR)/?.so' $(BUSTED_FLAGS) $(SPEC)
 
-# PUC Lua 5.4 only (LuaJIT is not valgrind-clean). The hostile matrix (hostile_*_spec.lua) is left
+# PUC Lua 5.4 only (LuaJIT is not valgrind-clean), built in a directory of its own so that it can
+# run beside `make test LUA=5.4` (CI starts it first). The hostile matrix (hostile_*_spec.lua) is left
 # out: its memory bounds mean nothing under valgrind and its floods would take minutes; `make
 # hostile` runs it under ASan.
 memcheck: deps
-	@$(MAKE) --no-print-directory build LUA=5.4
+	@$(MAKE) --no-print-directory build LUA=5.4 BUILDDIR=$(MEMCHECK_BUILDDIR)
 	MCP_TEST_SANITIZER=valgrind $(VALGRIND) $(VALGRIND_FLAGS) \
-	  lua5.4 $(BUSTED) --lpath='$(BUSTED_LPATH)' --cpath='./build/5.4/?.so' --exclude-pattern='^hostile_' $(BUSTED_FLAGS) $(SPEC)
+	  lua5.4 $(BUSTED) --lpath='$(BUSTED_LPATH)' --cpath='./$(MEMCHECK_BUILDDIR)/?.so' --exclude-pattern='^hostile_' $(BUSTED_FLAGS) $(SPEC)
 
 # libFuzzer targets (fuzz/<name>_fuzz.c), built with clang and its libFuzzer runtime (Debian 12:
 # clang-14 and libclang-rt-14-dev, which clang-14 only recommends; scripts/deps.sh installs both,
