@@ -177,6 +177,25 @@ describe("streamable HTTP #http", function()
       end)
   end
 
+  -- Seen under valgrind: the transport had already dropped the refused session (another request
+  -- met the 404) when a call started, before the renewal had begun; the call went out with no
+  -- session id and the server answered 400 "Mcp-Session-Id header is required".
+  it("a call started after the transport dropped the lost session, before its renewal, waits for a new one", function()
+    local reconnects = 0
+    local c = assert(new_client(srv, { on_reconnect = function() reconnects = reconnects + 1 end }))
+    H.control(srv, { expire_session = 404 })
+    -- a notification meets the 404: the transport drops the session, no call is there to renew it
+    assert(c:notify("notifications/roots/list_changed"))
+    helper.wait_until(function() return c.transport:session_id() == nil end, helper.ms(5000))
+    assert.is_nil(c.transport:session_id())
+    local r, err = c:call_tool("echo", { message = "after" })
+    assert(r, tostring(err))
+    assert.equal("after", r.content[1].text)
+    assert.is_string(c.transport:session_id())
+    assert.equal(1, reconnects)
+    c:close()
+  end)
+
   it("makes one new session for every call in flight that found the old one lost", function()
     local reconnects = 0
     local c = assert(new_client(srv, { on_reconnect = function() reconnects = reconnects + 1 end }))

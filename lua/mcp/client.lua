@@ -659,10 +659,12 @@ function Client:_has_sessions()
   return type(self.transport.session_id) == "function"
 end
 
--- The transport's session id (streamable HTTP), when it has one and says so (session_id()).
+-- The transport's session id (streamable HTTP), when it has one and says so (session_id()); from
+-- initialize's answer on (the era keeps it to know a session was lost).
 function Client:_session_id()
   local t = self.transport
-  if self.state ~= "connected" or type(t.session_id) ~= "function" then return nil end
+  local state = self.state
+  if (state ~= "connected" and state ~= "connecting") or type(t.session_id) ~= "function" then return nil end
   return t:session_id()
 end
 

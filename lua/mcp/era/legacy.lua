@@ -29,7 +29,8 @@ function M.new(client, o)
     connect_timeout_ms = o.connect_timeout_ms,
     subscriptions = {}, -- uri -> true: subscribed again on a new session
     renewing = nil, -- while a lost session is initialized again: the calls waiting for it
-    lost_sid = nil, -- a lost session whose renewal failed: the next call tries again
+    known_sid = nil, -- the session the client had: once the transport drops it (the server refused
+    -- it, for this call or another; or the last renewal failed), the next call makes a new one first
     sessions = nil, -- whether the transport has a session to lose (client:_has_sessions), asked once
   }, Era)
 end
@@ -62,11 +63,16 @@ local function session_request(self, client, method, params, opts)
     -- legacy SSE: nothing was sent on the dead stream; a new connection takes the request
     if self:renew_connection() then return client:request(method, params, opts) end
   end
-  if self.lost_sid and method ~= "initialize" and client:_session_id() == nil and client:_auto_reinitialize() then
-    self:renew_session(self.lost_sid) -- the last try failed (the server was still down): again
-  end
   local sid = client:_session_id()
+  if sid ~= nil then
+    self.known_sid = sid
+  elseif self.known_sid and method ~= "initialize" and client:_auto_reinitialize() then
+    -- sent now, it would go without a session (400 "Mcp-Session-Id header is required")
+    self:renew_session(self.known_sid)
+    sid = client:_session_id()
+  end
   local res, err = client:_roundtrip(method, params, opts)
+  if res ~= nil and method == "initialize" then self.known_sid = client:_session_id() end
   -- The server refused the request before any handler ran (an unknown session: the transport
   -- dropped its id); a new session is made once for every call that saw this, then it is sent again.
   if res == nil and sid ~= nil and method ~= "initialize" and (err.status_code == 404 or err.status_code == 400)
@@ -146,12 +152,12 @@ function Era:renew_session(lost_sid)
   self.renewing = nil
   for _, wake in ipairs(waiting) do wake() end
   if not ok then
-    self.lost_sid = lost_sid -- the next call tries again
+    self.known_sid = lost_sid -- the next call tries again
     client:_report(errors.new(nil, "the server lost the session and a new one failed: " .. tostring(err and err.message),
       nil, { kind = err and err.kind or "transport", cause = err }))
     return false
   end
-  self.lost_sid = nil
+  self.known_sid = client:_session_id()
   for uri in pairs(self.subscriptions) do
     local _, serr = client:_roundtrip("resources/subscribe", { uri = uri }, {})
     if serr then client:_report(serr) end
