@@ -2,9 +2,10 @@
  * in a directory of mode 0700, so a token never sits in a file another user can read, and a
  * crash never leaves half a file.
  *
- * write_private_file(path, data) -> true | nil, message
+ * write_private_file(path, data [, mode]) -> true | nil, message
  *     data goes to "<path>.tmp-<pid>" (created O_EXCL, mode 0600), is fsync'ed, then renamed
- *     over path.
+ *     over path. mode (permission bits, default 0600) is set on it before the rename: a config
+ *     file rewritten in place keeps the mode it had.
  * mkdir_private(path) -> true | nil, message     every missing component created with 0700
  * file_mode(path) -> permission bits (integer) | nil, message */
 #include <errno.h>
@@ -30,8 +31,10 @@ int mcp_write_private_file(lua_State *L)
     size_t plen, n, off = 0;
     const char *path = luaL_checklstring(L, 1, &plen);
     const char *data = luaL_checklstring(L, 2, &n);
+    lua_Integer mode = luaL_optinteger(L, 3, 0600);
     char *tmp = mcp_newuserdata(L, plen + 32); /* collected: no leak if anything raises */
-    int fd;
+    int fd, bad, e;
+    luaL_argcheck(L, mode >= 0 && mode <= 07777, 3, "permission bits expected");
     snprintf(tmp, plen + 32, "%s.tmp-%ld", path, (long)getpid());
     unlink(tmp); /* a leftover of a crashed writer of this pid */
     fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_TRUNC, 0600);
@@ -42,7 +45,7 @@ int mcp_write_private_file(lua_State *L)
         if (w < 0 && errno == EINTR)
             continue;
         if (w <= 0) {
-            int e = errno;
+            e = errno;
             close(fd);
             unlink(tmp);
             errno = e;
@@ -50,14 +53,19 @@ int mcp_write_private_file(lua_State *L)
         }
         off += (size_t)w;
     }
-    if (fsync(fd) != 0 || close(fd) != 0) {
-        int e = errno;
+    bad = fchmod(fd, (mode_t)mode) != 0 || fsync(fd) != 0;
+    e = errno;
+    if (close(fd) != 0 && !bad) {
+        bad = 1;
+        e = errno;
+    }
+    if (bad) {
         unlink(tmp);
         errno = e;
         return fail(L, "cannot write", tmp);
     }
     if (rename(tmp, path) != 0) {
-        int e = errno;
+        e = errno;
         unlink(tmp);
         errno = e;
         return fail(L, "cannot rename to", path);

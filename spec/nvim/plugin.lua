@@ -60,6 +60,7 @@ local tmp = vim.fn.tempname()
 vim.fn.mkdir(tmp .. "/ws/.vscode", "p")
 local user_file = tmp .. "/servers.json"
 write(user_file, ([[{
+  // my servers (mcphub's servers.json format); this comment survives the plugin's writes
   "mcpServers": {
     "example": { "command": %q, "args": [%q], "env": { "EXAMPLE_VAR": "1" }, "autoApprove": ["slow_count"] },
     "off": { "command": %q, "args": [%q], "disabled": true }
@@ -81,7 +82,7 @@ local inputs = {}
 local plugin
 T.test("plugin/mcp.lua defines the commands on the runtimepath", function()
   vim.cmd("runtime plugin/mcp.lua")
-  for _, c in ipairs({ "Mcp", "McpCall", "McpRead", "McpPrompt", "McpRestart" }) do
+  for _, c in ipairs({ "Mcp", "McpCall", "McpRead", "McpPrompt", "McpRestart", "McpEnable", "McpDisable" }) do
     T.eq(2, vim.fn.exists(":" .. c), ":" .. c)
   end
   plugin = require("mcp.nvim.plugin").setup({
@@ -325,6 +326,77 @@ T.test("autoApprove: honoured in the user's file, ignored in a workspace file", 
   vim.cmd([[McpCall ws__echo {"message": "from the workspace"}]])
   T.wait_for(function() return buffer_text("mcp://call/ws__echo") end, 10000 * slow, "the buffer")
   T.eq(1, asked("Run tool echo of server ws"), "the workspace's autoApprove did not count")
+end)
+
+local function read(path)
+  local fh = assert(io.open(path, "rb"))
+  local text = fh:read("*a")
+  fh:close()
+  return text
+end
+
+local function on_line(pattern)
+  local buf = vim.fn.bufnr("mcp://servers")
+  vim.api.nvim_set_current_win(vim.fn.bufwinid(buf))
+  for i, l in ipairs(vim.api.nvim_buf_get_lines(buf, 0, -1, false)) do
+    if l:find(pattern) then
+      vim.api.nvim_win_set_cursor(0, { i, 0 })
+      return
+    end
+  end
+  error("no line " .. pattern)
+end
+
+T.test(":Mcp window: d disables a server and saves it to its file, comments kept", function()
+  vim.cmd("Mcp")
+  on_line("^example  %[ready%]")
+  vim.cmd("normal d")
+  T.wait_for(function() return plugin.hubs[1].hub:state("example") == "disabled" end, 10000 * slow, "disabled")
+  T.wait_for(function() return (buffer_text("mcp://servers") or ""):find("example  [disabled]", 1, true) end,
+    10000 * slow, "the window shown again")
+  local text = read(user_file)
+  T.truthy(text:find('"example": { "disabled": true, "command"', 1, true), text)
+  T.truthy(text:find("// my servers", 1, true), "the comment kept")
+  T.eq(true, require("mcp.config").load(user_file, { trusted = true }).servers.example.disabled)
+end)
+
+T.test("the disabled flag round-trips through a restart of the plugin; e enables it again", function()
+  answers = { { "wants to run", 2 } }
+  plugin.stop()
+  plugin.wait(20000 * slow)
+  T.eq("disabled", plugin.hubs[1].hub:state("example"), "read back from the file")
+  vim.cmd("Mcp")
+  on_line("^example  %[disabled%]")
+  vim.cmd("normal e")
+  T.wait_for(function() return plugin.hubs[1].hub:state("example") == "ready" end, 20000 * slow, "enabled")
+  T.truthy(read(user_file):find('"example": { "disabled": false, "command"', 1, true))
+  plugin.stop()
+  plugin.wait(20000 * slow)
+  T.eq("ready", plugin.hubs[1].hub:state("example"), "enabled after a restart of the plugin")
+end)
+
+T.test(":McpDisable, :McpEnable and :McpRestart of a disabled server, saved", function()
+  vim.cmd("McpDisable example")
+  T.wait_for(function() return plugin.hubs[1].hub:state("example") == "disabled" end, 10000 * slow, "disabled")
+  T.wait_for(function() return read(user_file):find('"example": { "disabled": true', 1, true) end, 10000 * slow, "saved")
+  vim.cmd("McpEnable example")
+  T.wait_for(function() return plugin.hubs[1].hub:state("example") == "ready" end, 20000 * slow, "enabled")
+  T.wait_for(function() return read(user_file):find('"example": { "disabled": false', 1, true) end, 10000 * slow, "saved")
+  vim.cmd("McpRestart off") -- disabled in the file: restarting it enables it
+  T.wait_for(function() return plugin.hubs[1].hub:state("off") == "ready" end, 20000 * slow, "off enabled")
+  T.wait_for(function() return read(user_file):find('"disabled": false }', 1, true) end, 10000 * slow, "saved")
+  T.eq(true, require("mcp.config").load(user_file, { trusted = true }).servers.off.disabled == false)
+end)
+
+T.test("a workspace file trusted only once is not written: the change holds for the session", function()
+  local ws_file = tmp .. "/ws/.vscode/mcp.json"
+  local before = read(ws_file)
+  vim.cmd("McpDisable ws")
+  T.wait_for(function() return noted("not written") end, 10000 * slow, "the warning")
+  T.eq("disabled", plugin.hubs[2].hub:state("ws"))
+  T.eq(before, read(ws_file), "the workspace file untouched")
+  vim.cmd("McpEnable ws")
+  T.wait_for(function() return plugin.hubs[2].hub:state("ws") == "ready" end, 20000 * slow, "enabled again")
 end)
 
 T.test("stop closes every server", function()

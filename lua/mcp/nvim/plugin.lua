@@ -6,6 +6,7 @@
 ---   :McpRead {uri}            read a resource
 ---   :McpPrompt {name} [{json}] get a prompt
 ---   :McpRestart {server}      reconnect a server (the old connection serves until the new one is up)
+---   :McpEnable / :McpDisable {server}  saved back to the server's file (mcp.config.write)
 ---
 --- Servers come from the user's file (the mcpServers format of mcphub.nvim's servers.json,
 --- trusted) and the workspace's .vscode/mcp.json, .cursor/mcp.json and .mcp.json (each server
@@ -151,7 +152,7 @@ end
 local function find_server(name)
   for _, h in ipairs(M.hubs) do
     for _, s in ipairs(h.hub:servers()) do
-      if s.name == name then return h.hub, s end
+      if s.name == name then return h.hub, s, h end
     end
   end
 end
@@ -243,27 +244,67 @@ function M.cmd_prompt(args)
   end)
 end
 
---- :McpRestart {server}
----@param name string
-function M.cmd_restart(name)
-  name = vim.trim(name or "")
-  M.start()
-  local hub = find_server(name)
-  if not hub then return fail("no server named \"" .. name .. "\"") end
+-- Save a server's enabled state into the file it came from (mcp.config.write): the user's file,
+-- or a workspace file whose server was trusted with a remembered yes; any other stays unsaved.
+local function save(h, name, enabled)
+  local ok, err = require("mcp.config.write").set_enabled(h.source, name, enabled,
+    { trusted = h.hub.config.trusted == true, trust_dir = h.hub.opts.trust_dir })
+  if ok then log(name .. ": " .. (enabled and "enabled" or "disabled") .. " in " .. h.source) end
+  if ok == nil then
+    log(tostring(err))
+    notify(tostring(err), vim.log.levels.WARN)
+  end
+  return ok, err
+end
+
+-- In a task: enable, disable or restart server name of hub record h (a disabled server restarted
+-- is enabled); an enabled state is saved to the file. then() runs after, in the same task.
+local function change(h, name, what, after)
   task(function()
-    -- a ready server gets its new client before the old one goes (a call in flight finishes)
-    local ok, err = hub:reconnect(name)
-    if not ok then return fail(name .. ": " .. tostring(err)) end
-    notify(name .. ": " .. hub:state(name))
+    local hub = h.hub
+    if what == "restart" and hub:state(name) == "disabled" then what = "enable" end
+    if what == "enable" then
+      hub:enable(name)
+      save(h, name, true)
+    elseif what == "disable" then
+      hub:disable(name)
+      save(h, name, false)
+    else
+      -- a ready server gets its new client before the old one goes (a call in flight finishes)
+      local ok, err = hub:reconnect(name)
+      if not ok then fail(name .. ": " .. tostring(err)) end
+    end
+    local state, err = hub:state(name)
+    notify(name .. ": " .. state .. (err and (" (" .. tostring(err) .. ")") or ""))
+    if after then after() end
   end)
 end
+
+local function server_cmd(name, what)
+  name = vim.trim(name or "")
+  M.start()
+  local _, _, h = find_server(name)
+  if not h then return fail("no server named \"" .. name .. "\"") end
+  change(h, name, what)
+end
+
+--- Enable or disable a server (:McpEnable, :McpDisable, e and d in :Mcp), saved back to the
+--- file it came from (mcp.config.write; a workspace file only when its server was trusted with
+--- a remembered yes, else the change holds for this session and a warning says so).
+---@param name string
+---@param enabled boolean
+function M.set_enabled(name, enabled) server_cmd(name, enabled and "enable" or "disable") end
+
+--- :McpRestart {server}: a disabled server is enabled (and that is saved).
+---@param name string
+function M.cmd_restart(name) server_cmd(name, "restart") end
 
 -- ---- the servers window ------------------------------------------------------------------------
 
 local function server_lines(lines, lnum, h)
   for _, s in ipairs(h.hub:servers()) do
     lines[#lines + 1] = ("%s  [%s]%s"):format(s.name, s.state, s.error and ("  " .. tostring(s.error)) or "")
-    lnum[#lines] = { hub = h.hub, name = s.name }
+    lnum[#lines] = { hub = h.hub, name = s.name, h = h }
     for _, e in ipairs(collect("list_tools")) do
       if e.hub == h.hub and e.item.server == s.name then
         lines[#lines + 1] = "    tool    " .. e.item.name .. (e.item.description and ("  " .. e.item.description:gsub("\n.*", "")) or "")
@@ -296,12 +337,8 @@ end
 local function act(buf, what)
   local entry = vim.b[buf].mcp_servers and M._lnum and M._lnum[vim.api.nvim_win_get_cursor(0)[1]]
   if what ~= "refresh" and not entry then return notify("not on a server's line", vim.log.levels.WARN) end
-  task(function()
-    if what == "enable" then entry.hub:enable(entry.name) end
-    if what == "disable" then entry.hub:disable(entry.name) end
-    if what == "restart" then entry.hub:reconnect(entry.name) end
-    M.cmd_servers()
-  end)
+  if what == "refresh" then return M.cmd_servers() end
+  change(entry.h, entry.name, what, function() M.cmd_servers() end)
 end
 
 --- :Mcp, the servers window.
@@ -393,6 +430,10 @@ function M.define_commands()
     { nargs = "+", complete = first_arg_only(M.complete_prompts), desc = "Get an MCP prompt" })
   cmd("McpRestart", function(o) M.cmd_restart(o.args) end,
     { nargs = 1, complete = M.complete_servers, desc = "Restart an MCP server" })
+  cmd("McpEnable", function(o) M.set_enabled(vim.trim(o.args), true) end,
+    { nargs = 1, complete = M.complete_servers, desc = "Enable an MCP server (saved to its file)" })
+  cmd("McpDisable", function(o) M.set_enabled(vim.trim(o.args), false) end,
+    { nargs = 1, complete = M.complete_servers, desc = "Disable an MCP server (saved to its file)" })
   local group = vim.api.nvim_create_augroup("lua_mcp_plugin", { clear = true })
   vim.api.nvim_create_autocmd("VimLeavePre", { group = group, callback = function() M.stop() end })
 end
