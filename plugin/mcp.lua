@@ -1,5 +1,5 @@
 -- lua-mcp's Neovim plugin: the commands :Mcp, :McpCall, :McpRead, :McpPrompt, :McpRestart,
--- :McpEnable, :McpDisable
+-- :McpEnable, :McpDisable, :McpLogin, :McpLogout
 -- (see :help lua-mcp-plugin). Servers start on the first command, not at startup; call
 -- require("mcp.nvim.plugin").setup{...} to set options. vim.g.loaded_lua_mcp = 1 turns it off.
 if vim.g.loaded_lua_mcp then return end

@@ -674,3 +674,37 @@ describe("mcp.hub", function()
     assert.has_error(function() mcp.hub({ mcpServers = {} }, { typo = 1 }) end, "mcp.hub: unknown option 'typo'")
   end)
 end)
+
+describe("mcp.hub auth_provider #auth", function()
+  local A = require("auth_helper")
+  local srv = A.serve()
+  if not srv then return end
+
+  it("gives each HTTP server without static tokens the host's provider: a 401 logs in", function()
+    local asked = {}
+    local hub = assert(mcp.hub({ mcpServers = {
+      secure = { url = srv.url },
+      static = { url = srv.url, oauth = { access_token = "not-a-token" } },
+      local_one = server(),
+    } }, {
+      restart = { max = 0 },
+      auth_provider = function(name, spec)
+        asked[#asked + 1] = name .. " " .. spec.url
+        return A.provider(srv, { store = mcp.auth.memory_store() })
+      end,
+    }))
+    assert.same({ "secure " .. srv.url }, asked)
+    assert.equals("ready", hub:state("secure"))
+    assert.truthy(contains(names(hub:list_tools()), "secure__whoami"))
+    assert.equals("ready", hub:state("local_one"))
+    hub:close()
+  end)
+
+  it("without it a 401 fails the server", function()
+    local hub = assert(mcp.hub({ mcpServers = { secure = { url = srv.url } } }, { restart = { max = 0 } }))
+    assert.equals("failed", hub:state("secure"))
+    hub:close()
+    assert.has_error(function() mcp.hub({ mcpServers = {} }, { auth_provider = {} }) end,
+      "mcp.hub: option 'auth_provider' must be a function, got table")
+  end)
+end)

@@ -96,7 +96,7 @@ local OPTS = {
   client = "table", restart = "table", connect_timeout_ms = "number", request_timeout_ms = "number",
   separator = "string", max_name_length = "number", wait = "boolean", variables = "table",
   trust = "function", trusted = "boolean", honor_auto_approve = "boolean", trust_dir = "string",
-  sandbox = "table", allow_cmd = "boolean",
+  sandbox = "table", allow_cmd = "boolean", auth_provider = "function",
 }
 
 -- The options config.load takes from the hub's (trust decides what a file may start).
@@ -261,6 +261,11 @@ function Hub:_transport_factory(rec)
     return function() return mcp.stdio_transport(tcfg) end
   end
   local tcfg = { url = spec.url, headers = spec.headers, oauth = static_oauth(spec.oauth) }
+  -- A server without static tokens in its entry logs in through the host's provider (a 401 runs
+  -- the flow): the provider the hook gives, if any.
+  if self.opts.auth_provider and (tcfg.oauth == nil or next(tcfg.oauth) == nil) then
+    tcfg.auth_provider = self.opts.auth_provider(rec.name, spec)
+  end
   if spec.type == "sse" or rec.legacy_sse then return function() return mcp.sse_transport(tcfg) end end
   return function() return mcp.http_transport(tcfg) end
 end

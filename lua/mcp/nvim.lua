@@ -287,7 +287,7 @@ local progress_count = 0
 ---   p.finish(res and "done" or tostring(err), res and vim.log.levels.INFO or vim.log.levels.ERROR)
 ---@param title string shown before each update ("title: 3/10 message")
 ---@param opts table|nil level (default INFO), vim (replaces the global vim: tests)
----@return {on_progress: fun(params: table), finish: fun(message: string|nil, level: integer|nil)}
+---@return {on_progress: fun(params: table), update: fun(message: string, level: integer|nil), finish: fun(message: string|nil, level: integer|nil)}
 function M.progress(title, opts)
   if type(title) ~= "string" then error("mcp.nvim.progress: title must be a string", 2) end
   opts = opts or {}
@@ -310,6 +310,12 @@ function M.progress(title, opts)
     if type(params.total) == "number" then text = text .. "/" .. json.encode(params.total) end
     if type(params.message) == "string" and params.message ~= "" then text = text .. " " .. params.message end
     show(text, nil, false)
+  end
+  --- A step of something that is not a call with progress (a login): the message replaces the
+  --- notification's text.
+  function p.update(message, lvl)
+    if finished then return end
+    show(title .. ": " .. tostring(message), lvl, false)
   end
   function p.finish(message, lvl)
     if finished then return end

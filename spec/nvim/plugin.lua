@@ -82,7 +82,7 @@ local inputs = {}
 local plugin
 T.test("plugin/mcp.lua defines the commands on the runtimepath", function()
   vim.cmd("runtime plugin/mcp.lua")
-  for _, c in ipairs({ "Mcp", "McpCall", "McpRead", "McpPrompt", "McpRestart", "McpEnable", "McpDisable" }) do
+  for _, c in ipairs({ "Mcp", "McpCall", "McpRead", "McpPrompt", "McpRestart", "McpEnable", "McpDisable", "McpLogin", "McpLogout" }) do
     T.eq(2, vim.fn.exists(":" .. c), ":" .. c)
   end
   plugin = require("mcp.nvim.plugin").setup({

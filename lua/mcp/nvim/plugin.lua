@@ -7,6 +7,7 @@
 ---   :McpPrompt {name} [{json}] get a prompt
 ---   :McpRestart {server}      reconnect a server (the old connection serves until the new one is up)
 ---   :McpEnable / :McpDisable {server}  saved back to the server's file (mcp.config.write)
+---   :McpLogin / :McpLogout {server}    OAuth login through the browser, or forget the tokens
 ---
 --- Servers come from the user's file (the mcpServers format of mcphub.nvim's servers.json,
 --- trusted) and the workspace's .vscode/mcp.json, .cursor/mcp.json and .mcp.json (each server
@@ -29,6 +30,7 @@ local WORKSPACE_FILES = { ".vscode/mcp.json", ".cursor/mcp.json", ".mcp.json" }
 ---@field on_input? fun(input: table): string|nil, string|nil asked for ${input:id}
 ---@field request_timeout_ms? integer per request (default 60000)
 ---@field on_elicitation? function the elicitation handler (default: one form in a floating buffer, mcp.nvim.form)
+---@field oauth? false|{store?: "file"|"keyring"|table, client_name?: string, timeout_ms?: integer} logins of HTTP servers (mcp.nvim.login; false: none)
 ---@field hub? table more mcp.hub options
 M.defaults = { workspace = true, honor_workspace_auto_approve = false, request_timeout_ms = 60000 }
 M.config = {}
@@ -76,20 +78,27 @@ function M.workspace_files()
   return out
 end
 
-local function hub_opts(workspace)
+local function hub_opts(path, workspace)
   local c = M.config
   local opts = {
     wait = false,
     request_timeout_ms = c.request_timeout_ms,
     variables = { workspaceFolder = vim.fn.getcwd(), userHome = os.getenv("HOME") },
     on_input = c.on_input or require("mcp.config").nvim_input(),
-    on_state = function(name, state) log(name .. ": " .. tostring(state)) end,
+    on_state = function(name, state, info)
+      log(name .. ": " .. tostring(state))
+      if state == "failed" and M.logins and M.logins:busy(name) then M.logins:failed(name, info.error) end
+    end,
     on_error = function(err) log("error: " .. tostring(err)) end,
     on_stderr = function(name, line) log(name .. " stderr: " .. tostring(line)) end,
     client = { client_name = "lua-mcp.nvim",
       on_elicitation_request = c.on_elicitation or require("mcp.nvim.form").handler() },
   }
   if c.approve ~= false then opts.approve = c.approve or ui.approve_hook() end
+  if c.oauth ~= false then
+    -- an HTTP server logs in through the browser when it answers 401 (mcp.nvim.login)
+    opts.auth_provider = function(name, spec) return M.logins:provider(path, name, spec) end
+  end
   if workspace then
     opts.trust = c.trust or ui.trust_hook()
     opts.honor_auto_approve = c.honor_workspace_auto_approve == true
@@ -102,7 +111,7 @@ end
 
 local function add_hub(path, workspace)
   local mcp = require("mcp")
-  local hub, err = mcp.hub(path, hub_opts(workspace))
+  local hub, err = mcp.hub(path, hub_opts(path, workspace))
   if not hub then
     log(path .. ": " .. tostring(err))
     return fail(path .. ": " .. tostring(err))
@@ -116,6 +125,9 @@ function M.start()
   if started then return M end
   started = true
   require("mcp.nvim").setup()
+  local oauth = type(M.config.oauth) == "table" and M.config.oauth or {}
+  M.logins = require("mcp.nvim.login").new({ store = oauth.store, client_name = oauth.client_name,
+    timeout_ms = oauth.timeout_ms, log = log })
   if readable(M.config_path()) then add_hub(M.config_path(), false) end
   for _, path in ipairs(M.workspace_files()) do add_hub(path, true) end
   return M
@@ -130,6 +142,7 @@ end
 
 --- Close every hub and forget them (the next command starts them again, reading the files anew).
 function M.stop()
+  if M.logins then M.logins:close() end
   for _, h in ipairs(M.hubs) do pcall(h.hub.close, h.hub) end
   M.hubs = {}
   started = false
@@ -288,6 +301,49 @@ local function server_cmd(name, what)
   change(h, name, what)
 end
 
+-- The file record and entry of an HTTP server, or nil after a notification why not.
+local function http_server(name)
+  name = vim.trim(name or "")
+  M.start()
+  local _, _, h = find_server(name)
+  if not h then return fail("no server named \"" .. name .. "\"") end
+  local spec = h.hub.config.servers[name]
+  if spec.type == "stdio" or not spec.url then return fail(name .. " is not an HTTP server: it has no login") end
+  if M.config.oauth == false then return fail("OAuth is off (setup{oauth = false})") end
+  return h, name, spec
+end
+
+--- :McpLogin {server}: log in through the browser (one notification shows how far it got), then
+--- reconnect the server with the new token.
+---@param name string
+function M.cmd_login(name)
+  local h, spec
+  h, name, spec = http_server(name)
+  if not h then return end
+  if M.logins:busy(name) then return notify(name .. ": a login is already under way", vim.log.levels.WARN) end
+  task(function()
+    if not M.logins:login(h.source, name, spec) then return end
+    local hub = h.hub
+    if hub:state(name) == "disabled" then hub:enable(name) else hub:reconnect(name) end
+    local state, err = hub:state(name)
+    notify(name .. ": " .. state .. (err and (" (" .. tostring(err) .. ")") or ""))
+  end)
+end
+
+--- :McpLogout {server}: forget the server's tokens and stop it for this session (:McpLogin
+--- starts it again).
+---@param name string
+function M.cmd_logout(name)
+  local h, spec
+  h, name, spec = http_server(name)
+  if not h then return end
+  M.logins:logout(h.source, name, spec)
+  task(function()
+    h.hub:disable(name)
+    notify(name .. ": logged out")
+  end)
+end
+
 --- Enable or disable a server (:McpEnable, :McpDisable, e and d in :Mcp), saved back to the
 --- file it came from (mcp.config.write; a workspace file only when its server was trusted with
 --- a remembered yes, else the change holds for this session and a warning says so).
@@ -430,6 +486,10 @@ function M.define_commands()
     { nargs = "+", complete = first_arg_only(M.complete_prompts), desc = "Get an MCP prompt" })
   cmd("McpRestart", function(o) M.cmd_restart(o.args) end,
     { nargs = 1, complete = M.complete_servers, desc = "Restart an MCP server" })
+  cmd("McpLogin", function(o) M.cmd_login(o.args) end,
+    { nargs = 1, complete = M.complete_servers, desc = "Log in to an MCP server (OAuth, in the browser)" })
+  cmd("McpLogout", function(o) M.cmd_logout(o.args) end,
+    { nargs = 1, complete = M.complete_servers, desc = "Log out of an MCP server (forget its tokens)" })
   cmd("McpEnable", function(o) M.set_enabled(vim.trim(o.args), true) end,
     { nargs = 1, complete = M.complete_servers, desc = "Enable an MCP server (saved to its file)" })
   cmd("McpDisable", function(o) M.set_enabled(vim.trim(o.args), false) end,

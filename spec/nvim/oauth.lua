@@ -1,0 +1,151 @@
+-- Headless Neovim spec of the plugin's OAuth logins (lua/mcp/nvim/login.lua), run by
+-- `make test-nvim`: an HTTP server of the user's file behind the project's OAuth fixture
+-- (spec/fixtures/oauth_server.mjs: the MCP server and its authorization server). The browser is
+-- a fake vim.ui.open that follows the authorization URL to the redirect and visits it, which is
+-- the interactive provider's 127.0.0.1 listener; vim.notify records the login's notification.
+local root = vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p:h:h:h")
+local T = dofile(root .. "/spec/nvim/harness.lua")
+local slow = T.slow()
+
+if vim.fn.executable("node") == 0 then
+  T.skip("OAuth login through the browser", "node is needed to run the OAuth fixture")
+  T.finish()
+  return
+end
+
+local notes = {}
+vim.notify = function(msg, level, opts)
+  local rec = { n = #notes + 1 }
+  notes[#notes + 1] = { msg = tostring(msg), level = level, opts = opts or {}, record = rec }
+  return rec
+end
+local function noted(pattern, from)
+  for i = from or 1, #notes do
+    if notes[i].msg:find(pattern) then return notes[i], i end
+  end
+end
+
+-- The browser: follows the authorization URL (the fixture approves at once) and visits the
+-- redirect, in a task so that Neovim's loop runs on.
+local mcp_mod
+local opened = {}
+vim.ui.open = function(u)
+  opened[#opened + 1] = u
+  mcp_mod.spawn(function()
+    local landed = assert(mcp_mod.auth.follow_authorization(u))
+    mcp_mod.http_request({ url = landed })
+  end)
+  return {}
+end
+
+local tmp = vim.fn.tempname()
+vim.fn.mkdir(tmp, "p")
+vim.env.XDG_DATA_HOME = tmp .. "/data" -- the token store under stdpath("data")
+
+local port
+local job = vim.fn.jobstart({ "node", root .. "/spec/fixtures/oauth_server.mjs", "--quiet" }, {
+  on_stdout = function(_, data)
+    for _, l in ipairs(data) do port = port or tonumber(l:match('"port"%s*:%s*(%d+)')) end
+  end,
+})
+T.wait_for(function() return port ~= nil end, 20000 * slow, "the OAuth fixture")
+local url = "http://127.0.0.1:" .. port .. "/mcp"
+
+local user_file = tmp .. "/servers.json"
+local fh = assert(io.open(user_file, "wb"))
+fh:write(([[{
+  // an HTTP server behind OAuth
+  "mcpServers": { "secure": { "url": %q } }
+}]]):format(url))
+fh:close()
+
+local plugin
+local function state() return plugin.hubs[1].hub:state("secure") end
+-- The login's notifications from index `from` on: their texts, and whether they share one id.
+local function login_notes(from)
+  local texts, ids = {}, {}
+  for i = from, #notes do
+    if notes[i].msg:find("^MCP: login secure: ") then
+      texts[#texts + 1] = notes[i].msg:gsub("^MCP: login secure: ", "")
+      ids[notes[i].opts.id or "?"] = true
+    end
+  end
+  local n = 0
+  for _ in pairs(ids) do n = n + 1 end
+  return texts, n
+end
+
+T.test("a 401 at connect logs in through the browser, one notification updated in place", function()
+  plugin = require("mcp.nvim.plugin").setup({ config_file = user_file, request_timeout_ms = 30000 * slow })
+  mcp_mod = require("mcp.nvim").setup() and require("mcp")
+  T.eq(tmp .. "/data/nvim", vim.fn.stdpath("data"))
+  plugin.start()
+  T.wait_for(function() return state() == "ready" end, 30000 * slow, "the server ready")
+  T.eq(1, #opened, "the browser opened once")
+  T.truthy(opened[1]:find("code_challenge=", 1, true), opened[1])
+  local texts, ids = login_notes(1)
+  T.eq(1, ids, "one notification")
+  T.eq("opening the browser…", texts[1])
+  T.truthy(texts[2]:find("^waiting for the redirect…"), texts[2])
+  T.eq("logged in", texts[#texts])
+  T.truthy(plugin.hubs[1].hub:list_tools()[1].name == "secure__whoami", "the server's tools")
+end)
+
+T.test("the tokens are in the file store under stdpath('data')", function()
+  local store = mcp_mod.auth.file_store({ dir = vim.fn.stdpath("data") .. "/lua-mcp" })
+  local rec = T.truthy(store:load(url), "a record for the server")
+  T.truthy(rec.tokens and rec.tokens.access_token, "an access token")
+  T.eq(384, mcp_mod.core.file_mode(store:path(url)), "mode 0600")
+end)
+
+T.test("a restart of the plugin starts logged in: no browser", function()
+  plugin.stop()
+  plugin.start()
+  T.wait_for(function() return state() == "ready" end, 30000 * slow, "the server ready")
+  T.eq(1, #opened, "no new login")
+end)
+
+T.test(":McpLogout forgets the tokens and stops the server; :McpLogin logs in again", function()
+  vim.cmd("McpLogout secure")
+  T.wait_for(function() return state() == "disabled" end, 10000 * slow, "stopped")
+  local store = mcp_mod.auth.file_store({ dir = vim.fn.stdpath("data") .. "/lua-mcp" })
+  T.eq(nil, (store:load(url) or {}).tokens, "no tokens kept")
+  T.truthy(noted("secure: logged out"))
+  local from = #notes + 1
+  vim.cmd("McpLogin secure")
+  T.wait_for(function() return state() == "ready" end, 30000 * slow, "ready again")
+  T.eq(2, #opened, "the browser opened again")
+  local texts, ids = login_notes(from)
+  T.eq(1, ids, "one notification")
+  T.eq("starting…", texts[1])
+  T.eq("opening the browser…", texts[2])
+  T.eq("logged in", texts[#texts])
+  T.truthy((store:load(url) or {}).tokens, "tokens kept again")
+end)
+
+T.test(":McpLogin of a stdio or unknown server says why not", function()
+  vim.cmd("McpLogin nosuch")
+  T.truthy(noted('no server named "nosuch"'))
+end)
+
+T.test("a login that gets no redirect fails in its notification", function()
+  plugin.stop()
+  local store = mcp_mod.auth.file_store({ dir = vim.fn.stdpath("data") .. "/lua-mcp" })
+  store:delete(url)
+  plugin = require("mcp.nvim.plugin").setup({ config_file = user_file, request_timeout_ms = 30000 * slow,
+    oauth = { timeout_ms = 300 } })
+  local browser = vim.ui.open
+  vim.ui.open = function(u) opened[#opened + 1] = u end -- a browser nobody uses
+  local from = #notes + 1
+  plugin.start()
+  T.wait_for(function() return noted("^MCP: login secure: failed", from) end, 20000 * slow, "the failure")
+  vim.ui.open = browser
+  local texts, ids = login_notes(from)
+  T.eq(1, ids, "one notification")
+  T.truthy(texts[#texts]:find("no redirect within 300 ms", 1, true), texts[#texts])
+end)
+
+plugin.stop()
+vim.fn.jobstop(job)
+vim.fn.delete(tmp, "rf")
+T.finish()
