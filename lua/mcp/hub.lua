@@ -262,9 +262,12 @@ function Hub:_transport_factory(rec)
   end
   local tcfg = { url = spec.url, headers = spec.headers, oauth = static_oauth(spec.oauth) }
   -- A server without static tokens in its entry logs in through the host's provider (a 401 runs
-  -- the flow): the provider the hook gives, if any.
+  -- the flow): the provider the hook gives, if any, and how long its login may take.
+  rec.login_ms = nil
   if self.opts.auth_provider and (tcfg.oauth == nil or next(tcfg.oauth) == nil) then
-    tcfg.auth_provider = self.opts.auth_provider(rec.name, spec)
+    local p, login_ms = self.opts.auth_provider(rec.name, spec)
+    tcfg.auth_provider = p
+    if p ~= nil and type(login_ms) == "number" then rec.login_ms = login_ms end
   end
   if spec.type == "sse" or rec.legacy_sse then return function() return mcp.sse_transport(tcfg) end end
   return function() return mcp.http_transport(tcfg) end
@@ -306,6 +309,10 @@ function Hub:_new_client(rec)
   ccfg.auto_reinitialize = false -- a lost session is the hub's to recover (_recover_session): new lists, states
   local factory = self:_transport_factory(rec)
   ccfg.transport_factory = factory
+  if rec.login_ms then
+    -- a login in the browser runs inside the connect: give the person the time it allows
+    ccfg.connect_timeout_ms = math.max(ccfg.connect_timeout_ms or ccfg.request_timeout_ms or 0, rec.login_ms)
+  end
   local client
   ccfg.on_close = function(reason)
     if rec.client == client then self:_on_closed(rec, client, reason) end

@@ -123,7 +123,22 @@ T.test(":McpLogout forgets the tokens and stops the server; :McpLogin logs in ag
   T.truthy((store:load(url) or {}).tokens, "tokens kept again")
 end)
 
-T.test(":McpLogin of a stdio or unknown server says why not", function()
+T.test("a login slower than a request: the connect waits for the browser", function()
+  plugin.stop()
+  mcp_mod.auth.file_store({ dir = vim.fn.stdpath("data") .. "/lua-mcp" }):delete(url)
+  plugin = require("mcp.nvim.plugin").setup({ config_file = user_file, request_timeout_ms = 300 })
+  local browser = vim.ui.open
+  vim.ui.open = function(u) vim.defer_fn(function() browser(u) end, 1000) end -- a person, slower
+  local from = #notes + 1
+  plugin.start()
+  T.wait_for(function() return state() == "ready" or state() == "failed" end, 30000 * slow, "settled")
+  vim.ui.open = browser
+  T.eq("ready", state(), tostring(select(2, plugin.hubs[1].hub:state("secure"))))
+  local texts = login_notes(from)
+  T.eq("logged in", texts[#texts])
+end)
+
+T.test(":McpLogin of an unknown server says why not", function()
   vim.cmd("McpLogin nosuch")
   T.truthy(noted('no server named "nosuch"'))
 end)

@@ -71,15 +71,17 @@ function L:_finish(name, message, level)
   self.log(name .. ": login: " .. message)
 end
 
---- The provider of an HTTP server (mcp.hub's auth_provider hook): one per file, server and URL.
+--- The provider of an HTTP server (mcp.hub's auth_provider hook): one per file, server and URL,
+--- and the time a login may take (the server's connect waits that long).
 ---@param source string the config file
 ---@param name string
 ---@param spec table the server's entry (mcp.config)
----@return table provider
+---@return table provider, integer login_ms
 function L:provider(source, name, spec)
   local key = source .. "\n" .. name .. "\n" .. tostring(spec.url)
+  local login_ms = self.opts.timeout_ms or require("mcp.auth.interactive").DEFAULT_TIMEOUT_MS
   local p = self.providers[key]
-  if p then return p end
+  if p then return p, login_ms end
   p = require("mcp.auth").interactive_provider({
     client_name = self.opts.client_name or "lua-mcp.nvim",
     server_url = spec.url,
@@ -96,7 +98,7 @@ function L:provider(source, name, spec)
     print = function(line) self.log(name .. ": " .. line) end,
   })
   self.providers[key] = p
-  return p
+  return p, login_ms
 end
 
 --- Whether a server's login is under way.
