@@ -785,10 +785,11 @@ function M.nvim_input()
     if input.password then
       ok, v = pcall(vim.fn.inputsecret, prompt, input.default and tostring(input.default) or "")
     else
+      -- the sentinel has no NUL: a Lua string with one reaches Vim script as a Blob (E976)
       ok, v = pcall(vim.fn.input, { prompt = prompt, default = input.default and tostring(input.default) or "",
-        cancelreturn = "\0" })
+        cancelreturn = "\1cancelled\1" })
     end
-    if not ok or v == "\0" then return nil, "cancelled" end
+    if not ok or v == "\1cancelled\1" then return nil, "cancelled" end
     return v
   end
 end

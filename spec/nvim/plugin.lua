@@ -399,6 +399,27 @@ T.test("a workspace file trusted only once is not written: the change holds for 
   T.wait_for(function() return plugin.hubs[2].hub:state("ws") == "ready" end, 20000 * slow, "enabled again")
 end)
 
+T.test("${input:...} by the default handler: vim.fn.inputsecret for a password, vim.fn.input otherwise", function()
+  write(tmp .. "/ws/.vscode/mcp.json", ([[{
+  // both inputs typed in Neovim's command line
+  "inputs": [ { "id": "token", "type": "promptString", "description": "API token", "password": true },
+              { "id": "region", "type": "promptString", "description": "Region" } ],
+  "servers": {
+    "ws": { "command": %q, "args": [%q], "env": { "WS_TOKEN": "${input:token}", "WS_REGION": "${input:region}" } },
+  },
+}]]):format(server_lua, server))
+  plugin = require("mcp.nvim.plugin").setup({ config_file = user_file, request_timeout_ms = 30000 * slow,
+    hub = { trust_dir = tmp .. "/trust" } })
+  answers = { { "wants to run", 2 } }
+  vim.api.nvim_feedkeys("typed-one\rtyped-two\r", "t", false)
+  plugin.wait(20000 * slow)
+  T.eq("ready", plugin.hubs[2].hub:state("ws"), tostring(select(2, plugin.hubs[2].hub:state("ws"))))
+  local env = plugin.hubs[2].hub.config.servers.ws.env
+  local got = { env.WS_TOKEN, env.WS_REGION }
+  table.sort(got)
+  T.eq("typed-one typed-two", table.concat(got, " "), "both typed values (in either order)")
+end)
+
 T.test("stop closes every server", function()
   plugin.stop()
   T.wait_for(function() return require("mcp").core.children() == 0 end, 10000 * slow, "the servers reaped")
