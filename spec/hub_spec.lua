@@ -228,6 +228,24 @@ describe("mcp.hub", function()
     hub:close()
   end)
 
+  it("reconnect(): a server disabled while the new client fetches its lists stays disabled", function()
+    local hub = assert(mcp.hub({ mcpServers = { a = server() } }))
+    local old = hub:client("a")
+    local ok, err
+    mcp.spawn(function() ok, err = hub:reconnect("a") end)
+    -- the new client takes over, then lists the server's tools, resources and prompts
+    assert.truthy(helper.wait_until(function() return hub:client("a") ~= old end, helper.ms(10000)))
+    assert.is_nil(ok)
+    hub:disable("a")
+    assert.truthy(helper.wait_until(function() return ok ~= nil or err ~= nil end, helper.ms(10000)))
+    assert.is_nil(ok)
+    assert.equals("closed", err.kind)
+    assert.equals("disabled", hub:state("a"))
+    assert.is_nil(hub:client("a"))
+    assert.is_false(old:is_connected(), "the old client closed too")
+    hub:close()
+  end)
+
   it("follows list_changed and reports it through on_change", function()
     local changes = {}
     local hub = assert(mcp.hub({ mcpServers = { a = server() } },

@@ -873,10 +873,14 @@ function Hub:reconnect(name, wait)
   self:_refresh(rec, client, "tools")
   self:_refresh(rec, client, "resources")
   self:_refresh(rec, client, "prompts")
+  if rec.inflight[old] then rec.retiring[old] = true else old:close() end
+  if rec.client ~= client then
+    -- stopped (disabled, restarted, closed) while listing: its state is what stopped it
+    return nil, hub_error("closed", "server '" .. name .. "' was stopped while reconnecting", { server = name })
+  end
   rec.ready_since = core.now_ms()
   self:_changed("all", rec)
   self:_set_state(rec, "ready")
-  if rec.inflight[old] then rec.retiring[old] = true else old:close() end
   return true
 end
 

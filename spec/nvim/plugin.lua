@@ -375,7 +375,25 @@ T.test("the disabled flag round-trips through a restart of the plugin; e enables
   T.eq("ready", plugin.hubs[1].hub:state("example"), "enabled after a restart of the plugin")
 end)
 
+T.test(":Mcp window: r restarts the server on the line, R refreshes", function()
+  local hub = plugin.hubs[1].hub
+  local before = hub:client("example")
+  vim.cmd("Mcp")
+  on_line("^example  %[ready%]")
+  vim.cmd("normal r")
+  T.wait_for(function() return hub:client("example") ~= nil and hub:client("example") ~= before end,
+    20000 * slow, "a new client")
+  local n = #plugin.log
+  vim.cmd("normal R")
+  T.truthy(buffer_text("mcp://servers"):find("example  [ready]", 1, true))
+  vim.cmd("normal gg")
+  vim.cmd("normal d")
+  T.truthy(noted("not on a server's line"), "d off a server's line")
+  T.eq(n, #plugin.log, "nothing changed")
+end)
+
 T.test(":McpDisable, :McpEnable and :McpRestart of a disabled server, saved", function()
+  -- right after the window's restart: the reconnect may still be listing (it must not undo this)
   vim.cmd("McpDisable example")
   T.wait_for(function() return plugin.hubs[1].hub:state("example") == "disabled" end, 10000 * slow, "disabled")
   T.wait_for(function() return read(user_file):find('"example": { "disabled": true', 1, true) end, 10000 * slow, "saved")
