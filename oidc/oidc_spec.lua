@@ -250,7 +250,7 @@ describe("oidc leg: lua-mcp against oidc-provider and a TS SDK resource server #
   -- Defect (issue 25): the client registered with the first challenge's scope; the step-up asks for
   -- a scope outside its registration and the server answers invalid_scope, with no recovery
   -- (register again, or register with the union of the scopes).
-  pending("steps up beyond the registered scopes on 403 insufficient_scope", function()
+  it("steps up beyond the registered scopes on 403 insufficient_scope", function()
     local p = provider(dir)
     local c = assert(mcp.create_http_client(srv.mcp, { auth_provider = p, request_timeout_ms = 30000 }))
     local res, err = c:call_tool("admin", {})
@@ -264,7 +264,7 @@ describe("oidc leg: lua-mcp against oidc-provider and a TS SDK resource server #
   -- provider listens on the stored registration's port again, but when that port is taken it
   -- listens elsewhere and logs in with the stored registration, which names the old port; it should
   -- register again.
-  pending("logs in again after the redirect port changed (the stored one taken)", function()
+  it("logs in again after the redirect port changed (the stored one taken)", function()
     local rec = assert(record(dir))
     local port = tonumber(rec.client_information.redirect_uris[1]:match(":(%d+)/"))
     local holder = assert(core.redirect_listener(port, function() end))

@@ -84,7 +84,7 @@ end
 ---@return string|nil
 function M.union_scopes(a, b)
   local seen, out = {}, {}
-  for _, s in ipairs({ a, b }) do
+  for _, s in ipairs({ a or "", b or "" }) do -- (ipairs would stop at a nil a)
     for _, w in ipairs(split_scope(s)) do
       if not seen[w] then
         seen[w] = true
@@ -255,7 +255,9 @@ end
 
 -- ---- registration ---------------------------------------------------------------------------
 
-local function register(ctx, scope)
+-- (widen: the registration's scope is the union of the client metadata's and `scope`, for a
+-- registration made again to cover more scope than the last one)
+local function register(ctx, scope, widen)
   local provider = ctx.provider
   local endpoint
   if ctx.meta then
@@ -275,7 +277,11 @@ local function register(ctx, scope)
   body.grant_types = body.grant_types or { "authorization_code", "refresh_token" }
   body.response_types = body.response_types or { "code" }
   body.application_type = body.application_type or M.application_type(body.redirect_uris)
-  if body.scope == nil and scope then body.scope = scope end
+  if widen then
+    body.scope = M.union_scopes(body.scope, scope)
+  elseif body.scope == nil and scope then
+    body.scope = scope
+  end
   if body.token_endpoint_auth_method == nil then
     local supported = ctx.meta and ctx.meta.token_endpoint_auth_methods_supported
     if type(supported) == "table" and supported[1] ~= nil and not contains(supported, "none") then
@@ -295,6 +301,8 @@ local function register(ctx, scope)
   end
   info.issuer = ctx.pin.issuer
   info.authorization_server = ctx.pin.authorization_server
+  -- (a registration of the flow's own, which it may make again: see reregister_reason)
+  info.dynamic_registration = true
   if has(provider, "on_dynamic_registration") then provider:on_dynamic_registration(info) end
   return info
 end
@@ -529,9 +537,53 @@ local function refresh(ctx, o, scope, tokens)
   return false
 end
 
+-- Why a client the flow registered itself must be registered again before a new authorization
+-- (nil: it need not): the scope asked for (a step-up) goes beyond the scope it was registered
+-- with, which a server that holds clients to their registered scope refuses (invalid_scope); or
+-- its redirect URIs do not name the redirect URL this login uses (the interactive provider's
+-- port was taken), which a server that matches them exactly refuses. A pre-registered client
+-- or a Client ID Metadata Document is never registered again.
+local function reregister_reason(ctx, scope)
+  local provider, info = ctx.provider, ctx.info
+  if type(info) ~= "table" or info.dynamic_registration ~= true or not has(provider, "save_client_information") then
+    return nil
+  end
+  if type(info.scope) == "string" and scope then
+    local have = {}
+    for _, w in ipairs(split_scope(info.scope)) do have[w] = true end
+    for _, w in ipairs(split_scope(scope)) do
+      if not have[w] then return "scope", M.union_scopes(info.scope, scope) end
+    end
+  end
+  local redirect = get(provider, "redirect_url")
+  local listed = get(provider, "client_metadata")
+  listed = type(listed) == "table" and listed.redirect_uris or nil
+  if type(info.redirect_uris) == "table" and redirect and not contains(info.redirect_uris, redirect)
+      and (listed == nil or contains(listed, redirect)) then
+    return "redirect", M.union_scopes(info.scope, scope)
+  end
+  return nil
+end
+
+-- The client registered again (reregister_reason): the new registration replaces the old one.
+-- The tokens stay until the login replaces them (the access token still serves the calls that
+-- need no more scope; a refresh with the old client's refresh token gets invalid_grant, which
+-- starts a login).
+local function reregister(ctx, scope)
+  local why, wanted = reregister_reason(ctx, scope)
+  if not why then return true end
+  local info, err = register(ctx, wanted, why == "scope")
+  if not info then return nil, err end
+  ctx.provider:save_client_information(info)
+  ctx.info = info
+  return true
+end
+
 -- 7. a new authorization: PKCE, state, the recorded issuer, then the redirect.
 local function new_authorization(ctx, scope)
   local provider, meta = ctx.provider, ctx.meta
+  local rok, rerr = reregister(ctx, scope)
+  if not rok then return nil, rerr end
   local state = get(provider, "state") or M.random_state()
   local verifier, challenge = M.pkce()
   local auth_url, aerr = authorization_url(ctx, scope, state, challenge)
