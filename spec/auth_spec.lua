@@ -650,20 +650,63 @@ describe("mcp.auth.interactive_provider #auth", function()
     assert.same({ now }, store:load(srv.url).client_information.redirect_uris)
   end)
 
-  it("refuses a redirect with the wrong state", function()
-    control(srv, { state = "wrong" })
-    local p = auth.interactive_provider({ store = auth.memory_store(), open = browser({}), print = function() end })
+  it("answers stray requests on its listener (400, 404) and keeps waiting for the redirect", function()
+    local statuses = {}
+    local p
+    p = auth.interactive_provider({ store = auth.memory_store(), print = function() end,
+      authorization_timeout_ms = 20000,
+      open = function(auth_url)
+        mcp.spawn(function()
+          local base = p:redirect_url()
+          for _, u in ipairs({ base:gsub("/callback$", "/favicon.ico"), base, base .. "?code=forged&state=wrong",
+            base .. "?error=access_denied" }) do
+            statuses[#statuses + 1] = assert(mcp.http_request({ url = u, timeout_ms = 5000 })).status
+          end
+          local landed = assert(auth.follow_authorization(auth_url))
+          statuses[#statuses + 1] = assert(mcp.http_request({ url = landed, timeout_ms = 5000 })).status
+        end)
+      end })
     local r, err = auth.auth(p, { server_url = srv.url })
-    assert.is_nil(r)
-    assert.equal("invalid_state", err.oauth_error)
+    p:close()
+    assert.equal("AUTHORIZED", r, tostring(err))
+    assert.same({ 404, 400, 400, 400, 200 }, statuses)
   end)
 
-  it("gives up when no redirect comes", function()
-    local p = auth.interactive_provider({ store = auth.memory_store(), open = function() end, timeout_ms = 300,
-      print = function() end })
+  it("ignores a redirect with another state (400) and gives up when the right one never comes", function()
+    control(srv, { state = "wrong" })
+    local statuses = {}
+    local p = auth.interactive_provider({ store = auth.memory_store(), print = function() end,
+      authorization_timeout_ms = 1500,
+      open = function(auth_url)
+        mcp.spawn(function()
+          local landed = assert(auth.follow_authorization(auth_url))
+          statuses[#statuses + 1] = assert(mcp.http_request({ url = landed, timeout_ms = 5000 })).status
+        end)
+      end })
     local r, err = auth.auth(p, { server_url = srv.url })
     assert.is_nil(r)
-    assert.truthy(tostring(err):find("no redirect", 1, true))
+    assert.same({ 400 }, statuses)
+    assert.truthy(tostring(err):find("no redirect arrived", 1, true), tostring(err))
+  end)
+
+  it("gives up when no redirect comes (authorization_timeout_ms), and says why", function()
+    local opened
+    local p = auth.interactive_provider({ store = auth.memory_store(), open = function(u) opened = u end,
+      authorization_timeout_ms = 300, print = function() end })
+    local r, err = auth.auth(p, { server_url = srv.url })
+    assert.is_nil(r)
+    local msg = tostring(err)
+    assert.truthy(msg:find("no redirect arrived at " .. p:redirect_url(), 1, true), msg)
+    assert.truthy(msg:find("within 300 ms", 1, true), msg)
+    assert.truthy(msg:find(opened, 1, true), msg) -- the URL to open
+    assert.truthy(msg:find("refused the redirect URI", 1, true), msg)
+    -- timeout_ms is the older name; a wrong value is refused
+    local q = auth.interactive_provider({ store = auth.memory_store(), open = function() end, timeout_ms = 200,
+      print = function() end })
+    r, err = auth.auth(q, { server_url = srv.url })
+    assert.is_nil(r)
+    assert.truthy(tostring(err):find("within 200 ms", 1, true), tostring(err))
+    assert.has_error(function() auth.interactive_provider({ authorization_timeout_ms = 0 }) end)
   end)
 
   it("lets the host show the URL (on_url) and runs headless for CI", function()

@@ -1,7 +1,9 @@
 /* core.redirect_listener(port, fn) -> handle: the loopback HTTP listener an interactive OAuth
  * login redirects the browser to (RFC 8252 §7.3). It listens on 127.0.0.1 only, on the core's
- * loop; every GET it receives is answered with a short page and reported as fn(target), the
- * request target ("/callback?code=...&state=..."), from inside core.step. A request line longer
+ * loop; every GET it receives is reported as fn(target), the request target
+ * ("/callback?code=...&state=..."), from inside core.step, and answered as fn says: true, the
+ * redirect awaited: 200 and a short page; a status 400..499: that status; anything else: 404 (a
+ * stray request, /favicon.ico, a redirect with another login's state). A request line longer
  * than 8 KiB, or anything but GET, gets 400 and is not reported.
  *
  * handle:port() -> the bound port; handle:close() stops listening and drops open connections
@@ -75,6 +77,33 @@ static void conn_close(conn *c)
     c->len = 0;
 }
 
+/* The connection's socket, taken from the listener (its watch stopped, its slot free): the
+ * callback may close the listener, and the answer is written after it. */
+static int conn_detach(conn *c)
+{
+    int fd = c->w.fd;
+    mcp_watch_stop(c->l->loop, &c->w);
+    c->used = 0;
+    c->len = 0;
+    return fd;
+}
+
+static const char *reason(int status)
+{
+    if (status == 200)
+        return "OK";
+    if (status == 404)
+        return "Not Found";
+    return status == 400 ? "Bad Request" : "Client Error";
+}
+
+static const char *page(int status)
+{
+    if (status == 200)
+        return PAGE;
+    return status == 404 ? "not found" : "not the redirect this login waits for";
+}
+
 /* Best effort: the answer is small, the socket fresh; a short write only cuts the page. */
 static void answer(int fd, int status, const char *body)
 {
@@ -82,24 +111,37 @@ static void answer(int fd, int status, const char *body)
     int n = snprintf(head, sizeof head,
                      "HTTP/1.1 %d %s\r\nContent-Type: text/html; charset=utf-8\r\n"
                      "Content-Length: %u\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n",
-                     status, status == 200 ? "OK" : "Bad Request", (unsigned)strlen(body));
+                     status, reason(status), (unsigned)strlen(body));
     if (n > 0 && write(fd, head, (size_t)n) == n) {
         ssize_t w = write(fd, body, strlen(body));
         (void)w;
     }
 }
 
-static void report(listener *l, const char *target, size_t len)
+/* fn(target), and the status to answer with: 200 when it returned true, a 4xx it returned, or
+ * 404. */
+static int report(listener *l, const char *target, size_t len)
 {
     lua_State *L = mcp_loop_lua(l->loop);
+    int status = 404;
     if (L == NULL || l->fn_ref == LUA_NOREF)
-        return;
+        return status;
     lua_rawgeti(L, LUA_REGISTRYINDEX, l->fn_ref);
     lua_pushlstring(L, target, len);
-    if (lua_pcall(L, 1, 0, 0) != 0) {
+    if (lua_pcall(L, 1, 1, 0) != 0) {
         fprintf(stderr, "mcp: redirect listener callback failed: %s\n", lua_tostring(L, -1));
         lua_pop(L, 1);
+        return status;
     }
+    if (lua_type(L, -1) == LUA_TBOOLEAN && lua_toboolean(L, -1))
+        status = 200;
+    else if (lua_type(L, -1) == LUA_TNUMBER) {
+        lua_Number n = lua_tonumber(L, -1);
+        if (n >= 400 && n <= 499)
+            status = (int)n;
+    }
+    lua_pop(L, 1);
+    return status;
 }
 
 static void on_conn(mcp_loop *loop, mcp_watch *w, unsigned events)
@@ -137,14 +179,16 @@ static void on_conn(mcp_loop *loop, mcp_watch *w, unsigned events)
         conn_close(c);
         return;
     }
-    answer(w->fd, 200, PAGE);
     {
         /* Copy the target out: the callback may close the listener (and so this buffer). */
         size_t len = (size_t)(sp2 - sp1 - 1);
         char target[MAX_REQUEST];
+        int fd, status;
         memcpy(target, sp1 + 1, len);
-        conn_close(c);
-        report(l, target, len);
+        fd = conn_detach(c);
+        status = report(l, target, len);
+        answer(fd, status, page(status));
+        close(fd);
     }
 }
 

@@ -47,18 +47,26 @@ local I = setmetatable({}, { __index = provider.Provider })
 I.__index = I
 I.__tostring = provider.Provider.__tostring
 
+-- What the listener answers a request for target with: true (the redirect the login waits
+-- for: its path and this login's state), 400 (the path, but no login waiting or another state)
+-- or 404 (another path: /favicon.ico, a probe). Only the first ends the wait; the others are
+-- ignored, so a stray request cannot end a login (nor a forged one feed it a code).
+local function on_request(self, target)
+  local path, query = target:match("^([^?#]*)%??([^#]*)")
+  if path ~= self._path then return 404 end
+  if not self._waiter then return 400 end
+  if self._state ~= nil and url.parse_query(query).state ~= self._state then return 400 end
+  local w = self._waiter
+  self._waiter = nil
+  w(target)
+  return true
+end
+
 -- The listener is opened with the first redirect_url() (the port must be known to register),
 -- kept until the redirect arrived, and bound to the same port again for the next login.
 local function listen(self)
   if self._listener and self._listener:port() then return true end
-  local l, err = core.redirect_listener(self._port or 0, function(target)
-    local path = target:match("^[^?#]*")
-    if path == self._path and self._waiter then
-      local w = self._waiter
-      self._waiter = nil
-      w(target)
-    end
-  end)
+  local l, err = core.redirect_listener(self._port or 0, function(target) return on_request(self, target) end)
   if not l then return nil, err end
   self._listener = l
   self._port = l:port()
@@ -98,6 +106,14 @@ function I:redirect_url()
   return "http://127.0.0.1:" .. self._port .. self._path
 end
 
+-- Why a login that waited authorization_timeout_ms for the redirect gave up, and what to do.
+local function timeout_message(self, auth_url)
+  return ("no redirect arrived at http://127.0.0.1:%d%s within %d ms (authorization_timeout_ms). The login "
+    .. "starts at %s; if the authorization server showed an error page there instead of sending the browser "
+    .. "back, it may have refused the redirect URI (a registration naming another port or path)")
+    :format(self._port or 0, self._path, self._timeout, auth_url)
+end
+
 function I:redirect_to_authorization(auth_url)
   if self._headless then return self._headless(auth_url) end
   local ok, err = listen(self)
@@ -132,7 +148,7 @@ function I:redirect_to_authorization(auth_url)
     end
     timer = core.timer(self._timeout, function()
       self._waiter = nil
-      cb(nil, "no redirect within " .. self._timeout .. " ms")
+      cb(nil, timeout_message(self, auth_url))
     end)
   end)
   stop(self)
@@ -156,7 +172,8 @@ end
 --- one, then kept), path (default "/callback"), redirect_url (a fixed one instead of the
 --- listener's), open ("auto" default: xdg-open/open and print; false: only on_url; or a
 --- function(url)), on_url(url) (the host shows the URL), headless(url) -> redirect URL | nil, err
---- (no listener, no browser), timeout_ms (default 300000), print(line) (default stderr).
+--- (no listener, no browser), authorization_timeout_ms (how long a login waits for the redirect,
+--- default 300000; timeout_ms is the older name), print(line) (default stderr).
 ---@param opts table|nil
 ---@return mcp.auth.InteractiveProvider
 function M.new(opts)
@@ -169,6 +186,8 @@ function M.new(opts)
   check(opts.port == nil or (type(opts.port) == "number" and opts.port >= 0 and opts.port <= 65535), "port must be 0..65535")
   local path = opts.path or "/callback"
   check(type(path) == "string" and path:sub(1, 1) == "/", "path must start with /")
+  local timeout = opts.authorization_timeout_ms or opts.timeout_ms or M.DEFAULT_TIMEOUT_MS
+  check(type(timeout) == "number" and timeout > 0, "authorization_timeout_ms must be a positive number")
   local base = {}
   for k, v in pairs(opts) do base[k] = v end
   base.redirect_url = opts.redirect_url or ("http://127.0.0.1:" .. (opts.port or 0) .. path)
@@ -181,7 +200,7 @@ function M.new(opts)
   self._headless = opts.headless
   self._on_url = opts.on_url
   self._open = opts.open == nil and "auto" or opts.open
-  self._timeout = opts.timeout_ms or M.DEFAULT_TIMEOUT_MS
+  self._timeout = timeout
   self._print = opts.print or function(line) io.stderr:write(line, "\n") end
   -- the client's registered redirect URIs follow the listener's port
   self._client_metadata.redirect_uris = opts.client_metadata and opts.client_metadata.redirect_uris or nil
