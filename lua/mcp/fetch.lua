@@ -69,8 +69,12 @@ end
 --- JSON), timeout_ms (default 30000, the whole exchange), connect_timeout_ms, max_body (default
 --- 1 MiB), refuse_addresses ("loopback", or "local": loopback and link-local; the connection is
 --- refused when the host name resolves to such an address, on a fresh connection: the SSRF guard
---- at connect time), resolve
---- ({"host:port:address", ...}: pinned answers, as curl's --resolve). Returns the response (any
+--- at connect time; such a guarded request goes direct, not through the proxy of http_proxy or
+--- https_proxy, whose address the guard would check instead of the target's), resolve
+--- ({"host:port:address", ...}: pinned answers, as curl's --resolve), proxy (a proxy URL, "" for
+--- none; default: the environment's, and for a guarded request $MCP_OAUTH_PROXY or none; a
+--- guarded request through a proxy is not checked at connect time: the proxy resolves the
+--- target). Returns the response (any
 --- status, 3xx included), or nil and an mcp.Error (kind "transport" or "timeout") when there was
 --- no response.
 ---@param opts table
@@ -94,6 +98,13 @@ function M.request(opts)
   check(opts.refuse_addresses == nil or opts.refuse_addresses == "loopback" or opts.refuse_addresses == "local",
     'refuse_addresses must be "loopback" or "local"')
   check(opts.resolve == nil or type(opts.resolve) == "table", 'resolve must be an array of "host:port:address"')
+  check(opts.proxy == nil or type(opts.proxy) == "string", "proxy must be a string")
+  local proxy = opts.proxy
+  if proxy == nil and opts.refuse_addresses ~= nil then
+    -- (the host's opt-in for guarded requests: docs/SECURITY.md "Proxies")
+    proxy = os.getenv("MCP_OAUTH_PROXY")
+    if proxy == "" then proxy = nil end
+  end
   local res, msg = sched.await(function(cb)
     core.http_fetch({
       method = method,
@@ -105,6 +116,7 @@ function M.request(opts)
       max_body = opts.max_body or M.DEFAULT_MAX_BODY,
       refuse_addresses = opts.refuse_addresses,
       resolve = opts.resolve,
+      proxy = proxy,
     }, cb)
   end)
   if res == nil then

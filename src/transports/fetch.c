@@ -87,8 +87,15 @@ mcp_fetch *mcp_fetch_start(mcp_curl *c, const mcp_fetch_opts *o, mcp_fetch_cb cb
     f->resolve = o->resolve;
     if (f->resolve != NULL)
         curl_easy_setopt(e, CURLOPT_RESOLVE, f->resolve);
-    if (o->guard != MCP_GUARD_NONE) {
+    if (o->proxy != NULL)
+        curl_easy_setopt(e, CURLOPT_PROXY, o->proxy);
+    /* The guard sees the address libcurl connects to, which is a proxy's when one is used: a
+     * loopback proxy would make every guarded exchange fail, a remote one would let any target
+     * through. So a guarded exchange goes direct ("" turns off the environment's proxies), unless
+     * the caller named a proxy (then the proxy resolves the target: only the URL checks apply). */
+    if (o->guard != MCP_GUARD_NONE && (o->proxy == NULL || o->proxy[0] == '\0')) {
         f->x.guard = o->guard;
+        curl_easy_setopt(e, CURLOPT_PROXY, "");
         curl_easy_setopt(e, CURLOPT_FRESH_CONNECT, 1L);
     }
     f->cb = cb;

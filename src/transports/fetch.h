@@ -41,6 +41,10 @@ typedef struct mcp_fetch_opts {
      * (a fresh connection then, so no cached one bypasses the check). */
     mcp_addr_guard guard;
     struct curl_slist *resolve; /* "host:port:address" pins (CURLOPT_RESOLVE); taken over */
+    /* NULL: libcurl's default (http_proxy, https_proxy, ... from the environment), except for a
+     * guarded exchange, which then goes direct; "": none; else the proxy to use (a guarded
+     * exchange through it is not checked at connect time: the proxy resolves the target). */
+    const char *proxy;
 } mcp_fetch_opts;
 
 /* Create and start an exchange. NULL (with a message in err) when it cannot start. */

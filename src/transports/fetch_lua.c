@@ -2,7 +2,8 @@
  * Lua layer (lua/mcp/fetch.lua wraps it for await). req: method, url, headers (array of
  * "Name: value"), body, timeout_ms, connect_timeout_ms, max_body, refuse_addresses ("loopback"
  * or "local", loopback and link-local: the SSRF guard at connect time, addrguard.h), resolve (array of
- * "host:port:address": CURLOPT_RESOLVE). cb runs inside core.step with
+ * "host:port:address": CURLOPT_RESOLVE), proxy (fetch.h: nil, "" or a proxy URL). cb runs
+ * inside core.step with
  * ({status=, headers={name=value}, body=, truncated=}) or (nil, message); a header that came
  * more than once has its values joined with ", ". A cancelled exchange never calls cb. */
 #include <stdio.h>
@@ -199,6 +200,11 @@ static int l_fetch(lua_State *L)
     o.guard = read_guard(L);
     lua_getfield(L, 1, "resolve"); /* 8 */
     m = check_lines(L, "resolve", 0, "a \"host:port:address\" string");
+    lua_getfield(L, 1, "proxy"); /* 9 */
+    if (!lua_isnil(L, 9) &&
+        (lua_type(L, 9) != LUA_TSTRING || strpbrk(lua_tostring(L, 9), "\r\n") != NULL))
+        return luaL_error(L, "mcp: http_fetch: proxy must be a URL string");
+    o.proxy = lua_tostring(L, 9);
     o.timeout_ms = opt_long(L, "timeout_ms");
     o.connect_timeout_ms = opt_long(L, "connect_timeout_ms");
     o.body_max = (size_t)opt_long(L, "max_body");
