@@ -88,7 +88,7 @@ describe("oidc leg: lua-mcp against oidc-provider and a TS SDK resource server #
     local opened = {}
     local p = auth.interactive_provider({
       client_name = "lua-mcp oidc leg", store = auth.file_store({ dir = dir }), print = function() end,
-      timeout_ms = 30000, port = opts.port,
+      authorization_timeout_ms = 30000, port = opts.port,
       open = function(u)
         opened[#opened + 1] = u
         assert(core.spawn_detached({ "node", ROOT .. "/oidc/browser.mjs", u, opts.mode or "approve", "alice", LOG }))
