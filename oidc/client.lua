@@ -18,7 +18,7 @@ local here = arg[0]:match("^(.*)/[^/]*$") or "."
 local logins = 0
 local p = mcp.auth.interactive_provider({
   client_name = "lua-mcp oidc leg", store = mcp.auth.file_store({ dir = dir }), print = function() end,
-  authorization_timeout_ms = 30000,
+  timeout_ms = 30000,
   open = function(u)
     logins = logins + 1
     if not no_login then assert(core.spawn_detached({ "node", here .. "/browser.mjs", u })) end
