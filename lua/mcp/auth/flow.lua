@@ -551,8 +551,10 @@ local function reregister_reason(ctx, scope)
   if type(info.scope) == "string" and scope then
     local have = {}
     for _, w in ipairs(split_scope(info.scope)) do have[w] = true end
+    -- (offline_access is the authorization server's to grant, as in scope_covered: a server that
+    -- leaves it out of registrations must not get a new one at every login)
     for _, w in ipairs(split_scope(scope)) do
-      if not have[w] then return "scope", M.union_scopes(info.scope, scope) end
+      if not have[w] and w ~= "offline_access" then return "scope", M.union_scopes(info.scope, scope) end
     end
   end
   local redirect = get(provider, "redirect_url")
@@ -568,22 +570,21 @@ end
 -- The client registered again (reregister_reason): the new registration replaces the old one.
 -- The tokens stay until the login replaces them (the access token still serves the calls that
 -- need no more scope; a refresh with the old client's refresh token gets invalid_grant, which
--- starts a login).
+-- starts a login). A registration that fails leaves the old one in use: the login is tried with
+-- it, as before (a server with port leeway, or that does not hold clients to their scope, takes it).
 local function reregister(ctx, scope)
   local why, wanted = reregister_reason(ctx, scope)
-  if not why then return true end
-  local info, err = register(ctx, wanted, why == "scope")
-  if not info then return nil, err end
+  if not why then return end
+  local info = register(ctx, wanted, why == "scope")
+  if not info then return end
   ctx.provider:save_client_information(info)
   ctx.info = info
-  return true
 end
 
 -- 7. a new authorization: PKCE, state, the recorded issuer, then the redirect.
 local function new_authorization(ctx, scope)
   local provider, meta = ctx.provider, ctx.meta
-  local rok, rerr = reregister(ctx, scope)
-  if not rok then return nil, rerr end
+  reregister(ctx, scope)
   local state = get(provider, "state") or M.random_state()
   local verifier, challenge = M.pkce()
   local auth_url, aerr = authorization_url(ctx, scope, state, challenge)

@@ -111,7 +111,7 @@ local function timeout_message(self, auth_url)
   return ("no redirect arrived at http://127.0.0.1:%d%s within %d ms (authorization_timeout_ms). The login "
     .. "starts at %s; if the authorization server showed an error page there instead of sending the browser "
     .. "back, it may have refused the redirect URI (a registration naming another port or path)")
-    :format(self._port or 0, self._path, self._timeout, auth_url)
+    :format(self._port or 0, self._path, math.floor(self._timeout), auth_url)
 end
 
 function I:redirect_to_authorization(auth_url)
