@@ -148,7 +148,7 @@ T.test("a login that gets no redirect fails in its notification", function()
   local store = mcp_mod.auth.file_store({ dir = vim.fn.stdpath("data") .. "/lua-mcp" })
   store:delete(url)
   plugin = require("mcp.nvim.plugin").setup({ config_file = user_file, request_timeout_ms = 30000 * slow,
-    oauth = { timeout_ms = 300 } })
+    oauth = { authorization_timeout_ms = 300 } })
   local browser = vim.ui.open
   vim.ui.open = function(u) opened[#opened + 1] = u end -- a browser nobody uses
   local from = #notes + 1
@@ -157,7 +157,7 @@ T.test("a login that gets no redirect fails in its notification", function()
   vim.ui.open = browser
   local texts, ids = login_notes(from)
   T.eq(1, ids, "one notification")
-  T.truthy(texts[#texts]:find("no redirect within 300 ms", 1, true), texts[#texts])
+  T.truthy(texts[#texts]:find("within 300 ms (authorization_timeout_ms)", 1, true), texts[#texts])
 end)
 
 T.test("oauth = {store = ...}: the tokens go to the store given", function()

@@ -40,7 +40,7 @@ local function make_store(opt)
 end
 
 --- The logins of the plugin. opts: store ("file" default, "keyring", or a token store table),
---- client_name, timeout_ms (the wait for the redirect), log(line) (the plugin's log).
+--- client_name, authorization_timeout_ms (the wait for the redirect), log(line) (the plugin's log).
 ---@param opts table|nil
 ---@return mcp.nvim.Logins
 function M.new(opts)
@@ -79,14 +79,14 @@ end
 ---@return table provider, integer login_ms
 function L:provider(source, name, spec)
   local key = source .. "\n" .. name .. "\n" .. tostring(spec.url)
-  local login_ms = self.opts.timeout_ms or require("mcp.auth.interactive").DEFAULT_TIMEOUT_MS
+  local login_ms = self.opts.authorization_timeout_ms or require("mcp.auth.interactive").DEFAULT_TIMEOUT_MS
   local p = self.providers[key]
   if p then return p, login_ms end
   p = require("mcp.auth").interactive_provider({
     client_name = self.opts.client_name or "lua-mcp.nvim",
     server_url = spec.url,
     store = self:_store(),
-    timeout_ms = self.opts.timeout_ms,
+    authorization_timeout_ms = self.opts.authorization_timeout_ms,
     open = function(auth_url)
       local progress = self:_progress(name)
       progress.update("opening the browser…")

@@ -30,7 +30,7 @@ local WORKSPACE_FILES = { ".vscode/mcp.json", ".cursor/mcp.json", ".mcp.json" }
 ---@field on_input? fun(input: table): string|nil, string|nil asked for ${input:id}
 ---@field request_timeout_ms? integer per request (default 60000)
 ---@field on_elicitation? function the elicitation handler (default: one form in a floating buffer, mcp.nvim.form)
----@field oauth? false|{store?: "file"|"keyring"|table, client_name?: string, timeout_ms?: integer} logins of HTTP servers (mcp.nvim.login; false: none)
+---@field oauth? false|{store?: "file"|"keyring"|table, client_name?: string, authorization_timeout_ms?: integer} logins of HTTP servers (mcp.nvim.login; false: none)
 ---@field hub? table more mcp.hub options
 M.defaults = { workspace = true, honor_workspace_auto_approve = false, request_timeout_ms = 60000 }
 M.config = {}
@@ -127,7 +127,7 @@ function M.start()
   require("mcp.nvim").setup()
   local oauth = type(M.config.oauth) == "table" and M.config.oauth or {}
   M.logins = require("mcp.nvim.login").new({ store = oauth.store, client_name = oauth.client_name,
-    timeout_ms = oauth.timeout_ms, log = log })
+    authorization_timeout_ms = oauth.authorization_timeout_ms, log = log })
   if readable(M.config_path()) then add_hub(M.config_path(), false) end
   for _, path in ipairs(M.workspace_files()) do add_hub(path, true) end
   return M
