@@ -8,6 +8,7 @@
 #include "compat.h"
 #include "core_loop.h"
 #include "digest.h"
+#include "filelock.h"
 #include "private_file.h"
 #include "redirect_listener.h"
 #include "run_program.h"
@@ -179,6 +180,8 @@ int luaopen_mcp_core(lua_State *L)
         {"write_private_file", mcp_write_private_file},
         {"mkdir_private", mcp_mkdir_private},
         {"file_mode", mcp_file_mode},
+        {"check_private", mcp_check_private},
+        {"read_private_file", mcp_read_private_file},
         {"spawn_detached", mcp_spawn_detached},
         {"run_program", mcp_run_program},
         {NULL, NULL},
@@ -212,6 +215,7 @@ int luaopen_mcp_core(lua_State *L)
     mcp_pkey_lua_open(L);
     mcp_lua_transport_open(L, box_index);
     mcp_redirect_listener_lua_open(L, box_index);
+    mcp_filelock_lua_open(L);
     lua_pushlightuserdata(L, NULL);
     lua_setfield(L, -2, "null");
     luaL_getmetatable(L, MCP_JSON_ARRAY_MT);
