@@ -519,13 +519,9 @@ local function scope_covered(o, scope, tokens)
   return true
 end
 
--- 6. refresh: AUTHORIZED, or nil, err to stop, or false to go on with a new authorization (no
--- refresh token, more scope wanted, or the authorization server failed as a server_error).
-local function refresh(ctx, o, scope, tokens)
-  if not (scope_covered(o, scope, tokens) and tokens ~= nil and type(tokens.refresh_token) == "string"
-      and tokens.refresh_token ~= "") then
-    return false
-  end
+-- The refresh grant: AUTHORIZED, or nil, err to stop, or false to go on with a new authorization
+-- (the authorization server failed as a server_error).
+local function refresh_grant(ctx, tokens)
   local new, rerr = token_request(ctx, { grant_type = "refresh_token", refresh_token = tokens.refresh_token })
   if new then
     new.refresh_token = new.refresh_token or tokens.refresh_token
@@ -579,6 +575,20 @@ local function reregister(ctx, scope)
   if not info then return end
   ctx.provider:save_client_information(info)
   ctx.info = info
+end
+
+-- 6. refresh: as refresh_grant; false also when there is no refresh token or more scope is wanted.
+local function refresh(ctx, o, scope, tokens)
+  if not (scope_covered(o, scope, tokens) and tokens ~= nil and type(tokens.refresh_token) == "string"
+      and tokens.refresh_token ~= "") then
+    return false
+  end
+  -- A provider over a shared store refreshes under its lock, with the tokens read again from it
+  -- (another process may have rotated them: a used refresh token would cost the whole grant).
+  if has(ctx.provider, "locked_refresh") then
+    return ctx.provider:locked_refresh(tokens, function(t) return refresh_grant(ctx, t) end)
+  end
+  return refresh_grant(ctx, tokens)
 end
 
 -- 7. a new authorization: PKCE, state, the recorded issuer, then the redirect.
@@ -645,6 +655,10 @@ end
 ---@return string|nil result "AUTHORIZED"|"REDIRECT", mcp.OAuthError|nil err
 function M.auth(provider, opts)
   if has(provider, "bind_server") then provider:bind_server(opts.server_url) end
+  if has(provider, "reload") then -- (the store's record again: another process may have changed it)
+    local ok, lerr = provider:reload()
+    if not ok then return nil, lerr end
+  end
   local res, err = run(provider, opts)
   if res then return res end
   local retry

@@ -4,10 +4,18 @@
 --- `on_authorize(url)` function, which returns the redirect URL the authorization server sent the
 --- browser to (the flow then completes in the same call) or nil (the host finishes later with
 --- mcp.auth.finish).
+local core = require("mcp.core")
 local fetch = require("mcp.fetch")
+local sched = require("mcp.sched")
 local url = require("mcp.auth.url")
 
 local M = {}
+
+--- How long a provider waits for the store's lock (another process refreshing) before giving up.
+M.LOCK_WAIT_MS = 30000
+
+local unpack = table.unpack or unpack -- luacheck: ignore 143
+local function pack(...) return { n = select("#", ...), ... } end
 
 local function check(cond, msg)
   if not cond then error("mcp.auth: " .. msg, 3) end
@@ -17,20 +25,80 @@ end
 local Provider = {}
 Provider.__index = Provider
 
+-- The record in the store: a table, or nil, err when the store refuses to read it.
+local function load(self)
+  local r, err = self.store:load(self.key)
+  if r == nil and err ~= nil then return nil, err end
+  return r or {}
+end
+
 local function record(self)
   local r = self._record
   if r == nil then
     if self.key == nil then
       error("mcp.auth: the provider is not bound to a server yet (give server_url, or use it with one client)", 3)
     end
-    r = self.store:load(self.key) or {}
+    local err
+    r, err = load(self)
+    if r == nil then error("mcp.auth: the token store cannot be read: " .. tostring(err), 3) end
     self._record = r
   end
   return r
 end
 
-local function persist(self)
-  self.store:save(self.key, record(self))
+-- Who holds the lock: the task (or the main thread), so the holder's own saves do not wait for it.
+local MAIN = {}
+local function holder() return sched.current() or coroutine.running() or MAIN end
+
+-- Runs fn() holding the store's lock on this provider's key, when the store has one (try_lock),
+-- waiting (on the loop, M.LOCK_WAIT_MS at most) while another process or provider holds it.
+-- Returns fn's results, or nil, err when the lock cannot be had.
+local function with_lock(self, fn)
+  local store, me = self.store, holder()
+  if type(store.try_lock) ~= "function" or self._lock_holder == me then return fn() end
+  local deadline = core.now_ms() + M.LOCK_WAIT_MS
+  local lock, err = store:try_lock(self.key)
+  while lock == false do
+    if core.now_ms() >= deadline then
+      return nil, ("the token store %s stayed locked for %d ms"):format(tostring(store), M.LOCK_WAIT_MS)
+    end
+    sched.sleep(20)
+    lock, err = store:try_lock(self.key)
+  end
+  if not lock then return nil, err end
+  self._lock_holder = me
+  local res = pack(sched.pcall(fn)) -- (a task may yield through it: the refresh is a request)
+  self._lock_holder = nil
+  lock:unlock()
+  if not res[1] then error(res[2], 0) end
+  return unpack(res, 2, res.n)
+end
+
+-- A change of the record saved under the store's lock, applied to the record read again from
+-- the store: another process may have saved a newer one, which a stale copy never overwrites.
+local function update(self, change)
+  local ok, err = with_lock(self, function()
+    local stored, lerr = load(self)
+    if stored == nil then return nil, lerr end
+    change(stored)
+    self._record = stored
+    local sok, serr = self.store:save(self.key, stored)
+    if sok == nil and serr ~= nil then return nil, serr end
+    return true
+  end)
+  if not ok then error("mcp.auth: the token store cannot save: " .. tostring(err), 3) end
+end
+
+-- Is the stored value the one this provider holds (so that forgetting it forgets nothing newer)?
+local function same_tokens(stored, mine)
+  if stored == nil then return true end
+  return type(stored) == "table" and type(mine) == "table" and stored.access_token == mine.access_token
+    and stored.refresh_token == mine.refresh_token
+end
+
+local function same_client(stored, mine)
+  if stored == nil then return true end
+  return type(stored) == "table" and type(mine) == "table" and stored.client_id == mine.client_id
 end
 
 --- The MCP server this provider's credentials are for (the store key). The flow and the HTTP
@@ -54,16 +122,51 @@ end
 
 function Provider:save_client_information(info)
   if self._client_information then return end -- pre-registered: kept as given
-  record(self).client_information = info
-  persist(self)
+  record(self)
+  update(self, function(r) r.client_information = info end)
 end
 
 function Provider:tokens() return record(self).tokens end
 
 function Provider:save_tokens(tokens)
-  record(self).tokens = tokens
-  persist(self)
+  record(self)
+  update(self, function(r) r.tokens = tokens end)
   if self._on_tokens then self._on_tokens(tokens) end
+end
+
+--- Read the record again from the store (the flow and the transports do before they use the
+--- provider): true, or nil, err when the store refuses it (a file store's owner, mode and
+--- symlink checks).
+---@return boolean|nil ok, mcp.Error|nil err
+function Provider:reload()
+  if self.key == nil then return true end
+  local r, err = load(self)
+  if r == nil then return nil, err end
+  self._record = r
+  return true
+end
+
+--- The flow's refresh of `tokens` (grant(tokens) -> its results) under the store's lock, with the
+--- record read again first. When another process (or provider) has rotated the tokens meanwhile,
+--- the stored ones are taken: as they are ("AUTHORIZED", no request) while their access token
+--- is not known to have expired, else refreshed with their refresh token; never ours, which the
+--- authorization server may treat as a reused refresh token.
+---@param tokens table the tokens the flow would refresh
+---@param grant fun(tokens: table): any
+---@return any
+function Provider:locked_refresh(tokens, grant)
+  record(self)
+  return with_lock(self, function()
+    local stored, err = load(self)
+    if stored == nil then return nil, err end
+    self._record = stored
+    local t = stored.tokens
+    if same_tokens(t, tokens) then return grant(tokens) end
+    if t.expires_at == nil or (tonumber(t.expires_at) or 0) > os.time() or type(t.refresh_token) ~= "string" then
+      return "AUTHORIZED"
+    end
+    return grant(t)
+  end)
 end
 
 function Provider:save_code_verifier(v) self._verifier = v end
@@ -71,15 +174,22 @@ function Provider:code_verifier() return self._verifier end
 function Provider:save_state(s) self._state = s end
 function Provider:stored_state() return self._state end
 
---- scope: "all" | "client" | "tokens" | "verifier"
+--- scope: "all" | "client" | "tokens" | "verifier". Forgets what this provider holds; what another
+--- process saved since (newer tokens, another registration) stays in the store and is taken.
 function Provider:invalidate_credentials(scope)
-  local r = record(self)
-  if scope == "all" or scope == "client" then r.client_information = nil end
-  if scope == "all" or scope == "tokens" then r.tokens = nil end
+  local mine = record(self)
+  if scope == "all" or scope == "client" or scope == "tokens" then
+    update(self, function(r)
+      local client = scope ~= "tokens" and same_client(r.client_information, mine.client_information)
+      if client then r.client_information = nil end
+      if (scope == "all" and client) or ((scope == "all" or scope == "tokens") and same_tokens(r.tokens, mine.tokens)) then
+        r.tokens = nil
+      end
+    end)
+  end
   if scope == "all" or scope == "verifier" then
     self._verifier, self._state = nil, nil
   end
-  persist(self)
 end
 
 function Provider:redirect_to_authorization(auth_url)

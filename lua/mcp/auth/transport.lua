@@ -168,6 +168,13 @@ function A:prepare()
     end
   elseif self.provider then
     local p = self.provider
+    if type(p.reload) == "function" then -- (a token store that refuses to be read: nil, err)
+      local ok, err = p:reload()
+      if not ok then
+        report(self, err)
+        return nil, err
+      end
+    end
     local t = p.tokens and p:tokens()
     -- A stored token that cannot be sent is forgotten: the flow gets a new one.
     if type(t) == "table" and type(t.access_token) == "string" and not install(self, t.access_token)
