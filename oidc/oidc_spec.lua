@@ -214,11 +214,11 @@ describe("oidc leg: lua-mcp against oidc-provider and a TS SDK resource server #
     assert.equal("alice", got.content.name)
   end)
 
-  -- Defect (issue 25, "Two processes, one token store"): both refresh with the same rotating refresh
-  -- token; the second is refused (invalid_grant; oidc-provider then revokes the grant) and, each
-  -- provider keeping its own copy of the record, falls back to a login instead of taking the first
-  -- one's new tokens from the store.
-  pending("two processes refreshing at once on one store both get through", function()
+  -- Issue 25, "Two processes, one token store": both would refresh with the same rotating refresh
+  -- token, the second be refused (invalid_grant; oidc-provider then revokes the grant) and fall
+  -- back to a login. The file store's lock around read-refresh-write and the record read again
+  -- under it make the second take the first one's new tokens from the store.
+  it("two processes refreshing at once on one store both get through", function()
     -- both start with the same expired access token and the same (rotating) refresh token
     local a = assert(io.popen(client_process(dir, "--no-login --wait-ms=" .. (TTL + 1) * 1000), "r"))
     local b = assert(io.popen(client_process(dir, "--no-login --wait-ms=" .. (TTL + 1) * 1000), "r"))
@@ -227,6 +227,9 @@ describe("oidc leg: lua-mcp against oidc-provider and a TS SDK resource server #
     b:close()
     assert.is_true(ra.ok, ra.err)
     assert.is_true(rb.ok, rb.err)
+    assert.equal(0, ra.logins + rb.logins)
+    assert.equal("alice", mcp.json.decode(ra.text).sub)
+    assert.equal("alice", mcp.json.decode(rb.text).sub)
   end)
 
   -- The rotation starts a new oidc-provider instance (the configuration cannot change in place),
