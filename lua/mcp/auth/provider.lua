@@ -60,7 +60,8 @@ local function with_lock(self, fn)
   local lock, err = store:try_lock(self.key)
   while lock == false do
     if core.now_ms() >= deadline then
-      return nil, ("the token store %s stayed locked for %d ms"):format(tostring(store), M.LOCK_WAIT_MS)
+      return nil, require("mcp.errors").new(nil, ("mcp.auth: the token store %s stayed locked for %d ms (another "
+        .. "process refreshing?)"):format(tostring(store), M.LOCK_WAIT_MS), nil, { kind = "timeout" })
     end
     sched.sleep(20)
     lock, err = store:try_lock(self.key)
