@@ -91,15 +91,16 @@ local function update(self, change)
 end
 
 -- Is the stored value the one this provider holds (so that forgetting it forgets nothing newer)?
+-- (Nothing usable stored counts as the same: there is nothing newer to keep.)
 local function same_tokens(stored, mine)
-  if stored == nil then return true end
-  return type(stored) == "table" and type(mine) == "table" and stored.access_token == mine.access_token
+  if type(stored) ~= "table" then return true end
+  return type(mine) == "table" and stored.access_token == mine.access_token
     and stored.refresh_token == mine.refresh_token
 end
 
 local function same_client(stored, mine)
-  if stored == nil then return true end
-  return type(stored) == "table" and type(mine) == "table" and stored.client_id == mine.client_id
+  if type(stored) ~= "table" then return true end
+  return type(mine) == "table" and stored.client_id == mine.client_id
 end
 
 --- The MCP server this provider's credentials are for (the store key). The flow and the HTTP
