@@ -319,6 +319,25 @@ describe("processes sharing one file token store #auth", function()
     return n
   end
 
+  it("a client whose token expired takes the tokens another one refreshed meanwhile", function()
+    local dir = newdir()
+    local p1 = A.provider(srv, { store = auth.file_store({ dir = dir }) })
+    assert.equal("AUTHORIZED", auth.auth(p1, { server_url = srv.url }))
+    local p2 = A.provider(srv, { store = auth.file_store({ dir = dir }) })
+    local c1 = assert(A.http_client(srv, { auth_provider = p1 }))
+    local c2 = assert(A.http_client(srv, { auth_provider = p2 }))
+    A.control(srv, { expire_access_tokens = true })
+    assert(c1:call_tool("whoami", {})) -- refreshed: the store holds new tokens, p2 the old ones
+    local res, err = c2:call_tool("whoami", {})
+    c1:close()
+    c2:close()
+    assert(res, tostring(err))
+    local rec = A.state(srv).records
+    assert.equal(1, #rec.authorize)
+    assert.equal(1, count(rec.token, function(t) return t.grant_type == "refresh_token" end))
+    assert.equal(p1:tokens().access_token, p2:tokens().access_token)
+  end)
+
   it("refresh once when their token expired together, and all keep a valid grant", function()
     local dir = newdir()
     local p = A.provider(srv, { store = auth.file_store({ dir = dir }) })

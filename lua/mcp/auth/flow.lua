@@ -655,8 +655,8 @@ end
 ---@return string|nil result "AUTHORIZED"|"REDIRECT", mcp.OAuthError|nil err
 function M.auth(provider, opts)
   if has(provider, "bind_server") then provider:bind_server(opts.server_url) end
-  if has(provider, "reload") then -- (the store's record again: another process may have changed it)
-    local ok, lerr = provider:reload()
+  if has(provider, "check_store") then -- (a token store that refuses to be read: nil, err)
+    local ok, lerr = provider:check_store()
     if not ok then return nil, lerr end
   end
   local res, err = run(provider, opts)

@@ -136,15 +136,16 @@ function Provider:save_tokens(tokens)
   if self._on_tokens then self._on_tokens(tokens) end
 end
 
---- Read the record again from the store (the flow and the transports do before they use the
---- provider): true, or nil, err when the store refuses it (a file store's owner, mode and
---- symlink checks).
+--- Can the store be read? (The flow and the HTTP transports ask first.) true, or nil, err when
+--- the store refuses the record (a file store's owner, mode and symlink checks). The record read
+--- becomes this provider's copy only when it had none: its copy holds the tokens it sent, which
+--- locked_refresh compares with the stored ones.
 ---@return boolean|nil ok, mcp.Error|nil err
-function Provider:reload()
+function Provider:check_store()
   if self.key == nil then return true end
   local r, err = load(self)
   if r == nil then return nil, err end
-  self._record = r
+  if self._record == nil then self._record = r end
   return true
 end
 

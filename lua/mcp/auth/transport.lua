@@ -168,8 +168,8 @@ function A:prepare()
     end
   elseif self.provider then
     local p = self.provider
-    if type(p.reload) == "function" then -- (a token store that refuses to be read: nil, err)
-      local ok, err = p:reload()
+    if type(p.check_store) == "function" then -- (a token store that refuses to be read: nil, err)
+      local ok, err = p:check_store()
       if not ok then
         report(self, err)
         return nil, err
