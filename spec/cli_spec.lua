@@ -77,6 +77,14 @@ describe("bin/mcp-lua", function()
       assert.truthy(helper.has(out, "move_file(source: string, destination: string, overwrite?: boolean)  Moves a file.\n"), out)
     end)
 
+    it("--json prints each object's keys in the order the server wrote them", function()
+      local out, err, code = run("tools --json " .. TS .. " --ordered-tool")
+      assert.equals(0, code, err)
+      -- the server's raw schema text: "type" before "properties" before "required", unsorted properties
+      assert.truthy(helper.has(out, '"inputSchema":{"type":"object","properties":{"source":{"type":"string"},'
+        .. '"destination":{"type":"string"},"overwrite":{"type":"boolean"}},"required":["source","destination"]}'), out)
+    end)
+
     it("call, with arguments inline, from stdin, as JSON; a tool error exits 1", function()
       local out, _, code = run("call add '{\"a\": 2, \"b\": 40}' " .. EX)
       assert.equals(0, code)

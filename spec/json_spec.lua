@@ -527,3 +527,46 @@ describe("json key order of schema properties", function()
     assert.truthy(err)
   end)
 end)
+
+describe("json key order on request (decode(s, true), mcp.json.decode(s, {key_order = true}))", function()
+  local text = '{"zeta":1,"alpha":{"y":[{"q":1,"b":2},[]],"c":null,"a":{}},"mid":"x","beta":true}'
+
+  it("records every object's key order, and encode writes it again byte for byte", function()
+    local v = decode(text, true)
+    assert.are.same({ "zeta", "alpha", "mid", "beta" }, getmetatable(v).__keyorder)
+    assert.are.same({ "y", "c", "a" }, getmetatable(v.alpha).__keyorder)
+    assert.are.same({ "q", "b" }, getmetatable(v.alpha.y[1]).__keyorder)
+    assert.are.equal(text, encode(v))
+    assert.are.equal(text, require("mcp.json").encode(require("mcp.json").decode(text, { key_order = true })))
+  end)
+
+  it("is off by default: plain tables, no order (only \"properties\" keeps one)", function()
+    local v = decode(text)
+    assert.is_nil(getmetatable(v))
+    assert.is_nil(getmetatable(v.alpha))
+    assert.is_nil(getmetatable(require("mcp.json").decode(text, {})))
+    assert.has_error(function() require("mcp.json").decode(text, true) end)
+  end)
+
+  it("duplicate keys are written once, at their first place, with the last value", function()
+    assert.are.equal('{"b":3,"a":2}', encode(decode('{"b":1,"a":2,"b":3}', true)))
+  end)
+
+  it("keys added after decoding follow the listed ones; removed keys are left out", function()
+    local v = decode('{"c":1,"b":2,"a":3}', true)
+    v.b = nil
+    v.d = 4
+    assert.are.equal('{"c":1,"a":3,"d":4}', encode(v))
+    -- a list naming a key twice, or a key that is not a string, writes each key once
+    local t = setmetatable({ x = 1, y = 2, [1] = "n" }, { __jsontype = "object", __keyorder = { "y", 5, "y", "x" } })
+    assert.are.equal('{"y":2,"x":1,"1":"n"}', encode(t))
+  end)
+
+  it("a failure inside an ordered object leaves nothing behind", function()
+    local v, err = decode('{"a":{"b":1,"c":', true)
+    assert.is_nil(v)
+    assert.truthy(err)
+    local t = setmetatable({ a = function() end }, { __jsontype = "object", __keyorder = { "a" } })
+    assert.has_error(function() encode(t) end, "cannot encode function")
+  end)
+end)

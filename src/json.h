@@ -3,7 +3,8 @@
  * Encoding:
  *   nil (top level), light userdata NULL (mcp.null) and the registry's MCP_JSON_NULL_ALIAS value -> null;
  *   integers (5.3+) -> decimal; floats -> JavaScript-like text that round-trips (NaN/Inf are errors);
- *   tables: metatable __jsontype "array" -> array of 1..rawlen (nil -> null), "object" -> object;
+ *   tables: metatable __jsontype "array" -> array of 1..rawlen (nil -> null), "object" -> object
+ *   (its keys in the order of the metatable's __keyorder list when it has one, the others after);
  *   otherwise {} -> {}, string keys -> object, keys 1..n -> array, anything else -> error.
  * Decoding (RFC 8259, strict):
  *   objects -> plain tables; arrays -> tables with the MCP_JSON_ARRAY_MT metatable; null -> light userdata NULL;
@@ -56,6 +57,13 @@ const char *mcp_json_decode_value(lua_State *L, const char *base, const char *p,
  * as mcp_json_decode_value. */
 const char *mcp_json_decode_value_inplace(lua_State *L, const char *base, char *p, const char *end,
                                           int depth, mcp_buf *undo, char *err, size_t errlen);
+/* mcp_json_decode_value (inplace 0) or _inplace (inplace 1, undo as there) where every object
+ * with members records its key order: a metatable {__jsontype = "object", __keyorder = {key, ...}}
+ * (the keys as the peer wrote them, each once), which mcp_json_encode follows. Without it only the
+ * value of a "properties" key does. */
+const char *mcp_json_decode_value_ordered(lua_State *L, const char *base, char *p, const char *end,
+                                          int depth, int inplace, mcp_buf *undo, char *err,
+                                          size_t errlen);
 /* Restore the bytes that decodes logged in undo clobbered (base: their base), and empty undo. */
 void mcp_json_undo_apply(mcp_buf *undo, char *base);
 
@@ -66,6 +74,6 @@ const char *mcp_json_skip_ws(const char *p, const char *end);
 int mcp_json_lua_encode(
     lua_State *L); /* encode(v) -> string; raises on unencodable with the message */
 int mcp_json_lua_decode(
-    lua_State *L); /* decode(s) -> value | nil, errmsg (trailing non-space -> error) */
+    lua_State *L); /* decode(s [, order]) -> value | nil, errmsg (trailing non-space -> error) */
 
 #endif

@@ -22,6 +22,7 @@ typedef struct dec {
     const char *dp;
     /* set while decoding the value of a "properties" key: that object records its key order */
     int keep_order;
+    int order_all; /* every object records its key order (mcp_json_decode_value_ordered) */
     /* the input is writable: escaped strings are decoded over their source (decode_inplace) */
     int inplace;
     mcp_buf *undo; /* with inplace: restorable strings only, the long ones logged here */
@@ -674,7 +675,7 @@ static void set_key_order(lua_State *L)
 static const char *decode_object(dec *d, const char *p, int depth)
 {
     lua_State *L = d->L;
-    int order = d->keep_order, n = 0, base, made;
+    int order = d->keep_order || d->order_all, n = 0, base, made;
     d->keep_order = 0;
     if (depth > MCP_JSON_MAX_DEPTH)
         return fail(d, p, "nesting too deep");
@@ -790,7 +791,8 @@ static const char *decode_value(dec *d, const char *p, int depth)
 }
 
 static const char *decode_top(lua_State *L, const char *base, const char *p, const char *end,
-                              int depth, int inplace, mcp_buf *undo, char *err, size_t errlen)
+                              int depth, int inplace, mcp_buf *undo, int order_all, char *err,
+                              size_t errlen)
 {
     dec d;
     int top = lua_gettop(L);
@@ -809,6 +811,7 @@ static const char *decode_top(lua_State *L, const char *base, const char *p, con
     d.scratch = NULL;
     d.dp = NULL;
     d.keep_order = 0;
+    d.order_all = order_all;
     d.inplace = inplace;
     d.undo = undo;
     q = decode_value(&d, p, depth);
@@ -826,13 +829,20 @@ static const char *decode_top(lua_State *L, const char *base, const char *p, con
 const char *mcp_json_decode_value(lua_State *L, const char *base, const char *p, const char *end,
                                   int depth, char *err, size_t errlen)
 {
-    return decode_top(L, base, p, end, depth, 0, NULL, err, errlen);
+    return decode_top(L, base, p, end, depth, 0, NULL, 0, err, errlen);
 }
 
 const char *mcp_json_decode_value_inplace(lua_State *L, const char *base, char *p, const char *end,
                                           int depth, mcp_buf *undo, char *err, size_t errlen)
 {
-    return decode_top(L, base, p, end, depth, 1, undo, err, errlen);
+    return decode_top(L, base, p, end, depth, 1, undo, 0, err, errlen);
+}
+
+const char *mcp_json_decode_value_ordered(lua_State *L, const char *base, char *p, const char *end,
+                                          int depth, int inplace, mcp_buf *undo, char *err,
+                                          size_t errlen)
+{
+    return decode_top(L, base, p, end, depth, inplace, undo, 1, err, errlen);
 }
 
 int mcp_json_lua_decode(lua_State *L)
@@ -840,8 +850,9 @@ int mcp_json_lua_decode(lua_State *L)
     char err[160];
     size_t n;
     const char *s = luaL_checklstring(L, 1, &n), *q;
+    int order_all = lua_toboolean(L, 2);
     lua_settop(L, 1);
-    q = mcp_json_decode_value(L, s, s, s + n, 0, err, sizeof err);
+    q = decode_top(L, s, s, s + n, 0, 0, NULL, order_all, err, sizeof err);
     if (q != NULL) {
         q = mcp_json_skip_ws(q, s + n);
         if (q == s + n)

@@ -275,6 +275,84 @@ static int encode_key(enc *e, int numbers_ok)
     return fail(e, "table has mixed/invalid keys");
 }
 
+/* The __keyorder list of the object at idx pushed (returns 1), or nothing pushed (returns 0). */
+static int push_key_order(lua_State *L, int idx)
+{
+    if (!lua_getmetatable(L, idx))
+        return 0;
+    lua_pushliteral(L, "__keyorder");
+    lua_rawget(L, -2);
+    lua_remove(L, -2);
+    if (lua_istable(L, -1))
+        return 1;
+    lua_pop(L, 1);
+    return 0;
+}
+
+/* Whether the key at -2 was written already (marks it written in seen if not). */
+static int written_before(lua_State *L, int seen)
+{
+    int was;
+    lua_pushvalue(L, -2);
+    lua_rawget(L, seen);
+    was = !lua_isnil(L, -1);
+    lua_pop(L, 1);
+    if (!was) {
+        lua_pushvalue(L, -2);
+        lua_pushboolean(L, 1);
+        lua_rawset(L, seen);
+    }
+    return was;
+}
+
+/* The pair at -2, -1 as a member (a comma before all but the first); pops the value. */
+static int encode_member(enc *e, int *first, int depth)
+{
+    if (!*first && put(e, ",", 1) != 0)
+        return -1;
+    *first = 0;
+    if (encode_key(e, 1) != 0 || put(e, ":", 1) != 0 ||
+        encode_value(e, lua_gettop(e->L), depth) != 0)
+        return -1;
+    lua_pop(e->L, 1);
+    return 0;
+}
+
+/* An object whose metatable lists its keys (__keyorder, the decoder's record of the peer's order):
+ * the listed keys it has first, in that order and each once, then any others it has (keys added
+ * after decoding), as lua_next gives them. The list is on top of the stack and stays there. */
+static int encode_ordered(enc *e, int idx, int depth)
+{
+    lua_State *L = e->L;
+    int order = lua_gettop(L), seen, first = 1;
+    size_t n = mcp_rawlen(L, order), i;
+    if (!lua_checkstack(L, 6))
+        return fail(e, "nesting too deep (Lua stack)");
+    lua_createtable(L, 0, n < 64 ? (int)n : 64);
+    seen = lua_gettop(L);
+    if (put(e, "{", 1) != 0)
+        return -1;
+    for (i = 1; i <= n; i++) {
+        lua_rawgeti(L, order, (int)i);
+        lua_pushvalue(L, -1);
+        lua_rawget(L, idx);
+        if (lua_type(L, -2) != LUA_TSTRING || lua_isnil(L, -1) || written_before(L, seen))
+            lua_pop(L, 1);
+        else if (encode_member(e, &first, depth) != 0)
+            return -1;
+        lua_pop(L, 1); /* the key */
+    }
+    lua_pushnil(L);
+    while (lua_next(L, idx)) {
+        if (written_before(L, seen))
+            lua_pop(L, 1);
+        else if (encode_member(e, &first, depth) != 0)
+            return -1;
+    }
+    lua_pop(L, 1); /* seen */
+    return put(e, "}", 1);
+}
+
 /* Object members by lua_next. When started is set, the first pair is already on the stack. */
 static int encode_object(enc *e, int idx, int depth, int started, int numbers_ok)
 {
@@ -349,6 +427,11 @@ static int encode_table(enc *e, int idx, int depth)
     t = marker_type(L, idx);
     if (t == 'a')
         return encode_array_n(e, idx, (size_t)mcp_rawlen(L, idx), depth);
+    if (t == 'o' && push_key_order(L, idx)) {
+        int rc = encode_ordered(e, idx, depth);
+        lua_pop(L, 1); /* the list (after a failure mcp_json_encode restores the stack) */
+        return rc;
+    }
     if (t == 'o')
         return encode_object(e, idx, depth, 0, 1);
     lua_pushnil(L);

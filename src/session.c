@@ -30,6 +30,8 @@ typedef struct mcp_session {
     /* The host traces its traffic (client config on_message): each ping and its answer are also
      * told to the handler ("ping", id, answered), though the core still answers them itself. */
     int trace_pings;
+    /* Every object received records the peer's key order (session:key_order, client key_order). */
+    int key_order;
     mcp_buf out; /* scratch for encoding; owned here so a raised error leaks nothing */
     /* The last line the peer wrote that was not JSON-RPC (a log line on stdout), its first
      * LAST_LINE_MAX bytes escaped: a timeout names it, so the cause is not hidden. */
@@ -597,6 +599,7 @@ static void receive(mcp_session *s, const char *msg, size_t len, int writable, m
     in.e.len = len;
     in.e.writable = writable;
     in.e.undo = undo;
+    in.e.key_order = s->key_order;
     memset(in.e.has, 0, sizeof in.e.has);
     in.e.id_known = 0;
     if (writable && undo == NULL)
@@ -945,6 +948,14 @@ static int l_trace_pings(lua_State *L)
     return 0;
 }
 
+/* session:key_order(on): every object received records the server's key order (__keyorder). */
+static int l_key_order(lua_State *L)
+{
+    mcp_session *s = check_session(L);
+    s->key_order = lua_toboolean(L, 2);
+    return 0;
+}
+
 static int l_gc(lua_State *L)
 {
     session_box *box = luaL_checkudata(L, 1, MCP_SESSION_MT);
@@ -1012,6 +1023,7 @@ void mcp_session_open(lua_State *L)
         {"pending", l_pending},
         {"is_open", l_is_open},
         {"trace_pings", l_trace_pings},
+        {"key_order", l_key_order},
         {NULL, NULL},
     };
     if (luaL_newmetatable(L, MCP_SESSION_MT)) {

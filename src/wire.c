@@ -19,6 +19,9 @@
 static const char *decode(lua_State *L, mcp_envelope *in, const char *p, const char *end, char *err,
                           size_t errlen)
 {
+    if (in->key_order) /* the host asked for the peer's key order (session:key_order) */
+        return mcp_json_decode_value_ordered(L, in->msg, (char *)p, end, 1, in->writable, in->undo,
+                                             err, errlen);
     if (in->writable) /* p points into the message, which its transport lent for writing */
         return mcp_json_decode_value_inplace(L, in->msg, (char *)p, end, 1, in->undo, err, errlen);
     return mcp_json_decode_value(L, in->msg, p, end, 1, err, errlen);

@@ -27,6 +27,7 @@ typedef struct mcp_envelope {
     size_t len;
     int writable;  /* msg may be decoded in place (mcp_json_decode_value_inplace) */
     mcp_buf *undo; /* its undo log then, or NULL */
+    int key_order; /* objects record their key order (mcp_json_decode_value_ordered) */
     int base;      /* stack index before slot 1; the caller pushed MCP_WIRE_NSLOTS values */
     int has[MCP_WIRE_NSLOTS + 1];
     int id_known; /* the id was read and has a numeric key: id_key (kept when decoding fails) */

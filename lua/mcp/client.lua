@@ -51,6 +51,7 @@ local CONFIG_FIELDS = {
   -- trace context (SEP-414) and spans: lua/mcp/span.lua
   trace_context = "any", on_span_start = "function", on_span_end = "function",
   auto_reinitialize = "boolean", on_reconnect = "function",
+  key_order = "boolean", -- every decoded object keeps the server's key order (__keyorder)
 }
 M.CONFIG_FIELDS = CONFIG_FIELDS
 
@@ -115,6 +116,7 @@ local function normalize_config(config)
     on_span_end = config.on_span_end,
     auto_reinitialize = config.auto_reinitialize ~= false,
     on_reconnect = config.on_reconnect,
+    key_order = config.key_order or false,
   }
 end
 
@@ -531,6 +533,7 @@ function Client:_start_transport()
     return nil, events
   end
   self.session = session
+  if self.config.key_order then session:key_order(true) end
   self.session_traced = false
   if self.config.on_message then
     self.session = require("mcp.trace").wrap(self, self.session)

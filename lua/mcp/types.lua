@@ -50,6 +50,7 @@ function CancelToken:cancel(reason) end
 ---@field trace_context table|fun(span: table): table|nil {traceparent=, tracestate=} put in every request's _meta
 ---@field on_span_start fun(span: table): table|nil each request starts (may return its trace context)
 ---@field on_span_end fun(span: table)|nil each request ended (status, error, duration_ms)
+---@field key_order boolean|nil every object received keeps the server's key order (its metatable's __keyorder), which mcp.json.encode follows
 
 -- ---- results -------------------------------------------------------------------------------
 
@@ -216,5 +217,6 @@ function core.session(transport, handler) end
 ---@return string
 function core.json_encode(v) end
 ---@param s string
+---@param key_order boolean|nil every object records its key order (metatable __keyorder)
 ---@return any value, string|nil err
-function core.json_decode(s) end
+function core.json_decode(s, key_order) end
