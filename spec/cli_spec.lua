@@ -217,6 +217,15 @@ describe("bin/mcp-lua", function()
       assert.equals(4, code)
     end)
 
+    it("4 for a server that dies at start: started once, its exit and its stderr printed once", function()
+      local _, err, code = run("tools -- sh -c 'echo boom >&2; exit 1'")
+      assert.equals(4, code)
+      assert.truthy(helper.has(err, "exited with status 1 before reading its input"), err)
+      local n = 0
+      for _ in err:gmatch("boom") do n = n + 1 end
+      assert.equals(1, n, err)
+    end)
+
     it("5 when the request fails, 6 on a timeout", function()
       local _, err, code = run("read example://nope " .. EX)
       assert.equals(5, code)

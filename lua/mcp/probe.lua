@@ -73,12 +73,16 @@ function Watch:finish(err)
 end
 
 --- Whether the probe's close says the server never started: its exit status 126 or 127 (the
---- shell's or env's "cannot execute" and "command not found", as npx and uvx wrappers pass on).
+--- shell's or env's "cannot execute" and "command not found", as npx and uvx wrappers pass on),
+--- or it went before reading its input (the stdio transport saw the probe still unread in its
+--- stdin pipe: it died of its own start, so a second start would only die again and print its
+--- errors twice). A server that read the probe and then closed is started again for initialize.
 ---@param err mcp.Error
 ---@return boolean
 function M.failed_at_start(err)
-  local status = tostring(err.message):match("exited with status (%d+)")
-  return status == "126" or status == "127"
+  local msg = tostring(err.message)
+  local status = msg:match("exited with status (%d+)")
+  return status == "126" or status == "127" or msg:find("before reading its input", 1, true) ~= nil
 end
 
 --- The on_error report of a fallback to initialize that a deadline decided.

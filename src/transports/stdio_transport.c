@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -38,6 +39,11 @@ typedef struct mcp_stdio {
     mcp_timer lose_timer;
     mcp_stderr_cb stderr_cb;
     void *stderr_ctx;
+    /* What was sent into the server's stdin (bytes the pipe took), and whether, when it went, it
+     * had read none of it: it died of its own start, not of a message (the discovery probe does
+     * not start such a server again, lua/mcp/era/init.lua). */
+    int sent_any, input_untouched;
+    size_t written;
 } mcp_stdio;
 
 static void close_fd(mcp_loop *loop, mcp_watch *w, int *fd)
@@ -59,7 +65,8 @@ static void notify_closed(mcp_stdio *s, const char *why)
     s->closed_notified = 1;
     if (s->child != NULL && mcp_child_poll(s->child)) {
         mcp_child_describe(s->child, exit_text, sizeof exit_text);
-        snprintf(reason, sizeof reason, "the server process %s", exit_text);
+        snprintf(reason, sizeof reason, "the server process %s%s", exit_text,
+                 s->input_untouched ? " before reading its input" : "");
     } else {
         snprintf(reason, sizeof reason, "%s", why);
     }
@@ -79,6 +86,23 @@ static void release_buffers(mcp_stdio *s)
     mcp_buf_free(&s->ebuf);
 }
 
+/* Every byte written to the server's stdin is still in the pipe (or the first write found it
+ * closed). Unknown counts as read: where FIONREAD on a pipe's write end does not count the pipe's
+ * bytes (macOS), a server that died at start is started again, as before. */
+static int input_untouched(mcp_stdio *s)
+{
+    int n = -1;
+    if (!s->sent_any || s->fd_in < 0)
+        return 0;
+    if (s->written == 0)
+        return 1;
+#ifdef FIONREAD
+    if (ioctl(s->fd_in, FIONREAD, &n) == 0 && n >= 0 && (size_t)n == s->written)
+        return 1;
+#endif
+    return 0;
+}
+
 static void stdio_close(mcp_transport *t)
 {
     mcp_stdio *s = (mcp_stdio *)t;
@@ -86,6 +110,7 @@ static void stdio_close(mcp_transport *t)
     if (s->closing)
         return;
     s->closing = 1;
+    s->input_untouched = input_untouched(s);
     mcp_timer_stop(loop, &s->lose_timer);
     /* Best effort: what is queued (a cancellation, say) goes out before stdin closes. */
     if (s->fd_in >= 0 && s->wbuf.len > 0) {
@@ -305,6 +330,7 @@ static void on_stdin_writable(mcp_loop *loop, mcp_watch *w, unsigned events)
     while (s->wbuf.len > 0) {
         ssize_t n = write(s->fd_in, mcp_buf_head(&s->wbuf), s->wbuf.len);
         if (n > 0) {
+            s->written += (size_t)n;
             mcp_buf_consume(&s->wbuf, (size_t)n);
             continue;
         }
@@ -330,6 +356,7 @@ static int stdio_send(mcp_transport *t, const char *msg, size_t len, const mcp_s
         snprintf(err, errlen, "stdio transport is %s", s->started ? "closed" : "not started");
         return -1;
     }
+    s->sent_any = 1;
     /* The server is going: the message is dropped and what waits fails with the close. */
     if (s->lose_pending)
         return 0;
@@ -353,6 +380,7 @@ static int stdio_send(mcp_transport *t, const char *msg, size_t len, const mcp_s
             return -1;
         }
         done = n > 0 ? (size_t)n : 0;
+        s->written += done;
         if (done == total)
             return 0;
     }

@@ -77,7 +77,8 @@ local function discover(client, o, idle)
     end
     if err.kind == "closed" and client:_can_respawn() then
       -- A server that could not start at all (126/127: the command was not found or could not
-      -- run) is not started a second time: that would only print its errors twice.
+      -- run; or it died before reading the probe) is not started a second time: that would only
+      -- print its errors twice.
       if probe.failed_at_start(err) then return nil, err end
       return "restart", err
     end
