@@ -69,3 +69,34 @@ describe("libraries opened on first use", function()
     assert.matches("\n32\n", out)
   end)
 end)
+
+describe("the library file names (src/lazylib.c)", function()
+  local core = require("mcp.core")
+
+  it("libcrypto on macOS: only versioned names, never the system's aborting libcrypto.dylib stub", function()
+    local names = core._lazylib_names("crypto")
+    assert.are.equal("libcrypto.so.3", names[1]) -- the soname built against comes first
+    local dylibs = {}
+    for _, n in ipairs(names) do
+      assert.are_not.equal("libcrypto.dylib", n:match("[^/]*$"))
+      if n:match("%.dylib$") then
+        dylibs[#dylibs + 1] = n
+        assert.truthy(n:match("libcrypto%.%d[%d.]*%.dylib$"), n) -- libcrypto.3.dylib, libcrypto.1.1.dylib
+      end
+    end
+    assert.truthy(#dylibs > 0)
+    local has = {}
+    for _, n in ipairs(dylibs) do has[n] = true end
+    assert.truthy(has["libcrypto.3.dylib"])
+    assert.truthy(has["/opt/homebrew/opt/openssl@3/lib/libcrypto.3.dylib"]) -- Homebrew, Apple silicon
+    assert.truthy(has["/usr/local/opt/openssl@3/lib/libcrypto.3.dylib"]) -- Homebrew, Intel
+    assert.truthy(has["/opt/local/lib/libcrypto.3.dylib"]) -- MacPorts
+  end)
+
+  it("libcurl: the soname first, macOS's system library kept", function()
+    local names = core._lazylib_names("curl")
+    assert.are.equal("libcurl.so.4", names[1])
+    assert.are.same({ "libcurl.so.4", "libcurl.so", "libcurl.4.dylib", "libcurl.dylib" }, names)
+    assert.has_error(function() core._lazylib_names("ssl") end)
+  end)
+end)

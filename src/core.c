@@ -210,6 +210,7 @@ int luaopen_mcp_core(lua_State *L)
 #ifdef MCP_TEST_HOOKS
     mcp_sse_lua_open(L);
     mcp_heap_lua_open(L);
+    mcp_lazylib_lua_open(L);
 #endif
     mcp_fetch_lua_open(L, box_index);
     mcp_pkey_lua_open(L);

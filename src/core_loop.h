@@ -48,6 +48,8 @@ void mcp_lua_transport_open(lua_State *L, int box); /* lua_transport (the bridge
 void mcp_sse_lua_open(lua_State *L);
 /* Test builds only (src/testing/heap_lua.c): adds _heap_bytes (C heap in use) to the table. */
 void mcp_heap_lua_open(lua_State *L);
+/* Test builds only (src/testing/lazylib_lua.c): adds _lazylib_names (src/lazylib.c's lists). */
+void mcp_lazylib_lua_open(lua_State *L);
 #endif
 void mcp_fetch_lua_open(lua_State *L, int box); /* adds http_fetch (one plain HTTP exchange) */
 struct mcp_curl;

@@ -6,20 +6,33 @@
 
 /* The one list of file names per library, the first that loads wins: the ELF soname of each ABI
  * we call (libcrypto 3 and 1.1 both have every entry point crypto_api.h lists), the development
- * link, then macOS's names. */
+ * link, then macOS's names. macOS: never the unversioned libcrypto.dylib, which there is the
+ * system's stub that aborts the process loading it ("loading libcrypto in an unsafe way"); only
+ * versioned names, by the install names of Homebrew (Apple silicon, then Intel) and MacPorts
+ * after the plain name (a DYLD_LIBRARY_PATH, or a library beside the interpreter). The system's
+ * libcurl is a real library. */
 static const char *const curl_names[] = {"libcurl.so.4", "libcurl.so", "libcurl.4.dylib",
                                          "libcurl.dylib", NULL};
-static const char *const crypto_names[] = {"libcrypto.so.3",    "libcrypto.so.1.1", "libcrypto.so",
-                                           "libcrypto.3.dylib", "libcrypto.dylib",  NULL};
+static const char *const crypto_names[] = {"libcrypto.so.3",
+                                           "libcrypto.so.1.1",
+                                           "libcrypto.so",
+                                           "libcrypto.3.dylib",
+                                           "/opt/homebrew/opt/openssl@3/lib/libcrypto.3.dylib",
+                                           "/usr/local/opt/openssl@3/lib/libcrypto.3.dylib",
+                                           "/opt/local/lib/libcrypto.3.dylib",
+                                           "libcrypto.1.1.dylib",
+                                           "/opt/homebrew/opt/openssl@1.1/lib/libcrypto.1.1.dylib",
+                                           "/usr/local/opt/openssl@1.1/lib/libcrypto.1.1.dylib",
+                                           NULL};
 
-static const char *const *names_of(mcp_lazylib_id id)
+const char *const *mcp_lazylib_names(mcp_lazylib_id id)
 {
     return id == MCP_LIBCURL ? curl_names : crypto_names;
 }
 
 void mcp_lazylib_fill(mcp_lazylib *lib)
 {
-    const char *const *names = names_of(lib->id);
+    const char *const *names = mcp_lazylib_names(lib->id);
     const char *const *n;
     const mcp_lazysym *sym;
     void *handle = NULL;

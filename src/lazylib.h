@@ -35,6 +35,8 @@ typedef struct mcp_lazylib {
         (id), (syms), (init), (once_fn), PTHREAD_ONCE_INIT, -1, ""                                 \
     }
 
+/* The file names tried for a library, in order, ending with NULL. */
+const char *const *mcp_lazylib_names(mcp_lazylib_id id);
 /* The body of a library's pthread_once routine: open the first of its file names that loads,
  * resolve every symbol, then run init. */
 void mcp_lazylib_fill(mcp_lazylib *lib);
