@@ -562,6 +562,38 @@ describe("json key order on request (decode(s, true), mcp.json.decode(s, {key_or
     assert.are.equal('{"y":2,"x":1,"1":"n"}', encode(t))
   end)
 
+  it("round-trips generated documents byte for byte (nested objects and arrays, unsorted keys)", function()
+    local seed = 12345
+    local function rand(n) -- a small LCG: the same documents on every Lua
+      seed = (seed * 1103515245 + 12345) % 2147483648
+      return seed % n
+    end
+    local function gen(depth)
+      local r = rand(depth > 3 and 3 or 6)
+      if r == 0 then return tostring(rand(1000)) end
+      if r == 1 then return '"s' .. rand(100) .. '"' end
+      if r == 2 then return ({ "true", "false", "null" })[rand(3) + 1] end
+      if r == 3 then
+        local items = {}
+        for i = 1, rand(4) do items[i] = gen(depth + 1) end
+        return "[" .. table.concat(items, ",") .. "]"
+      end
+      local members, used = {}, {}
+      for _ = 1, rand(7) do
+        local k = "k" .. rand(50)
+        if not used[k] then
+          used[k] = true
+          members[#members + 1] = '"' .. k .. '":' .. gen(depth + 1)
+        end
+      end
+      return "{" .. table.concat(members, ",") .. "}"
+    end
+    for _ = 1, 200 do
+      local doc = '{"root":' .. gen(0) .. ',"z":1,"a":2}'
+      assert.are.equal(doc, encode(decode(doc, true)))
+    end
+  end)
+
   it("a failure inside an ordered object leaves nothing behind", function()
     local v, err = decode('{"a":{"b":1,"c":', true)
     assert.is_nil(v)
