@@ -532,6 +532,37 @@ describe("tools, resources, prompts, completion, utilities", function()
 end)
 
 ---------------------------------------------------------------------------------------------
+describe("key_order", function()
+  local SCHEMA = '{"type":"object","properties":{"source":{"type":"string"},'
+    .. '"destination":{"type":"string"},"overwrite":{"type":"boolean"}},"required":["source","destination"]}'
+
+  local function move_file(c)
+    for _, t in ipairs(assert(c:list_all_tools())) do
+      if t.name == "move_file" then return t end
+    end
+  end
+
+  it("true: every object the server sends keeps its key order, and encodes in it again", function()
+    local c = assert(helper.test_server({ "--ordered-tool" }, { key_order = true }))
+    finally(function() c:close() end)
+    local t = assert(move_file(c))
+    assert.are.same({ "type", "properties", "required" }, getmetatable(t.inputSchema).__keyorder)
+    assert.are.equal(SCHEMA, mcp.json.encode(t.inputSchema))
+    -- a call's result too
+    local res = assert(c:call_tool("echo", { message = "hi" }))
+    assert.is_table(getmetatable(res).__keyorder)
+  end)
+
+  it("default: plain tables (only \"properties\" keeps its order)", function()
+    local c = assert(helper.test_server({ "--ordered-tool" }))
+    finally(function() c:close() end)
+    local t = assert(move_file(c))
+    assert.is_nil(getmetatable(t.inputSchema))
+    assert.are.same({ "source", "destination", "overwrite" }, getmetatable(t.inputSchema.properties).__keyorder)
+    assert.has_error(function() mcp.new_client(c.transport, { key_order = "yes" }) end)
+  end)
+end)
+
 describe("notifications", function()
   it("reach the list_changed, resource_updated, log and '*' handlers", function()
     local c = server()
