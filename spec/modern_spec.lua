@@ -158,28 +158,6 @@ describe("protocol discovery against a legacy server (stdio): falls back to init
     assert.is_true(helper.wait_until(function() return t:reaped() end, helper.ms(3000)))
   end)
 
-  it("a server that dies at start, before reading the probe, is not started again: its exit is the connect error", function()
-    local starts = os.tmpname()
-    finally(function() os.remove(starts) end)
-    local errs, lines = {}, {}
-    local t = mcp.stdio_transport({ command = "sh", args = { "-c", "echo started >> \"$0\"; echo boom >&2; exit 1", starts },
-                                    stderr = function(line) lines[#lines + 1] = line end })
-    local c = mcp.new_client(t, { on_error = function(e) errs[#errs + 1] = e end })
-    finally(function() c:close() end)
-    local ok, err = c:connect()
-    assert.is_nil(ok)
-    assert.are.equal("closed", err.kind)
-    assert.are.equal("server/discover", err.method)
-    assert.is_truthy(helper.has(err.message, "exited with status 1 before reading its input"), err.message)
-    assert.are.equal(t, c.transport) -- no second transport
-    local fh = assert(io.open(starts, "rb"))
-    assert.are.equal("started\n", fh:read("*a"))
-    fh:close()
-    assert.is_true(helper.wait_until(function() return #lines > 0 end, helper.ms(2000)))
-    assert.are.same({ "boom" }, lines)
-    assert.are.same({}, errs) -- no "restarted it once" report
-  end)
-
   it("protocol_version_discovery = false sends initialize first (the probe would kill this server)", function()
     local errs = {}
     local c = assert(helper.test_server({ "--on-discover=exit" }, {
