@@ -49,10 +49,17 @@ local function after_url_elicitation(client, method, params, opts, err)
     function() return client:_roundtrip(method, params, opts) end, opts.timeout_ms)
 end
 
--- A call started while the session is renewed waits for the renewal (closure kept out of
--- Era:request, as above).
+-- A call started while the session or connection is renewed waits for the renewal (closure kept
+-- out of Era:request, as above).
 local function await_renewal(self)
   sched.await(function(cb) self.renewing[#self.renewing + 1] = cb end)
+end
+
+-- The renewal is over: the calls that waited for it go on.
+local function end_renewal(self)
+  local waiting = self.renewing
+  self.renewing = nil
+  for _, wake in ipairs(waiting) do wake() end
 end
 
 -- A request over a transport that has a session (HTTP) or a stream it can lose (legacy SSE):
@@ -109,15 +116,13 @@ end
 function Era:renew_connection()
   local client = self.client
   if self.renewing then
-    sched.await(function(cb) self.renewing[#self.renewing + 1] = cb end)
+    await_renewal(self)
     return client:_connected() and not client:_stream_lost()
   end
   self.renewing = {}
   local subs = self.subscriptions
   local ok, err = client:reconnect()
-  local waiting = self.renewing
-  self.renewing = nil
-  for _, wake in ipairs(waiting) do wake() end
+  end_renewal(self)
   if not ok then
     client:_report(errors.new(nil, "the SSE stream closed and a new connection failed: " .. tostring(err and err.message),
       nil, { kind = err and err.kind or "transport", cause = err }))
@@ -139,7 +144,7 @@ end
 function Era:renew_session(lost_sid)
   local client = self.client
   if self.renewing then
-    sched.await(function(cb) self.renewing[#self.renewing + 1] = cb end)
+    await_renewal(self)
     return client:_session_id() ~= nil
   end
   local now = client:_session_id()
@@ -148,9 +153,7 @@ function Era:renew_session(lost_sid)
   local init, err = self:initialize(client:protocol_version() or protocol.PROTOCOL_VERSION)
   local ok = init ~= nil
   if ok then ok, err = self:start(init, false) end
-  local waiting = self.renewing
-  self.renewing = nil
-  for _, wake in ipairs(waiting) do wake() end
+  end_renewal(self)
   if not ok then
     self.known_sid = lost_sid -- the next call tries again
     client:_report(errors.new(nil, "the server lost the session and a new one failed: " .. tostring(err and err.message),
