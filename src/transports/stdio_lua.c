@@ -10,6 +10,7 @@
 #include "core_loop.h"
 #include "sandbox_lua.h"
 #include "stdio_transport.h"
+#include "strv_lua.h"
 #include "transport_lua.h"
 
 #define STDIO_MT "mcp.transport.stdio"
@@ -20,53 +21,6 @@ typedef struct stdio_box {
     int stderr_ref;
     mcp_loop *loop;
 } stdio_box;
-
-/* Raise (before anything is allocated) unless t[field] is nil or an array of strings. */
-static void check_string_array(lua_State *L, int t, const char *field)
-{
-    size_t n, i;
-    lua_getfield(L, t, field);
-    if (!lua_isnil(L, -1) && !lua_istable(L, -1))
-        luaL_error(L, "mcp.stdio_transport: '%s' must be an array of strings", field);
-    n = lua_istable(L, -1) ? mcp_rawlen(L, -1) : 0;
-    for (i = 1; i <= n; i++) {
-        size_t len;
-        const char *s;
-        lua_rawgeti(L, -1, (int)i);
-        s = lua_type(L, -1) == LUA_TSTRING ? lua_tolstring(L, -1, &len) : NULL;
-        if (s == NULL || memchr(s, '\0', len) != NULL)
-            luaL_error(L, "mcp.stdio_transport: %s[%d] must be a string without NUL bytes", field,
-                       (int)i);
-        lua_pop(L, 1);
-    }
-    lua_pop(L, 1);
-}
-
-/* A NULL-terminated copy of the (checked) array of strings at t[field]; first goes in front. */
-static char **string_array(lua_State *L, int t, const char *field, const char *first)
-{
-    size_t n, i, k = 0;
-    char **out;
-    lua_getfield(L, t, field);
-    n = lua_istable(L, -1) ? mcp_rawlen(L, -1) : 0;
-    out = calloc(n + 2, sizeof *out);
-    if (out != NULL && first != NULL)
-        out[k++] = strdup(first);
-    for (i = 1; out != NULL && i <= n; i++) {
-        size_t len;
-        const char *s;
-        lua_rawgeti(L, -1, (int)i);
-        s = lua_tolstring(L, -1, &len);
-        out[k] = malloc(len + 1);
-        if (out[k] != NULL) {
-            memcpy(out[k], s, len);
-            out[k++][len] = '\0';
-        }
-        lua_pop(L, 1);
-    }
-    lua_pop(L, 1);
-    return out;
-}
 
 static void on_stderr_line(void *ctx, const char *line, size_t len)
 {
@@ -131,8 +85,8 @@ static int l_stdio_transport(lua_State *L)
     lua_getfield(L, 1, "cwd");
     if (!lua_isnil(L, -1) && !lua_isstring(L, -1))
         return luaL_error(L, "mcp.stdio_transport: 'cwd' must be a string");
-    check_string_array(L, 1, "args");
-    check_string_array(L, 1, "env");
+    mcp_strv_check(L, 1, "args", "args", 0);
+    mcp_strv_check(L, 1, "env", "env", 0);
     mcp_sandbox_check_lua(L, 1);
     /* Nothing below raises before mcp_stdio_new owns the copies. */
     cfg.command = strdup(command);
@@ -142,8 +96,8 @@ static int l_stdio_transport(lua_State *L)
         cfg.cwd = strdup(cwd);
     }
     lua_pop(L, 2);
-    cfg.argv = string_array(L, 1, "args", command);
-    cfg.envp = string_array(L, 1, "env", NULL);
+    cfg.argv = mcp_strv_copy(L, 1, "args", command);
+    cfg.envp = mcp_strv_copy(L, 1, "env", NULL);
     if (cfg.command == NULL || cfg.argv == NULL || cfg.envp == NULL ||
         mcp_sandbox_from_lua(L, 1, &cfg.sandbox) != 0) {
         mcp_stdio_config_free(&cfg);
