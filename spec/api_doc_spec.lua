@@ -9,6 +9,7 @@
 -- (a LuaCATS `---@class mcp.Skill`, a C userdata metatable `"mcp.pkey"`) may appear in API.md too.
 -- Names starting with `_` are private; mcp.core (the C module under the Lua layer) is documented
 -- as a whole, not field by field; value tables (lists, code tables) need only their own name.
+local helper = require("helper")
 local mcp = require("mcp")
 -- Fields that load on first use (lua/mcp/init.lua) are public too: load them all before the walk.
 for k in pairs(getmetatable(mcp).lazy) do
@@ -25,12 +26,7 @@ local VALUE_TABLES = {
 -- Classes: their methods are documented as `<prefix>:<method>`.
 local CLASSES = { Client = "client", Error = "err" }
 
-local function read(path)
-  local f = assert(io.open(path, "rb"))
-  local s = f:read("*a")
-  f:close()
-  return s
-end
+local read = helper.read_file
 
 local function sorted_keys(t)
   local out = {}

@@ -2,12 +2,7 @@
 -- annotations give, and the generator refuses what would let the reference drift.
 local helper = require("helper")
 
-local function read(path)
-  local f = assert(io.open(path, "rb"))
-  local s = f:read("*a")
-  f:close()
-  return s
-end
+local read = helper.read_file
 
 local function sh_quote(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
 

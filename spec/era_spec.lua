@@ -3,14 +3,10 @@
 -- client calls, and the era machinery (the era objects, listen.lua, tasks.lua, modern.lua,
 -- cache.lua) reaches the client through named methods only, never its fields.
 local eras = require("mcp.era")
+local helper = require("helper")
 local mcp = require("mcp")
 
-local function read(path)
-  local f = assert(io.open(path, "rb"))
-  local s = f:read("*a")
-  f:close()
-  return s
-end
+local read = helper.read_file
 
 -- The source without its comments (a `--` outside a string ends the code of a line; the sources
 -- checked here put none inside strings).

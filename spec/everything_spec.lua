@@ -13,17 +13,8 @@ local has = helper.has
 
 local VERIFIED_VERSION = "2026.8.31"
 
-local function file_exists(path)
-  local fh = io.open(path, "rb")
-  if fh then fh:close() end
-  return fh ~= nil
-end
-
-local function in_path(cmd)
-  for dir in (os.getenv("PATH") or ""):gmatch("[^:]+") do
-    if file_exists(dir .. "/" .. cmd) then return dir .. "/" .. cmd end
-  end
-end
+local file_exists = helper.file_exists
+local in_path = helper.in_path
 
 -- The installed version, read from the package.json next to node_modules/.bin.
 local function installed_version(bin)

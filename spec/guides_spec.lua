@@ -46,12 +46,7 @@ local PRELUDES = {
 
 local function shq(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" end
 
-local function read(path)
-  local fh = assert(io.open(path, "rb"))
-  local s = fh:read("*a")
-  fh:close()
-  return s
-end
+local read = helper.read_file
 
 -- README.md, then docs/*.md but the reference, sorted.
 local function documents()

@@ -8,6 +8,8 @@
 -- helper.example_server(opts)      client connected to examples/servers/example_server.lua (or nil, err)
 -- helper.proc_exists(pid)          true while /proc/<pid> exists, zombies included; second value: state letter
 -- helper.wait_until(pred, ms)      step the loop until pred() holds or ms elapse; returns pred()
+-- helper.read_file(path)           the whole file (raises when it cannot be read); helper.file_exists(path)
+-- helper.in_path(cmd)              absolute path of cmd on PATH, or nil
 -- helper.kill(pid, sig)            kill(1) a process; helper.wait_dead(pid, ms): until zombie or gone
 local mcp = require("mcp")
 
@@ -145,13 +147,36 @@ function helper.drain(n)
   for _ = 1, n or 5 do mcp.loop.step(0) end
 end
 
+--- Whether path can be opened for reading.
+---@param path string
+---@return boolean
+helper.file_exists = file_exists
+
+--- The whole file at path; raises when it cannot be read.
+---@param path string
+---@return string
+function helper.read_file(path)
+  local fh = assert(io.open(path, "rb"))
+  local s = fh:read("*a")
+  fh:close()
+  return s
+end
+
+--- The absolute path of command cmd in a directory of $PATH, or nil.
+---@param cmd string
+---@return string|nil
+function helper.in_path(cmd)
+  for dir in (os.getenv("PATH") or ""):gmatch("[^:]+") do
+    if file_exists(dir .. "/" .. cmd) then return dir .. "/" .. cmd end
+  end
+end
+
 function helper.write_file(path, text)
   local fh = assert(io.open(path, "wb"))
   fh:write(text)
   fh:close()
 end
 
---- Does string s contain the plain substring sub?
 --- Whether a command is on PATH. (`command` is a shell builtin, so no `env -u LD_PRELOAD` prefix.)
 function helper.have_command(name)
   local f = assert(io.popen("command -v " .. name .. " 2>/dev/null", "r"))
@@ -160,6 +185,7 @@ function helper.have_command(name)
   return out ~= ""
 end
 
+--- Does string s contain the plain substring sub?
 function helper.has(s, sub)
   return type(s) == "string" and s:find(sub, 1, true) ~= nil
 end

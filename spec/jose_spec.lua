@@ -7,12 +7,7 @@ local jose = require("mcp.jose")
 
 local KEYS = helper.root .. "/spec/fixtures/keys/"
 
-local function read(path)
-  local f = assert(io.open(path, "rb"))
-  local s = f:read("*a")
-  f:close()
-  return s
-end
+local read = helper.read_file
 
 local function b64d(s)
   return assert(jose.base64url_decode(s))

@@ -35,12 +35,7 @@ local function layer_of(module)
   return nil
 end
 
-local function read(path)
-  local f = assert(io.open(path, "rb"))
-  local s = f:read("*a")
-  f:close()
-  return s
-end
+local read = helper.read_file
 
 local function module_of(path)
   return (path:gsub("^lua/", ""):gsub("%.lua$", ""):gsub("/init$", ""):gsub("/", "."))

@@ -9,17 +9,8 @@ local helper = require("helper")
 local SDK_PKG = helper.root .. "/.deps/npm/node_modules/@modelcontextprotocol/sdk/package.json"
 local FIXTURE = helper.fixtures .. "/sdk_server.mjs"
 
-local function file_exists(path)
-  local fh = io.open(path, "rb")
-  if fh then fh:close() end
-  return fh ~= nil
-end
-
-local function in_path(cmd)
-  for dir in (os.getenv("PATH") or ""):gmatch("[^:]+") do
-    if file_exists(dir .. "/" .. cmd) then return dir .. "/" .. cmd end
-  end
-end
+local file_exists = helper.file_exists
+local in_path = helper.in_path
 
 local NODE = in_path("node")
 local unavailable
