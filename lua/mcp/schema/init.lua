@@ -50,7 +50,8 @@ local function is_null(v)
 end
 
 --- The JSON kind of a Lua value: "null", "boolean", "integer", "number", "string", "array",
---- "object", or "empty" for an unmarked empty table (it matches both array and object).
+--- "object", or "empty" for an unmarked empty table (the validator takes it as an object, as JSON
+--- encodes it: {}; an empty array is mcp.json.array(), which json.decode("[]") returns too).
 ---@param v any
 ---@return string
 local function kind(v)
@@ -80,6 +81,15 @@ local function kind(v)
 end
 M.kind = kind
 
+-- The kind a value has in JSON, which the validator checks: an unmarked empty table is an
+-- object, as the codec has it (the encoder writes it as {}, the decoder marks every array, []
+-- too, with json.array's metatable); an empty array is mcp.json.array().
+local function json_kind(v)
+  local k = kind(v)
+  if k == "empty" then return "object" end
+  return k
+end
+
 local function is_array(v)
   local k = kind(v)
   return k == "array" or k == "empty"
@@ -94,13 +104,11 @@ end
 ---@param b any
 ---@return boolean
 local function equal(a, b)
-  local ka, kb = kind(a), kind(b)
+  local ka, kb = json_kind(a), json_kind(b)
   if ka == "integer" then ka = "number" end
   if kb == "integer" then kb = "number" end
-  if ka == "empty" and (kb == "array" or kb == "object") then ka = kb end
-  if kb == "empty" and (ka == "array" or ka == "object") then kb = ka end
   if ka ~= kb then return false end
-  if ka == "null" or ka == "empty" then return true end
+  if ka == "null" then return true end
   if ka == "array" then
     if #a ~= #b then return false end
     for i = 1, #a do
@@ -431,16 +439,17 @@ local TYPE_OK = {
   integer = function(k) return k == "integer" end,
   boolean = function(k) return k == "boolean" end,
   null = function(k) return k == "null" end,
-  array = function(k) return k == "array" or k == "empty" end,
-  object = function(k) return k == "object" or k == "empty" end,
+  array = function(k) return k == "array" end,
+  object = function(k) return k == "object" end,
 }
 
 local function check_type(ctx, t, v, path)
-  local k = kind(v)
+  local k = json_kind(v)
   if type(t) == "string" then
     local ok = TYPE_OK[t]
     if ok and not ok(k) then
-      add(ctx, path, "type", "expected " .. t .. ", got " .. (k == "empty" and "empty table" or k))
+      add(ctx, path, "type", "expected " .. t .. ", got "
+        .. (kind(v) == "empty" and "empty object (an empty array is mcp.json.array())" or k))
     end
   elseif type(t) == "table" then
     for _, name in ipairs(t) do
@@ -656,8 +665,8 @@ end
 -- unevaluatedProperties / unevaluatedItems: after every other keyword of s has run on v.
 local function check_unevaluated(ctx, s, v, path, ev)
   local up, ui = s.unevaluatedProperties, s.unevaluatedItems
-  local k = kind(v)
-  if up ~= nil and (k == "object" or k == "empty") then
+  local k = json_kind(v)
+  if up ~= nil and k == "object" then
     for _, name in ipairs(sorted_keys(v)) do
       if not ev.props[name] then
         local p = path .. "/" .. pointer_token(name)
@@ -670,7 +679,7 @@ local function check_unevaluated(ctx, s, v, path, ev)
       end
     end
   end
-  if ui ~= nil and (k == "array" or k == "empty") and not ev.all then
+  if ui ~= nil and k == "array" and not ev.all then
     for i = 1, #v do
       if not ev.items[i] then
         local p = path .. "/" .. (i - 1)
@@ -786,11 +795,11 @@ local function validate_keywords(ctx, s, v, path, ev)
   if s.const ~= nil and not equal(s.const, v) then
     add(ctx, path, "const", "must equal " .. show(s.const))
   end
-  local k = kind(v)
+  local k = json_kind(v)
   if k == "number" or k == "integer" then check_number(ctx, s, v, path)
   elseif k == "string" then check_string(ctx, s, v, path) end
-  if k == "array" or k == "empty" then check_array(ctx, s, v, path, ev) end
-  if k == "object" or k == "empty" then check_object(ctx, s, v, path, ev) end
+  if k == "array" then check_array(ctx, s, v, path, ev) end
+  if k == "object" then check_object(ctx, s, v, path, ev) end
   check_applicators(ctx, s, v, path, ev)
   if s.unevaluatedProperties ~= nil or s.unevaluatedItems ~= nil then check_unevaluated(ctx, s, v, path, ev) end
 end
