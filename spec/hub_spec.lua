@@ -332,6 +332,55 @@ describe("mcp.hub", function()
       hub:close()
     end)
 
+    it("verify runs on every call, auto-approved and \"always\" ones too, before approve", function()
+      local verified, asked, drifted = {}, 0, false
+      local hub = assert(mcp.hub({ mcpServers = {
+        all = { command = LUA, args = { T }, auto_approve = true },
+        ask = { command = LUA, args = { T } },
+      } }, {
+        verify = function(req)
+          verified[#verified + 1] = req.name
+          assert.equals("echo", req.definition.name)
+          if drifted then return "deny", "drifted" end
+          return "allow"
+        end,
+        approve = function() asked = asked + 1; return "always" end,
+      }))
+      assert(hub:call_tool("all__echo", { message = "x" }))
+      assert(hub:call_tool("ask__echo", { message = "x" }))
+      assert(hub:call_tool("ask__echo", { message = "x" })) -- "always": not asked again, still verified
+      assert.equals(1, asked)
+      assert.same({ "all__echo", "ask__echo", "ask__echo" }, verified)
+      drifted = true
+      local res, err = hub:call_tool("all__echo", { message = "x" })
+      assert.is_nil(res)
+      assert.equals("denied", err.kind)
+      assert.equals("call to tool 'echo' of server 'all' was denied: drifted", err.message)
+      res, err = hub:call_tool("ask__echo", { message = "x" })
+      assert.is_nil(res)
+      assert.equals("denied", err.kind)
+      assert.equals(1, asked)
+      hub:close()
+    end)
+
+    it("a verify hook that raises denies, naming it; an answer other than allow/deny raises", function()
+      local answers = { "always" }
+      local hub = assert(mcp.hub({ mcpServers = { a = { command = LUA, args = { T }, auto_approve = true } } }, {
+        verify = function()
+          if #answers > 0 then return table.remove(answers, 1) end
+          error("no pins", 0)
+        end,
+      }))
+      assert.has_error(function() hub:call_tool("a__echo", { message = "x" }) end,
+        'mcp.hub: verify must answer "allow" or "deny", got always')
+      local res, err = hub:call_tool("a__echo", { message = "x" })
+      assert.is_nil(res)
+      assert.equals("denied", err.kind)
+      assert.equals("call to tool 'echo' of server 'a' was denied: the verify hook raised: no pins", err.message)
+      assert.equals("no pins", err.cause)
+      hub:close()
+    end)
+
     it("a hook that raises denies the call with a structured error, and the tool is not called", function()
       local sent = {}
       local boom = setmetatable({}, { __tostring = function() return "hook exploded" end })

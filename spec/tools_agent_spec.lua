@@ -283,7 +283,7 @@ describe("trust on first use for tool definitions", function()
   end)
 end)
 
-describe("trust on first use, enforced at call time through the hub's approve hook", function()
+describe("trust on first use, enforced at call time through the hub's verify and approve hooks", function()
   it("a call to a tool changed since approval is denied; ask can approve it again", function()
     local store = mcp.tools.pin_store({ dir = false })
     local c = assert(helper.test_server({}))
@@ -317,6 +317,36 @@ describe("trust on first use, enforced at call time through the hub's approve ho
       -- approved now: no more asking
       assert(hub:call_tool("s__echo", { message = "y" }))
       assert.equals(2, asked)
+    end)
+    hub:close()
+    assert(ok, err)
+  end)
+
+  it("verify_hook checks an auto-approved server's calls too: a changed tool is denied", function()
+    local store = mcp.tools.pin_store({ dir = false })
+    local c = assert(helper.test_server({}))
+    store:check(assert(c:list_all_tools()), { server = "s" })
+    c:close()
+    local asked = 0
+    local hub = assert(mcp.hub({ mcpServers = {
+      s = { command = LUA, args = { T, "--echo-description=changed" }, auto_approve = true },
+    } }, { connect_timeout_ms = helper.ms(5000), verify = store:verify_hook({
+      ask = function(held)
+        asked = asked + 1
+        assert.equals("changed", held[1].reason)
+        return false
+      end,
+    }), approve = function() error("an auto-approved call is not asked", 0) end }))
+    local ok, err = pcall(function()
+      hub:wait(helper.ms(5000))
+      local res, cerr = hub:call_tool("s__echo", { message = "x" })
+      assert.is_nil(res)
+      assert.equals("denied", cerr.kind)
+      assert.truthy(cerr.message:find("changed since it was approved", 1, true), cerr.message)
+      assert.equals(1, asked)
+      -- an unchanged tool of the same server goes through, unasked
+      assert.equals("xx", assert(hub:call_tool("s__big", { bytes = 2 })).content[1].text)
+      assert.equals(1, asked)
     end)
     hub:close()
     assert(ok, err)

@@ -91,7 +91,7 @@ local function set_spec(rec, spec)
 end
 
 local OPTS = {
-  on_state = "function", on_change = "function", on_message = "function", approve = "function",
+  on_state = "function", on_change = "function", on_message = "function", approve = "function", verify = "function",
   on_error = "function", on_stderr = "function", on_input = "function", inputs = "table", env = "table",
   client = "table", restart = "table", connect_timeout_ms = "number", request_timeout_ms = "number",
   separator = "string", max_name_length = "number", wait = "boolean", variables = "table",
@@ -635,28 +635,44 @@ local function split_opts(opts)
   return opts.server, o
 end
 
--- Approval: auto_approve (true or the tool listed), an earlier "always", else the hook.
--- Returns true, or nil, reason (denied), or nil, nil, raised (the hook raised: denied too).
+-- Ask a verify or approve hook (it may block or yield: sched.pcall, also in a task on PUC 5.1).
+-- Returns the answer ("allow", "always", "deny"), the reason, and what the hook raised (denied).
+local function ask_hook(hook, req, answers)
+  local ok, answer, reason = sched.pcall(hook, req)
+  if not ok then return "deny", nil, answer end
+  if answer == true then answer = "allow" end
+  if answer == false or answer == nil then answer = "deny" end
+  if not answers[answer] then
+    error("mcp.hub: " .. answers.name .. " must answer " .. answers.list .. ", got " .. tostring(answer), 0)
+  end
+  return answer, reason
+end
+
+local VERIFY_ANSWERS = { allow = true, deny = true, name = "verify", list = '"allow" or "deny"' }
+local APPROVE_ANSWERS = { allow = true, deny = true, always = true, name = "approve", list = '"allow", "deny" or "always"' }
+
+-- Approval: the verify hook on every call (an integrity check: auto_approve does not skip it),
+-- then auto_approve (true or the tool listed), an earlier "always", else the approve hook.
+-- Returns true, or nil, reason (denied), or nil, nil, raised, hook name (the hook raised: denied).
 function Hub:_approve(rec, tool, full, arguments, def)
-  if rec.spec.auto_approve == true or rec.auto[tool] or rec.always[tool] then return true end
-  local hook = self.opts.approve
-  if hook == nil then return true end
-  local annotations = def and type(def.annotations) == "table" and def.annotations or json.object()
-  -- the hook may block or yield (sched.pcall: also in a task on PUC 5.1)
-  local ok, answer, reason = sched.pcall(hook, {
+  local verify, hook = self.opts.verify, self.opts.approve
+  local consented = rec.spec.auto_approve == true or rec.auto[tool] or rec.always[tool] or hook == nil
+  if consented and verify == nil then return true end
+  local req = {
     server = rec.name, tool = tool, name = full, arguments = arguments or json.object(),
-    annotations = annotations, definition = def,
-  })
-  if not ok then return nil, nil, answer end
-  if answer == "always" then
-    rec.always[tool] = true
-    return true
+    annotations = def and type(def.annotations) == "table" and def.annotations or json.object(), definition = def,
+  }
+  if verify ~= nil then
+    local answer, reason, raised = ask_hook(verify, req, VERIFY_ANSWERS)
+    if raised ~= nil then return nil, nil, raised, "verify" end
+    if answer ~= "allow" then return nil, reason end
   end
-  if answer == "allow" or answer == true then return true end
-  if answer ~= "deny" and answer ~= false and answer ~= nil then
-    error("mcp.hub: approve must answer \"allow\", \"deny\" or \"always\", got " .. tostring(answer), 0)
-  end
-  return nil, reason
+  if consented then return true end
+  local answer, reason, raised = ask_hook(hook, req, APPROVE_ANSWERS)
+  if raised ~= nil then return nil, nil, raised, "approve" end
+  if answer == "always" then rec.always[tool] = true end
+  if answer == "deny" then return nil, reason end
+  return true
 end
 
 -- A namespaced name that no ready server lists, whose prefix is a server's that is on its way
@@ -705,10 +721,10 @@ function Hub:call_tool(name, arguments, opts)
       { server = rec.name, method = "tools/call" })
   end
   local full = rec.prefix .. self.sep .. sanitize(tool)
-  local ok, reason, raised = self:_approve(rec, tool, full, arguments, def)
+  local ok, reason, raised, which = self:_approve(rec, tool, full, arguments, def)
   if not ok and raised ~= nil then
     return nil, hub_error("denied", "call to tool '" .. tool .. "' of server '" .. rec.name
-      .. "' was denied: the approve hook raised: " .. tostring(raised),
+      .. "' was denied: the " .. which .. " hook raised: " .. tostring(raised),
       { server = rec.name, method = "tools/call", cause = raised })
   end
   if not ok then

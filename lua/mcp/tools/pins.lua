@@ -177,15 +177,14 @@ function Store:check(tools, opts)
   return allowed, held, save_err
 end
 
---- An approve hook for mcp.hub (its `approve` option) that enforces the pins at call time: a
---- call to a tool whose definition changed since it was approved is denied ("deny", reason)
---- unless ask({tool, name, server, reason}) returns true (the tool is approved again); a tool
---- seen for the first time is pinned (first_use = "hold": denied as "new" unless ask approves).
---- Otherwise the call goes to nxt (the host's own hook) when given, else it is allowed.
---- A server's `auto_approve` bypasses every hub hook, this one too.
----@param opts table|nil ask (function), next (a hub approve hook), first_use ("approve"|"hold")
+--- A verify hook for mcp.hub (its `verify` option, which runs on every tool call, auto-approved
+--- ones too) that enforces the pins at call time: a call to a tool whose definition changed since
+--- it was approved is denied ("deny", reason) unless ask({tool, name, server, reason}) returns true
+--- (the tool is approved again); a tool seen for the first time is pinned (first_use = "hold":
+--- denied as "new" unless ask approves). Otherwise "allow".
+---@param opts table|nil ask (function), first_use ("approve"|"hold")
 ---@return function hook
-function Store:approve_hook(opts)
+function Store:verify_hook(opts)
   opts = opts or {}
   return function(req)
     local def = req.definition
@@ -198,6 +197,22 @@ function Store:approve_hook(opts)
       return "deny", "tool '" .. req.tool .. "' of server '" .. req.server .. "' is held back: its definition "
         .. (held[1].reason == "new" and "was never approved" or "changed since it was approved") .. " (mcp.tools.pin_store)"
     end
+    return "allow"
+  end
+end
+
+--- An approve hook for mcp.hub (its `approve` option): the verify hook's check (verify_hook),
+--- then the call goes to nxt (the host's own hook) when given, else it is allowed. A server's
+--- `auto_approve` (or an earlier "always") skips approve hooks: pass verify_hook as the hub's
+--- `verify` to check those calls too.
+---@param opts table|nil ask (function), next (a hub approve hook), first_use ("approve"|"hold")
+---@return function hook
+function Store:approve_hook(opts)
+  opts = opts or {}
+  local verify = self:verify_hook(opts)
+  return function(req)
+    local answer, reason = verify(req)
+    if answer ~= "allow" then return answer, reason end
     if opts.next then return opts.next(req) end
     return "allow"
   end
