@@ -1045,7 +1045,8 @@ function Client:call_tool(name, arguments, opts)
   local task = opts and opts.task
   if task ~= nil and type(task) ~= "table" then error("mcp.call_tool: task must be a table ({ttl = ms})", 2) end
   -- the legacy era's task augmentation (2025-11-25): ask the server to run the call as a task
-  params = self.era:tool_call_params(params, task)
+  -- (without a task, no era changes the params: not asked)
+  if task ~= nil then params = self.era:tool_call_params(params, task) end
   local attempts, res, err = 1, self:request("tools/call", params, opts)
   -- (the retries in a function of their own: a loop here would be an inner loop of every
   -- caller's, which LuaJIT's trace compiler does not follow)
@@ -1063,11 +1064,15 @@ function Client:call_tool(name, arguments, opts)
   end
   res, err = expect_table(res, nil, "tools/call")
   if res == nil then return nil, err end
-  -- the legacy era follows a CreateTaskResult (2025-11-25) to the tool's result
-  res, err = self.era:tool_result(res, opts or NO_OPTIONS)
-  if res == nil then return nil, err end
-  res, err = expect_table(res, nil, "tools/call")
-  if res == nil then return nil, err end
+  -- the legacy era follows a CreateTaskResult (2025-11-25) to the tool's result, which is checked
+  -- in turn (a result the era returns as it came is checked already)
+  local final
+  final, err = self.era:tool_result(res, opts or NO_OPTIONS)
+  if final ~= res then
+    if final == nil then return nil, err end
+    res, err = expect_table(final, nil, "tools/call")
+    if res == nil then return nil, err end
+  end
   if res.content == nil and res.structuredContent ~= nil then
     -- As the reference: a result with only structuredContent gets a text rendering of it.
     local ok, text = pcall(json.encode, res.structuredContent)

@@ -23,7 +23,7 @@ M.INTERFACE = {
   "handlers_changed", -- () the notification handlers changed
   "roots_changed", -- () -> true | nil, err: the roots changed
   "is_task_result", -- (method, res, opts) -> whether call_tool follows res as a task
-  "tool_call_params", -- (params, task) -> the tools/call params
+  "tool_call_params", -- (params, task) -> the tools/call params (asked only with a task)
   "tool_result", -- (res, opts) -> the tools/call result (a task followed) | nil, err
   "tools_page", -- (res, first) -> the tools/list page as the client returns it
   "list_tasks", -- (opts) -> tasks | nil, err

@@ -239,12 +239,14 @@ function Era:tool_call_params(params, task)
   return params
 end
 
---- A tools/call's result: a CreateTaskResult is followed to the tool's result (tasks.lua).
+--- A tools/call's result (a table): a CreateTaskResult is followed to the tool's result
+--- (tasks.lua); any other comes back as it is.
 ---@param res table
 ---@param opts table
 ---@return table|nil result, mcp.Error|nil err
 function Era:tool_result(res, opts)
-  if not is_create_task_result(res) then return res end
+  -- is_create_task_result, on a table, with no call (every tools/call's path)
+  if res.content ~= nil or type(res.task) ~= "table" then return res end
   return tasks.await_legacy(self.client, "tools/call", res, opts)
 end
 
