@@ -17,11 +17,13 @@ local DOCUMENTED_KINDS = {
 }
 
 -- A connected test server client, closed when the test ends.
+-- (busted keeps one finally() per test: the clients a test starts are tracked and closed after it)
+after_each(helper.close_tracked)
+
 local function server(args, opts)
   local c, err = helper.test_server(args, opts)
   assert(c, "cannot connect to the test server: " .. tostring(err))
-  finally(function() c:close() end)
-  return c
+  return helper.track(c)
 end
 
 local function text(res, i)
@@ -211,8 +213,7 @@ describe("connect", function()
 
   it("new_client + connect and create_client work as create_stdio_client does", function()
     local t = mcp.stdio_transport({ command = helper.lua_cmd(), args = { helper.test_server_path }, stderr = "discard" })
-    local c = mcp.new_client(t, { client_name = "two-step" })
-    finally(function() c:close() end)
+    local c = helper.track(mcp.new_client(t, { client_name = "two-step" }))
     assert.is_false(c:is_connected())
     assert.is_nil(c:protocol_version())
     assert.are.equal("", c:server_instructions())
@@ -226,8 +227,7 @@ describe("connect", function()
 
     local t2 = mcp.stdio_transport({ command = helper.lua_cmd(), args = { helper.test_server_path }, stderr = "discard" })
     local c2, err2 = mcp.create_client({ client_name = "created" }, t2)
-    assert(c2, tostring(err2))
-    finally(function() c2:close() end)
+    assert(helper.track(c2), tostring(err2))
     assert.is_true(c2:is_connected())
     assert.are.equal("created", call(c2, "last_initialize").structuredContent.clientInfo.name)
   end)
@@ -614,8 +614,7 @@ describe("notifications", function()
     local path = write_burst_server()
     finally(function() os.remove(path) end)
     local c, err = mcp.create_stdio_client(helper.lua_cmd(), { path }, { stderr = "discard" })
-    assert(c, tostring(err))
-    finally(function() c:close() end)
+    assert(helper.track(c), tostring(err))
     local progress, logs = {}, 0
     c:on_log_message(function() logs = logs + 1 end)
     local res = call(c, "burst", nil, { on_progress = function(p) progress[#progress + 1] = p.progress end })
@@ -1479,8 +1478,7 @@ describe("stdio options", function()
 
   local function probe_client(names_list, opts)
     local c, err = mcp.create_stdio_client(helper.lua_cmd(), { probe, unpack(names_list) }, opts)
-    assert(c, tostring(err))
-    finally(function() c:close() end)
+    assert(helper.track(c), tostring(err))
     assert.are.equal("probe", c:server_info().name)
     return json.decode(c:server_instructions())
   end
@@ -1520,8 +1518,7 @@ describe("stdio options", function()
     assert.is_truthy(seen2.cwd:match("/examples$"), seen2.cwd)
     -- a relative script path resolves against cwd
     local c, err = mcp.create_stdio_client(helper.lua_cmd(), { "test_server.lua" }, { cwd = helper.fixtures, stderr = "discard" })
-    assert(c, tostring(err))
-    finally(function() c:close() end)
+    assert(helper.track(c), tostring(err))
     assert.are.equal("lua-mcp-test-server", c:server_info().name)
   end)
 

@@ -10,6 +10,7 @@
 -- helper.wait_until(pred, ms)      step the loop until pred() holds or ms elapse; returns pred()
 -- helper.read_file(path)           the whole file (raises when it cannot be read); helper.file_exists(path)
 -- helper.in_path(cmd)              absolute path of cmd on PATH, or nil
+-- helper.track(c)                  close c after the test: a file that tracks runs after_each(helper.close_tracked)
 -- helper.kill(pid, sig)            kill(1) a process; helper.wait_dead(pid, ms): until zombie or gone
 local mcp = require("mcp")
 
@@ -168,6 +169,30 @@ end
 function helper.in_path(cmd)
   for dir in (os.getenv("PATH") or ""):gmatch("[^:]+") do
     if file_exists(dir .. "/" .. cmd) then return dir .. "/" .. cmd end
+  end
+end
+
+-- What helper.track keeps until helper.close_tracked.
+local tracked = {}
+
+--- Close c (a client, or anything with :close()) after the running test, with the others tracked.
+--- busted keeps one finally() per test (a second call replaces the first, and what the first would
+--- have closed stays open): a spec file whose tests start more than one client, or that has a
+--- finally() of its own, tracks them here and runs `after_each(helper.close_tracked)` at its top.
+---@generic T
+---@param c T
+---@return T c
+function helper.track(c)
+  tracked[#tracked + 1] = c
+  return c
+end
+
+--- Close what helper.track kept, the last first.
+function helper.close_tracked()
+  for i = #tracked, 1, -1 do
+    local c = tracked[i]
+    tracked[i] = nil
+    c:close()
   end
 end
 

@@ -184,11 +184,15 @@ describe("2026-07-28 over streamable HTTP", function()
   it("opens a listen again after its stream ends abruptly, and gives up after REOPEN.max_tries ends in a row", function()
     local REOPEN = require("mcp.listen").REOPEN
     local saved = { base_ms = REOPEN.base_ms, max_tries = REOPEN.max_tries }
-    finally(function() REOPEN.base_ms, REOPEN.max_tries = saved.base_ms, saved.max_tries end)
     REOPEN.base_ms, REOPEN.max_tries = 20, 3
     local reported = {}
-    local c = assert(mcp.create_http_client(srv.url, { on_error = function(e) reported[#reported + 1] = e end }))
-    finally(function() c:close() end)
+    local c
+    -- (one finally: busted keeps only the last one a test sets)
+    finally(function()
+      REOPEN.base_ms, REOPEN.max_tries = saved.base_ms, saved.max_tries
+      if c then c:close() end
+    end)
+    c = assert(mcp.create_http_client(srv.url, { on_error = function(e) reported[#reported + 1] = e end }))
     local got = 0
     c:on_tools_list_changed(function() got = got + 1 end)
     local function listens()

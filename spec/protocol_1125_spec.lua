@@ -6,12 +6,14 @@
 local mcp = require("mcp")
 local helper = require("helper")
 
+-- (busted keeps one finally() per test: the clients a test starts are tracked and closed after it)
+after_each(helper.close_tracked)
+
 local function server(args, opts)
   args = { "--spec-1125", (table.unpack or unpack)(args or {}) }
   local c, err = helper.test_server(args, opts)
   assert(c, "cannot connect to the test server: " .. tostring(err))
-  finally(function() c:close() end)
-  return c
+  return helper.track(c)
 end
 
 local function call(c, name, args, opts)

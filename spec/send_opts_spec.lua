@@ -6,6 +6,9 @@ local mcp = require("mcp")
 local helper = require("helper")
 local H = require("http_helper")
 
+-- (busted keeps one finally() per test: the clients a test starts are tracked and closed after it)
+after_each(helper.close_tracked)
+
 local function headers_of(c, opts)
   local r = assert(c:call_tool("last_headers", {}, opts))
   return r.structuredContent.headers
@@ -18,9 +21,7 @@ describe("send options over HTTP #http", function()
   local function client(opts)
     local o = { request_timeout_ms = helper.ms(20000) }
     for k, v in pairs(opts or {}) do o[k] = v end
-    local c = assert(mcp.create_http_client(srv.url, o))
-    finally(function() c:close() end)
-    return c
+    return helper.track(assert(mcp.create_http_client(srv.url, o)))
   end
 
   it("puts per-request headers on that POST only, replacing the transport's own", function()
