@@ -19,6 +19,7 @@
 
 #include "lua_api.h"
 
+#include "class_lua.h"
 #include "compat.h"
 #include "pkey.h"
 
@@ -248,14 +249,9 @@ void mcp_pkey_lua_open(lua_State *L)
         {"pem", l_pem},
         {NULL, NULL},
     };
-    if (luaL_newmetatable(L, PKEY_MT)) {
-        lua_newtable(L);
-        mcp_setfuncs(L, methods, 0);
-        lua_setfield(L, -2, "__index");
+    if (mcp_class_metatable(L, PKEY_MT, methods, l_gc)) {
         lua_pushcfunction(L, l_tostring);
         lua_setfield(L, -2, "__tostring");
-        lua_pushcfunction(L, l_gc);
-        lua_setfield(L, -2, "__gc");
         lua_pushliteral(L, "mcp.pkey");
         lua_setfield(L, -2, "__name");
         lua_pushboolean(L, 0);

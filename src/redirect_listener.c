@@ -21,6 +21,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "class_lua.h"
 #include "compat.h"
 #include "core_loop.h"
 #include "redirect_listener.h"
@@ -331,13 +332,7 @@ static int l_gc(lua_State *L)
 void mcp_redirect_listener_lua_open(lua_State *L, int box)
 {
     static const luaL_Reg methods[] = {{"port", l_port}, {"close", l_close}, {NULL, NULL}};
-    if (luaL_newmetatable(L, LISTENER_MT)) {
-        lua_newtable(L);
-        mcp_setfuncs(L, methods, 0);
-        lua_setfield(L, -2, "__index");
-        lua_pushcfunction(L, l_gc);
-        lua_setfield(L, -2, "__gc");
-    }
+    mcp_class_metatable(L, LISTENER_MT, methods, l_gc);
     lua_pop(L, 1);
     mcp_set_loop_function(L, box, "redirect_listener", l_listen);
 }

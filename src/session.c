@@ -7,6 +7,7 @@
 #include "lua_api.h"
 
 #include "buf.h"
+#include "class_lua.h"
 #include "compat.h"
 #include "core_loop.h"
 #include "json.h"
@@ -1026,12 +1027,6 @@ void mcp_session_open(lua_State *L)
         {"key_order", l_key_order},
         {NULL, NULL},
     };
-    if (luaL_newmetatable(L, MCP_SESSION_MT)) {
-        lua_newtable(L);
-        mcp_setfuncs(L, methods, 0);
-        lua_setfield(L, -2, "__index");
-        lua_pushcfunction(L, l_gc);
-        lua_setfield(L, -2, "__gc");
-    }
+    mcp_class_metatable(L, MCP_SESSION_MT, methods, l_gc);
     lua_pop(L, 1);
 }

@@ -5,6 +5,7 @@
 
 #include "lua_api.h"
 
+#include "class_lua.h"
 #include "compat.h"
 #include "core_loop.h"
 
@@ -103,13 +104,7 @@ static int l_gc(lua_State *L)
 void mcp_timer_lua_open(lua_State *L, int box)
 {
     static const luaL_Reg methods[] = {{"cancel", l_cancel}, {"active", l_active}, {NULL, NULL}};
-    if (luaL_newmetatable(L, TIMER_MT)) {
-        lua_newtable(L);
-        mcp_setfuncs(L, methods, 0);
-        lua_setfield(L, -2, "__index");
-        lua_pushcfunction(L, l_gc);
-        lua_setfield(L, -2, "__gc");
-    }
+    mcp_class_metatable(L, TIMER_MT, methods, l_gc);
     lua_pop(L, 1);
     mcp_set_loop_function(L, box, "timer", l_timer);
 }

@@ -12,6 +12,7 @@
 
 #include "lua_api.h"
 
+#include "class_lua.h"
 #include "compat.h"
 #include "core_loop.h"
 #include "fetch.h"
@@ -262,13 +263,7 @@ static int l_gc(lua_State *L)
 void mcp_fetch_lua_open(lua_State *L, int box)
 {
     static const luaL_Reg methods[] = {{"cancel", l_cancel}, {"active", l_active}, {NULL, NULL}};
-    if (luaL_newmetatable(L, FETCH_MT)) {
-        lua_newtable(L);
-        mcp_setfuncs(L, methods, 0);
-        lua_setfield(L, -2, "__index");
-        lua_pushcfunction(L, l_gc);
-        lua_setfield(L, -2, "__gc");
-    }
+    mcp_class_metatable(L, FETCH_MT, methods, l_gc);
     lua_pop(L, 1);
     mcp_set_loop_function(L, box, "http_fetch", l_fetch);
 }

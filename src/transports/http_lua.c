@@ -611,15 +611,7 @@ void mcp_http_lua_open(lua_State *L, int box)
         {"settle", l_settle},
         {NULL, NULL},
     };
-    if (luaL_newmetatable(L, HTTP_MT)) {
-        lua_newtable(L);
-        mcp_setfuncs(L, methods, 0);
-        lua_setfield(L, -2, "__index");
-        lua_pushcfunction(L, l_gc);
-        lua_setfield(L, -2, "__gc");
-        lua_pushboolean(L, 1);
-        lua_setfield(L, -2, "__mcp_transport");
-    }
+    mcp_transport_lua_class(L, HTTP_MT, methods, l_gc);
     lua_pop(L, 1);
     mcp_set_loop_function(L, box, "http_transport", l_http_transport);
     mcp_set_loop_function(L, box, "sse_transport", l_sse_transport);

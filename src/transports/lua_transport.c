@@ -471,15 +471,7 @@ void mcp_lua_transport_open(lua_State *L, int box)
         {"push_failure", l_push_failure},       {"push_closed", l_push_closed},
         {"is_open", mcp_transport_lua_is_open}, {NULL, NULL},
     };
-    if (luaL_newmetatable(L, BRIDGE_MT)) {
-        lua_newtable(L);
-        mcp_setfuncs(L, methods, 0);
-        lua_setfield(L, -2, "__index");
-        lua_pushcfunction(L, mcp_transport_lua_gc);
-        lua_setfield(L, -2, "__gc");
-        lua_pushboolean(L, 1);
-        lua_setfield(L, -2, "__mcp_transport");
-    }
+    mcp_transport_lua_class(L, BRIDGE_MT, methods, mcp_transport_lua_gc);
     lua_pop(L, 1);
     lua_getfield(L, LUA_REGISTRYINDEX, BRIDGE_BOXES);
     if (lua_isnil(L, -1)) {

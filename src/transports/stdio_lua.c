@@ -189,14 +189,7 @@ void mcp_stdio_lua_open(lua_State *L, int box)
         {"exit_text", l_exit_text},
         {NULL, NULL},
     };
-    if (luaL_newmetatable(L, STDIO_MT)) {
-        lua_newtable(L);
-        mcp_setfuncs(L, methods, 0);
-        lua_setfield(L, -2, "__index");
-        lua_pushcfunction(L, l_gc);
-        lua_setfield(L, -2, "__gc");
-        lua_pushboolean(L, 1);
-        lua_setfield(L, -2, "__mcp_transport");
+    if (mcp_transport_lua_class(L, STDIO_MT, methods, l_gc)) {
         lua_pushcfunction(L, l_tostring);
         lua_setfield(L, -2, "__tostring");
     }

@@ -2,6 +2,7 @@
 
 #include "lua_api.h"
 
+#include "class_lua.h"
 #include "compat.h"
 
 /* The box at idx, whatever kind of transport it holds (NULL inside once finalized). */
@@ -75,4 +76,14 @@ int mcp_transport_lua_gc(lua_State *L)
         mcp_transport_unref(t);
     }
     return 0;
+}
+
+int mcp_transport_lua_class(lua_State *L, const char *name, const luaL_Reg *methods,
+                            lua_CFunction gc)
+{
+    if (!mcp_class_metatable(L, name, methods, gc))
+        return 0;
+    lua_pushboolean(L, 1);
+    lua_setfield(L, -2, "__mcp_transport");
+    return 1;
 }
