@@ -11,6 +11,7 @@
 -- helper.read_file(path)           the whole file (raises when it cannot be read); helper.file_exists(path)
 -- helper.in_path(cmd)              absolute path of cmd on PATH, or nil
 -- helper.track(c)                  close c after the test: a file that tracks runs after_each(helper.close_tracked)
+-- helper.sh(cmd)                  a shell command's stdout (without LD_PRELOAD under sanitizers)
 -- helper.kill(pid, sig)            kill(1) a process; helper.wait_dead(pid, ms): until zombie or gone
 local mcp = require("mcp")
 
@@ -114,6 +115,18 @@ function helper.proc_exists(pid)
   -- pid (comm) state ...; comm may hold spaces or parentheses: take the last ')'.
   local state = stat:match("^.*%)%s+(%S)")
   return true, state
+end
+
+--- Run a shell command and return its standard output. Under sanitizers the shell would inherit
+--- LD_PRELOAD: the command runs through `env -u LD_PRELOAD`.
+---@param cmd string
+---@return string
+function helper.sh(cmd)
+  local prefix = helper.sanitizer() and "env -u LD_PRELOAD " or ""
+  local f = assert(io.popen(prefix .. cmd, "r"))
+  local out = f:read("*a")
+  f:close()
+  return out
 end
 
 --- Send signal sig (default KILL) to pid with kill(1). Under sanitizers the shell would inherit

@@ -7,13 +7,7 @@ local helper = require("helper")
 
 local H = {}
 
-local function sh(cmd)
-  local prefix = helper.sanitizer() and "env -u LD_PRELOAD " or ""
-  local f = assert(io.popen(prefix .. cmd, "r"))
-  local out = f:read("*a")
-  f:close()
-  return out
-end
+local sh = helper.sh
 
 function H.have_node()
   return helper.have_command("node")

@@ -68,13 +68,7 @@ end
 
 -- ---- the hostile HTTP server (spec/hostile/servers/http_server.mjs) --------------------------
 
-local function sh(cmd)
-  local prefix = helper.sanitizer() and "env -u LD_PRELOAD " or ""
-  local f = assert(io.popen(prefix .. cmd, "r"))
-  local out = f:read("*a")
-  f:close()
-  return out
-end
+local sh = helper.sh
 
 --- Whether node is there to run the HTTP server.
 function M.have_node()
