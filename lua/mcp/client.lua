@@ -1030,6 +1030,14 @@ local function retry_call(self, params, opts, err)
   return attempts, res, err
 end
 
+-- The error of a call that failed after retries: err is the last attempt's.
+local function retries_failed(attempts, err)
+  local msg = retryable(err) and ("Failed after " .. attempts .. " attempts. Last error: " .. err.message)
+    or ("Failed after " .. attempts .. " attempts with non-retryable error: '" .. err.message .. "'")
+  return new_error(err.code, msg, err.data,
+    { kind = err.kind, method = "tools/call", status_code = err.status_code, cause = err })
+end
+
 --- Call a tool (CallTool). arguments is a table (or nil for none).
 ---@param name string
 ---@param arguments table|nil
@@ -1053,15 +1061,7 @@ function Client:call_tool(name, arguments, opts)
   if res == nil and self.config.max_retries > 0 and retryable(err) then
     attempts, res, err = retry_call(self, params, opts, err)
   end
-  if res == nil then
-    if attempts > 1 then
-      local msg = retryable(err) and ("Failed after " .. attempts .. " attempts. Last error: " .. err.message)
-        or ("Failed after " .. attempts .. " attempts with non-retryable error: '" .. err.message .. "'")
-      return nil, new_error(err.code, msg, err.data,
-        { kind = err.kind, method = "tools/call", status_code = err.status_code, cause = err })
-    end
-    return nil, err
-  end
+  if res == nil then return nil, attempts > 1 and retries_failed(attempts, err) or err end
   res, err = expect_table(res, nil, "tools/call")
   if res == nil then return nil, err end
   -- the legacy era follows a CreateTaskResult (2025-11-25) to the tool's result, which is checked
