@@ -284,11 +284,29 @@ describe("trust on first use for tool definitions", function()
 end)
 
 describe("trust on first use, enforced at call time through the hub's verify and approve hooks", function()
-  it("a call to a tool changed since approval is denied; ask can approve it again", function()
+  -- An in-memory pin store with the test server's tools approved as server "s".
+  local function pinned_store()
     local store = mcp.tools.pin_store({ dir = false })
     local c = assert(helper.test_server({}))
     store:check(assert(c:list_all_tools()), { server = "s" })
     c:close()
+    return store
+  end
+
+  -- The first call to the changed s__echo is denied (ask is asked once); s__big, unchanged, runs.
+  local function changed_echo_denied(hub, asked)
+    hub:wait(helper.ms(5000))
+    local res, cerr = hub:call_tool("s__echo", { message = "x" })
+    assert.is_nil(res)
+    assert.equals("denied", cerr.kind)
+    assert.truthy(cerr.message:find("changed since it was approved", 1, true), cerr.message)
+    assert.equals(1, asked())
+    assert.equals("xx", assert(hub:call_tool("s__big", { bytes = 2 })).content[1].text)
+    assert.equals(1, asked())
+  end
+
+  it("a call to a tool changed since approval is denied; ask can approve it again", function()
+    local store = pinned_store()
     local asked = 0
     local allow_again = false
     local hub = assert(mcp.hub({ mcpServers = {
@@ -301,17 +319,9 @@ describe("trust on first use, enforced at call time through the hub's verify and
       end,
     }) }))
     local ok, err = pcall(function()
-      hub:wait(helper.ms(5000))
-      local res, cerr = hub:call_tool("s__echo", { message = "x" })
-      assert.is_nil(res)
-      assert.equals("denied", cerr.kind)
-      assert.truthy(cerr.message:find("changed since it was approved", 1, true), cerr.message)
-      assert.equals(1, asked)
-      -- an unchanged tool goes through
-      assert.equals("xx", assert(hub:call_tool("s__big", { bytes = 2 })).content[1].text)
-      assert.equals(1, asked)
+      changed_echo_denied(hub, function() return asked end)
       allow_again = true
-      res = assert(hub:call_tool("s__echo", { message = "x" }))
+      local res = assert(hub:call_tool("s__echo", { message = "x" }))
       assert.equals("x", res.content[1].text)
       assert.equals(2, asked)
       -- approved now: no more asking
@@ -323,10 +333,7 @@ describe("trust on first use, enforced at call time through the hub's verify and
   end)
 
   it("verify_hook checks an auto-approved server's calls too: a changed tool is denied", function()
-    local store = mcp.tools.pin_store({ dir = false })
-    local c = assert(helper.test_server({}))
-    store:check(assert(c:list_all_tools()), { server = "s" })
-    c:close()
+    local store = pinned_store()
     local asked = 0
     local hub = assert(mcp.hub({ mcpServers = {
       s = { command = LUA, args = { T, "--echo-description=changed" }, auto_approve = true },
@@ -337,17 +344,7 @@ describe("trust on first use, enforced at call time through the hub's verify and
         return false
       end,
     }), approve = function() error("an auto-approved call is not asked", 0) end }))
-    local ok, err = pcall(function()
-      hub:wait(helper.ms(5000))
-      local res, cerr = hub:call_tool("s__echo", { message = "x" })
-      assert.is_nil(res)
-      assert.equals("denied", cerr.kind)
-      assert.truthy(cerr.message:find("changed since it was approved", 1, true), cerr.message)
-      assert.equals(1, asked)
-      -- an unchanged tool of the same server goes through, unasked
-      assert.equals("xx", assert(hub:call_tool("s__big", { bytes = 2 })).content[1].text)
-      assert.equals(1, asked)
-    end)
+    local ok, err = pcall(changed_echo_denied, hub, function() return asked end)
     hub:close()
     assert(ok, err)
   end)
