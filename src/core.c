@@ -44,12 +44,14 @@ static int loop_gc(lua_State *L)
     return 0;
 }
 
-/* step(timeout_ms) -> callbacks run, alive. timeout_ms < 0 (or nil) waits until something
- * happens; the wait is cut short by the nearest timer. */
+/* step(timeout_ms [, budget_ms]) -> callbacks run, alive. timeout_ms < 0 (or nil) waits until
+ * something happens; the wait is cut short by the nearest timer. budget_ms (> 0): the work of the
+ * round after the wait is bounded by it (a large message is decoded over several steps); nil or
+ * 0: unbounded (blocking calls, mcp.run()). */
 static int l_step(lua_State *L)
 {
     loop_box *box = get_box(L);
-    lua_Number t = luaL_optnumber(L, 1, -1);
+    lua_Number t = luaL_optnumber(L, 1, -1), budget = luaL_optnumber(L, 2, 0);
     lua_State *prev;
     int n;
     if (box->stepping)
@@ -58,7 +60,11 @@ static int l_step(lua_State *L)
     box->stepping = 1;
     prev = mcp_loop_lua(box->loop);
     mcp_loop_set_context(box->loop, L);
+    if (budget > 0) /* (at least 1 µs) */
+        mcp_loop_set_budget(box->loop, budget < 1e6 ? (uint64_t)(budget * 1000) + 1 : 1000000000u);
     n = mcp_loop_run_once(box->loop, t < 0 ? -1 : (int64_t)t);
+    if (budget > 0)
+        mcp_loop_set_budget(box->loop, 0);
     mcp_loop_set_context(box->loop, prev);
     box->stepping = 0;
     if (n < 0)
@@ -211,6 +217,7 @@ int luaopen_mcp_core(lua_State *L)
     mcp_sse_lua_open(L);
     mcp_heap_lua_open(L);
     mcp_lazylib_lua_open(L);
+    mcp_resume_lua_open(L);
 #endif
     mcp_fetch_lua_open(L, box_index);
     mcp_pkey_lua_open(L);

@@ -50,6 +50,8 @@ void mcp_sse_lua_open(lua_State *L);
 void mcp_heap_lua_open(lua_State *L);
 /* Test builds only (src/testing/lazylib_lua.c): adds _lazylib_names (src/lazylib.c's lists). */
 void mcp_lazylib_lua_open(lua_State *L);
+/* Test builds only (src/testing/resume_lua.c): adds _json_decoder (the resumable decoder). */
+void mcp_resume_lua_open(lua_State *L);
 #endif
 void mcp_fetch_lua_open(lua_State *L, int box); /* adds http_fetch (one plain HTTP exchange) */
 struct mcp_curl;

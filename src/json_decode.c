@@ -551,8 +551,8 @@ static const char *decode_number(dec *d, const char *p)
  * twice that, and takes the rest directly. Deeper levels (and levels where the stack has no room
  * to spare) create the table first, as a bound on the stack: at most BATCH_DEPTH levels hold
  * 2 * BATCH slots each. */
-#define BATCH 16
-#define BATCH_DEPTH 32
+#define BATCH MCP_JSON_BATCH
+#define BATCH_DEPTH MCP_JSON_BATCH_DEPTH
 
 /* The array metatable, looked up at the first array of a decode. */
 static void push_array_mt(dec *d)
@@ -865,3 +865,77 @@ int mcp_json_lua_decode(lua_State *L)
     lua_pushstring(L, err);
     return 2;
 }
+
+/* ---- the steps of the resumable decoder (json_resume.c) ---- */
+
+/* It takes the same steps as decode_array and decode_object, one container at a time, and
+ * decodes what lies inside with decode_value: the same calls in the same order, so the same
+ * tables, the same errors at the same bytes. */
+
+mcp_json_dec *mcp_json_dec_new(const char *base, const char *end, char *err, size_t errlen)
+{
+    dec *d = calloc(1, sizeof *d);
+    if (d == NULL)
+        return NULL;
+    d->base = base;
+    d->end = end;
+    d->err = err;
+    d->errlen = errlen;
+    return d;
+}
+
+void mcp_json_dec_bind(mcp_json_dec *d, lua_State *L, int slots)
+{
+    d->L = L;
+    d->array_mt = slots;
+    d->scratch_slot = slots + 1;
+}
+
+void mcp_json_dec_free(mcp_json_dec *d, int scratch_too)
+{
+    if (d != NULL && scratch_too && d->scratch != NULL)
+        mcp_buf_free(d->scratch); /* now rather than at the next GC cycle */
+    free(d);
+}
+
+const char *mcp_json_dec_value(mcp_json_dec *d, const char *p, int depth)
+{
+    return decode_value(d, p, depth);
+}
+
+const char *mcp_json_dec_string(mcp_json_dec *d, const char *p) { return decode_string(d, p); }
+
+void mcp_json_dec_push_string(mcp_json_dec *d, const char *s, size_t n) { push_string(d, s, n); }
+
+const char *mcp_json_dec_fail(mcp_json_dec *d, const char *at, const char *msg)
+{
+    return fail(d, at, msg);
+}
+
+const char *mcp_json_dec_unexpected(mcp_json_dec *d, const char *p) { return unexpected(d, p); }
+
+const char *mcp_json_dec_plain(const char *p, const char *end) { return scan_plain(p, end); }
+
+void mcp_json_dec_make_array(mcp_json_dec *d, int base, int n, int hint)
+{
+    make_array(d, base, n, hint);
+}
+
+void mcp_json_dec_make_object(lua_State *L, int base, int n, int hint)
+{
+    make_object(L, base, n, hint);
+}
+
+int mcp_json_dec_take_order(mcp_json_dec *d)
+{
+    int order = d->keep_order;
+    d->keep_order = 0;
+    return order;
+}
+
+void mcp_json_dec_order_next(mcp_json_dec *d, int on)
+{
+    d->keep_order = on ? is_properties_key(d->L) : 0;
+}
+
+void mcp_json_dec_set_key_order(lua_State *L) { set_key_order(L); }

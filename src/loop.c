@@ -40,6 +40,7 @@ struct mcp_loop {
     size_t nheap, capheap;
     uint64_t seq;
     void *context;
+    uint64_t budget_us, deadline_us; /* of each round, and of the round running now (0: none) */
     loop_hook *hooks; /* in the order they were added */
 };
 
@@ -48,6 +49,13 @@ uint64_t mcp_now_ms(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+uint64_t mcp_now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
 
 mcp_loop *mcp_loop_new(void)
@@ -129,6 +137,16 @@ void mcp_loop_unref(mcp_loop *loop)
 
 void *mcp_loop_context(mcp_loop *loop) { return loop->context; }
 void mcp_loop_set_context(mcp_loop *loop, void *ctx) { loop->context = ctx; }
+
+void mcp_loop_set_budget(mcp_loop *loop, uint64_t budget_us) { loop->budget_us = budget_us; }
+uint64_t mcp_loop_deadline(mcp_loop *loop) { return loop->deadline_us; }
+
+/* A round's wait is over: its callbacks have the budget from now on. */
+static void start_round(mcp_loop *loop)
+{
+    loop->deadline_us = loop->budget_us != 0 ? mcp_now_us() + loop->budget_us : 0;
+    loop->dispatching = 1;
+}
 
 int mcp_loop_fd(mcp_loop *loop)
 {
@@ -372,9 +390,10 @@ int64_t mcp_loop_next_timeout(mcp_loop *loop)
 static int run_timers(mcp_loop *loop)
 {
     int n = 0;
-    uint64_t now = mcp_now_ms();
-    /* Timers armed by these callbacks get a deadline > now (ms >= 1) or run next round. */
-    while (loop->nheap > 0 && loop->heap[0]->deadline <= now) {
+    uint64_t now = mcp_now_ms(), seq_end = loop->seq;
+    /* Timers armed by these callbacks run next round: their deadline is later than now, or
+     * their seq (FIFO among equal deadlines) puts them after every timer due now. */
+    while (loop->nheap > 0 && loop->heap[0]->deadline <= now && loop->heap[0]->seq < seq_end) {
         mcp_timer *t = loop->heap[0];
         mcp_timer_stop(loop, t);
         t->cb(loop, t);
@@ -407,7 +426,7 @@ int mcp_loop_run_once(mcp_loop *loop, int64_t timeout_ms)
     while (n < 0 && errno == EINTR && timeout_ms == 0);
     if (n < 0)
         return errno == EINTR ? 0 : -1;
-    loop->dispatching = 1;
+    start_round(loop);
     loop->nready = n;
     for (i = 0; i < n; i++) {
         mcp_watch *w = loop->events[i].data.ptr;
@@ -426,7 +445,9 @@ int mcp_loop_run_once(mcp_loop *loop, int64_t timeout_ms)
     }
     loop->dispatching = 0;
     loop->nready = loop->cursor = 0;
-    return ran + run_timers(loop);
+    ran += run_timers(loop);
+    loop->deadline_us = 0; /* callbacks outside a round are not bounded */
+    return ran;
 }
 #else
 int mcp_loop_run_once(mcp_loop *loop, int64_t timeout_ms)
@@ -447,7 +468,7 @@ int mcp_loop_run_once(mcp_loop *loop, int64_t timeout_ms)
     rc = poll(loop->pfds, (nfds_t)n, (int)timeout_ms);
     if (rc < 0)
         return errno == EINTR ? 0 : -1;
-    loop->dispatching = 1;
+    start_round(loop);
     loop->nready = (int)n;
     for (i = 0; i < n; i++) {
         mcp_watch *w = loop->ready[i];
@@ -467,6 +488,8 @@ int mcp_loop_run_once(mcp_loop *loop, int64_t timeout_ms)
     }
     loop->dispatching = 0;
     loop->nready = loop->cursor = 0;
-    return ran + run_timers(loop);
+    ran += run_timers(loop);
+    loop->deadline_us = 0; /* callbacks outside a round are not bounded */
+    return ran;
 }
 #endif

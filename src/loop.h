@@ -66,11 +66,14 @@ void mcp_watch_stop(mcp_loop *loop, mcp_watch *w);
 void mcp_watch_weaken(mcp_loop *loop, mcp_watch *w, int weak);
 
 void mcp_timer_init(mcp_timer *t, mcp_timer_cb cb, void *data);
-/* (Re)arm to fire once after ms milliseconds. Returns 0 or -1 (out of memory). */
+/* (Re)arm to fire once after ms milliseconds. Returns 0 or -1 (out of memory). A timer armed by
+ * a timer callback runs in a later round, even with ms 0. */
 int mcp_timer_start(mcp_loop *loop, mcp_timer *t, uint64_t ms);
 void mcp_timer_stop(mcp_loop *loop, mcp_timer *t);
 
 uint64_t mcp_now_ms(void);
+/* The same clock in microseconds. */
+uint64_t mcp_now_us(void);
 
 /* Milliseconds until the next timer (0 if one is due), or -1 when no timer is armed. */
 int64_t mcp_loop_next_timeout(mcp_loop *loop);
@@ -81,6 +84,13 @@ int mcp_loop_run_once(mcp_loop *loop, int64_t timeout_ms);
 int mcp_loop_alive(mcp_loop *loop);
 /* The pollable fd (epoll) or -1 when the backend has none. */
 int mcp_loop_fd(mcp_loop *loop);
+
+/* Bound the work of each round's callbacks to budget_us microseconds from the end of its wait
+ * (0: unbounded, the default). A callback that can split its work (a large message's decoding)
+ * stops at mcp_loop_deadline and carries on in a later round (a timer of 0 ms). */
+void mcp_loop_set_budget(mcp_loop *loop, uint64_t budget_us);
+/* The mcp_now_us time the round running now should be done by, or 0 when it is unbounded. */
+uint64_t mcp_loop_deadline(mcp_loop *loop);
 
 /* What the host set for the callbacks of the dispatch running now (NULL outside one). */
 void *mcp_loop_context(mcp_loop *loop);

@@ -11,11 +11,21 @@
 #include "compat.h"
 #include "core_loop.h"
 #include "json.h"
+#include "json_resume.h"
 #include "pending.h"
 #include "transports/transport_lua.h"
 #include "wire.h"
 
 #define LAST_LINE_MAX 200
+/* Messages at least this long are decoded over several steps when the step has a budget. */
+#define RESUME_MIN ((size_t)64 * 1024)
+
+/* A message that arrived behind one being decoded over several steps, waiting its turn. */
+typedef struct queued {
+    struct queued *next;
+    size_t len;
+    char msg[];
+} queued;
 
 typedef struct mcp_session {
     int refs;
@@ -37,6 +47,14 @@ typedef struct mcp_session {
     /* The last line the peer wrote that was not JSON-RPC (a log line on stdout), its first
      * LAST_LINE_MAX bytes escaped: a timeout names it, so the cause is not hidden. */
     char last_line[LAST_LINE_MAX * 4 + 1];
+    /* A large message decoded over several budgeted steps (json_resume.h): its decoder (a
+     * registry reference, LUA_NOREF when none), the timer (0 ms) that carries it on in the next
+     * step, the messages that arrived after it and the end of the connection, in their order. */
+    int job_ref;
+    mcp_timer job_timer;
+    queued *qhead, *qtail;
+    char *close_reason; /* the transport closed behind them: told once they are dispatched */
+    int pumping;
 } mcp_session;
 
 typedef struct session_box {
@@ -57,10 +75,24 @@ static void session_free_pending(lua_State *L, mcp_session *s)
     }
 }
 
+static void free_queue(mcp_session *s)
+{
+    while (s->qhead != NULL) {
+        queued *q = s->qhead;
+        s->qhead = q->next;
+        free(q);
+    }
+    s->qtail = NULL;
+    free(s->close_reason);
+    s->close_reason = NULL;
+}
+
 static void session_unref(mcp_session *s)
 {
     if (--s->refs > 0)
         return;
+    mcp_timer_stop(s->loop, &s->job_timer);
+    free_queue(s);
     mcp_pending_map_free(&s->pending);
     mcp_buf_free(&s->out);
     if (s->t != NULL)
@@ -588,13 +620,12 @@ static void fail_answered_request(lua_State *L, mcp_session *s, const inbound *i
     lua_settop(L, top);
 }
 
-static void receive(mcp_session *s, const char *msg, size_t len, int writable, mcp_buf *undo)
+/* One message, decoded in one go. */
+static void receive_now(lua_State *L, mcp_session *s, const char *msg, size_t len, int writable,
+                        mcp_buf *undo)
 {
-    lua_State *L = mcp_loop_lua(s->loop);
     inbound in;
     int top;
-    if (L == NULL)
-        return;
     in.s = s;
     in.e.msg = msg;
     in.e.len = len;
@@ -619,6 +650,242 @@ static void receive(mcp_session *s, const char *msg, size_t len, int writable, m
     }
     lua_settop(L, top);
     session_unref(s);
+}
+
+/* ---- large messages over several steps ---------------------------------------------------- */
+
+static int is_object(lua_State *L, int idx)
+{
+    int array;
+    if (!lua_istable(L, idx))
+        return 0;
+    if (!lua_getmetatable(L, idx))
+        return 1;
+    lua_getfield(L, LUA_REGISTRYINDEX, MCP_JSON_ARRAY_MT);
+    array = lua_rawequal(L, -1, -2);
+    lua_pop(L, 2);
+    return !array;
+}
+
+/* The envelope's slots from the members of the object at idx, as mcp_wire_parse_envelope fills
+ * them. */
+static void fill_slots(lua_State *L, inbound *in, int idx)
+{
+    static const char *const keys[MCP_WIRE_NSLOTS] = {"id",     "method", "params",
+                                                      "result", "error",  "jsonrpc"};
+    int i;
+    for (i = 0; i < MCP_WIRE_NSLOTS; i++) {
+        lua_pushstring(L, keys[i]);
+        lua_rawget(L, idx);
+        in->e.has[i + 1] = !lua_isnil(L, -1);
+        lua_replace(L, in->e.base + i + 1);
+    }
+}
+
+/* Dispatch the decoded message at idx as process_message would have (an object, or a batch of
+ * them, with nothing after it). 0 when it is something else: the one-shot path then says what. */
+static int dispatch_decoded(lua_State *L, mcp_session *s, int dec, int idx)
+{
+    inbound in;
+    size_t len, end, i, n = 1;
+    const char *msg = mcp_json_resume_input(L, dec, &len, &end);
+    int batch = !is_object(L, idx);
+    if (mcp_json_skip_ws(msg + end, msg + len) != msg + len)
+        return 0;
+    if (batch) {
+        n = lua_istable(L, idx) ? (size_t)mcp_rawlen(L, idx) : 0;
+        for (i = 1; i <= n; i++) {
+            lua_rawgeti(L, idx, (int)i);
+            batch = is_object(L, -1);
+            lua_pop(L, 1);
+            if (!batch)
+                return 0;
+        }
+        if (n == 0)
+            return 0;
+    }
+    memset(&in, 0, sizeof in);
+    in.s = s;
+    in.e.msg = msg;
+    in.e.len = len;
+    luaL_checkstack(L, MCP_WIRE_NSLOTS + 8, "mcp: stack overflow");
+    in.e.base = lua_gettop(L);
+    for (i = 0; i < MCP_WIRE_NSLOTS; i++)
+        lua_pushnil(L);
+    for (i = 1; i <= n && !s->closed; i++) {
+        if (batch)
+            lua_rawgeti(L, idx, (int)i);
+        fill_slots(L, &in, batch ? lua_gettop(L) : idx);
+        if (batch)
+            lua_pop(L, 1);
+        dispatch_envelope(L, &in);
+    }
+    return 1;
+}
+
+/* Runs under lua_pcall: one run of the decoder in hand; when it is over, its message is
+ * dispatched (or, refused, handed to the one-shot path, which reports it as it would have). */
+static int run_job(lua_State *L)
+{
+    mcp_session *s = lua_touserdata(L, 1);
+    int *rc = lua_touserdata(L, 2);
+    size_t len;
+    const char *msg;
+    lua_rawgeti(L, LUA_REGISTRYINDEX, s->job_ref); /* 3 */
+    *rc = mcp_json_resume_run(L, 3, mcp_loop_deadline(s->loop), 0);
+    if (*rc == MCP_RESUME_MORE)
+        return 0;
+    luaL_unref(L, LUA_REGISTRYINDEX, s->job_ref);
+    s->job_ref = LUA_NOREF;
+    if (*rc == MCP_RESUME_DONE && dispatch_decoded(L, s, 3, 4))
+        return 0;
+    msg = mcp_json_resume_input(L, 3, &len, NULL); /* kept alive by the decoder at 3 */
+    receive_now(L, s, msg, len, 0, NULL);
+    return 0;
+}
+
+/* One run of the job; 1 when it is not over. */
+static int step_job(lua_State *L, mcp_session *s)
+{
+    int top = lua_gettop(L), rc = MCP_RESUME_DONE;
+    lua_pushcfunction(L, run_job);
+    lua_pushlightuserdata(L, s);
+    lua_pushlightuserdata(L, &rc);
+    if (lua_pcall(L, 2, 0, 0) != 0) {
+        char text[300];
+        snprintf(text, sizeof text, "failed to process a message: %s", lua_tostring(L, -1));
+        lua_settop(L, top);
+        if (s->job_ref != LUA_NOREF) { /* raised while decoding: the one-shot path reports it */
+            size_t len;
+            const char *msg;
+            lua_rawgeti(L, LUA_REGISTRYINDEX, s->job_ref);
+            luaL_unref(L, LUA_REGISTRYINDEX, s->job_ref);
+            s->job_ref = LUA_NOREF;
+            msg = mcp_json_resume_input(L, -1, &len, NULL);
+            lua_gc(L, LUA_GCCOLLECT, 0);
+            receive_now(L, s, msg, len, 0, NULL);
+        } else {
+            report_error(L, s, "invalid_message", text);
+        }
+        rc = MCP_RESUME_DONE;
+    }
+    lua_settop(L, top);
+    return rc == MCP_RESUME_MORE;
+}
+
+/* Start decoding msg over several steps; 0, or -1 (out of memory: decode it in one go). */
+static int start_job(lua_State *L, mcp_session *s, const char *msg, size_t len)
+{
+    const char *p = mcp_json_skip_ws(msg, msg + len);
+    int top = lua_gettop(L);
+    lua_pushcfunction(L, mcp_json_resume_pnew);
+    lua_pushlightuserdata(L, (void *)msg);
+    lua_pushnumber(L, (lua_Number)len);
+    lua_pushinteger(L, p < msg + len && *p == '[' ? -1 : 0); /* batch members are top-level */
+    if (lua_pcall(L, 3, 1, 0) != 0) {
+        lua_settop(L, top);
+        return -1;
+    }
+    s->job_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    return 0;
+}
+
+static void sink_closed(void *ctx, const char *reason);
+
+/* Carry on with the message in hand, then with those behind it, until the step's budget is
+ * spent (the timer then brings us back in the next step) or nothing is left. */
+static void pump(lua_State *L, mcp_session *s)
+{
+    s->pumping = 1;
+    for (;;) {
+        queued *q = s->qhead;
+        uint64_t deadline = mcp_loop_deadline(s->loop);
+        if (s->job_ref != LUA_NOREF) {
+            if (step_job(L, s)) {
+                mcp_timer_start(s->loop, &s->job_timer, 0);
+                break;
+            }
+            continue;
+        }
+        if (q == NULL)
+            break;
+        if (deadline != 0 && mcp_now_us() >= deadline) {
+            mcp_timer_start(s->loop, &s->job_timer, 0);
+            break;
+        }
+        s->qhead = q->next;
+        if (s->qhead == NULL)
+            s->qtail = NULL;
+        if (q->len < RESUME_MIN || deadline == 0 || start_job(L, s, q->msg, q->len) != 0)
+            receive_now(L, s, q->msg, q->len, 1, NULL);
+        free(q);
+    }
+    s->pumping = 0;
+    if (s->job_ref == LUA_NOREF && s->qhead == NULL && s->close_reason != NULL) {
+        char *reason = s->close_reason;
+        s->close_reason = NULL;
+        sink_closed(s, reason);
+        free(reason);
+    }
+}
+
+static void on_job_timer(mcp_loop *loop, mcp_timer *t)
+{
+    mcp_session *s = t->data;
+    lua_State *L = mcp_loop_lua(loop);
+    if (L == NULL)
+        return;
+    s->refs++;
+    pump(L, s);
+    session_unref(s);
+}
+
+/* The message waits behind the one in hand. */
+static void enqueue(lua_State *L, mcp_session *s, const char *msg, size_t len)
+{
+    queued *q = malloc(sizeof *q + len);
+    if (q == NULL) {
+        report_error(L, s, "out_of_memory", "dropped a message: out of memory");
+        return;
+    }
+    q->next = NULL;
+    q->len = len;
+    memcpy(q->msg, msg, len);
+    if (s->qtail != NULL)
+        s->qtail->next = q;
+    else
+        s->qhead = q;
+    s->qtail = q;
+}
+
+/* The session's message in hand and those behind it are dropped (closed, finalized). */
+static void drop_jobs(lua_State *L, mcp_session *s)
+{
+    mcp_timer_stop(s->loop, &s->job_timer);
+    if (s->job_ref != LUA_NOREF)
+        luaL_unref(L, LUA_REGISTRYINDEX, s->job_ref);
+    s->job_ref = LUA_NOREF;
+    free_queue(s);
+}
+
+/* A message from the transport: behind the one in hand, or large in a step with a budget (decoded
+ * over several steps), or decoded now. */
+static void receive(mcp_session *s, const char *msg, size_t len, int writable, mcp_buf *undo)
+{
+    lua_State *L = mcp_loop_lua(s->loop);
+    if (L == NULL)
+        return;
+    if (s->job_ref != LUA_NOREF || s->qhead != NULL || s->pumping) {
+        enqueue(L, s, msg, len);
+        return;
+    }
+    if (len >= RESUME_MIN && mcp_loop_deadline(s->loop) != 0 && start_job(L, s, msg, len) == 0) {
+        s->refs++;
+        pump(L, s);
+        session_unref(s);
+        return;
+    }
+    receive_now(L, s, msg, len, writable, undo);
 }
 
 static void sink_message(void *ctx, const char *msg, size_t len)
@@ -658,6 +925,13 @@ static void sink_closed(void *ctx, const char *reason)
     lua_State *L = mcp_loop_lua(s->loop);
     if (s->closed || L == NULL)
         return;
+    if (s->job_ref != LUA_NOREF || s->qhead != NULL || s->pumping) {
+        /* after the messages that came before the end */
+        if (s->close_reason == NULL)
+            s->close_reason = strdup(reason);
+        if (s->close_reason != NULL)
+            return;
+    }
     s->closed = 1;
     s->refs++;
     fail_all(L, s, reason);
@@ -918,6 +1192,7 @@ static int l_close(lua_State *L)
     const char *reason = luaL_optstring(L, 2, "the client was closed");
     if (s->t != NULL)
         s->t->vt->close(s->t);
+    drop_jobs(L, s);
     if (!s->closed) {
         s->closed = 1;
         s->refs++;
@@ -969,6 +1244,7 @@ static int l_gc(lua_State *L)
         s->t->sink = NULL;
         s->t->vt->close(s->t);
     }
+    drop_jobs(L, s);
     session_free_pending(L, s);
     luaL_unref(L, LUA_REGISTRYINDEX, s->handler_ref);
     s->handler_ref = LUA_NOREF;
@@ -1000,6 +1276,8 @@ int mcp_session_new(lua_State *L)
     s->next_id = 1;
     mcp_pending_map_init(&s->pending);
     mcp_buf_init(&s->out);
+    s->job_ref = LUA_NOREF;
+    mcp_timer_init(&s->job_timer, on_job_timer, s);
     lua_pushvalue(L, 2);
     s->handler_ref = luaL_ref(L, LUA_REGISTRYINDEX);
     /* Keep the transport's userdata alive as long as the session. */

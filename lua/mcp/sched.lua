@@ -154,9 +154,12 @@ end
 -- The work one host step may do, in ms (0: unbounded). A host's frame is bounded by it: tasks
 -- still queued when it is spent run on the next step (loop.timeout() is then 0).
 local budget_ms = 2
+-- The least a step's dispatch may decode of a large message, when the tasks spent the budget.
+local MIN_SLICE_MS = 0.25
 
 --- Set the work budget of one mcp.loop.step() (and of the Neovim adapter's step): ms of resumed
---- tasks and handlers per step, the rest queued for the next one; 0 removes the bound. Default 2.
+--- tasks and handlers per step, the rest queued for the next one, and ms of decoding a large
+--- message, the rest decoded in the next steps; 0 removes the bound. Default 2.
 --- mcp.run() and blocking calls are not bounded. Returns the previous budget.
 ---@param ms number
 ---@return number
@@ -203,7 +206,9 @@ function M.step(timeout_ms)
   local left = M.run_ready_budget()
   local t = timeout_ms or 0
   if has_ready() then t = 0 end
-  local n = core.step(t)
+  -- the dispatch is bounded too: a large message is decoded over several steps (at least a
+  -- slice each, however much the tasks took)
+  local n = core.step(t, budget_ms > 0 and (left > MIN_SLICE_MS and left or MIN_SLICE_MS) or nil)
   M.run_ready_budget(left > 0 and left or 0)
   raise_held()
   return n

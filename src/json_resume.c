@@ -1,0 +1,477 @@
+/* The resumable JSON decoder (json_resume.h): decode_array and decode_object of json_decode.c
+ * unrolled into a stack of frames, one step at a time, around the one-shot decoder's own steps. */
+#include "json_resume.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compat.h"
+#include "json_internal.h"
+#include "loop.h"
+
+typedef struct frame {
+    int kind;  /* '[' or '{' */
+    int depth; /* of the container */
+    int base;  /* its first slot is base + 1 (relative to the values' base) */
+    int n, made, order;
+} frame;
+
+enum { S_VALUE, S_AFTER, S_ELEM, S_KEY, S_STRING, S_DONE, S_FAILED };
+
+typedef struct mcp_json_resume {
+    char *buf; /* the input, owned */
+    size_t len, pos, limit;
+    int state, depth; /* depth: of the top-level value */
+    size_t str, scan; /* S_STRING: its opening quote, and how far it is scanned */
+    int escaped;      /* S_STRING: a backslash was seen */
+    int nvalues;      /* values kept in the uservalue between runs */
+    int running;      /* inside a run (still set: that run raised) */
+    mcp_json_dec *d;
+    int nframes;
+    frame frames[MCP_JSON_MAX_DEPTH + 2];
+    char err[160];
+} mcp_json_resume;
+
+/* One run: the stack from vb + 1 holds the decoder's two slots and then the values. */
+typedef struct run {
+    mcp_json_resume *r;
+    lua_State *L;
+    int vb;
+    uint64_t deadline;
+    unsigned units, done;
+} run;
+
+static int resume_gc(lua_State *L)
+{
+    mcp_json_resume *r = luaL_checkudata(L, 1, MCP_JSON_RESUME_MT);
+    free(r->buf);
+    r->buf = NULL;
+    mcp_json_dec_free(r->d, 0); /* the scratch buffer's owner frees it */
+    r->d = NULL;
+    return 0;
+}
+
+void mcp_json_resume_push(lua_State *L, const char *s, size_t n, int depth, size_t limit)
+{
+    mcp_json_resume *r;
+    luaL_checkstack(L, 4, "JSON decode");
+    r = mcp_newuserdata(L, sizeof *r);
+    memset(r, 0, sizeof *r);
+    r->state = S_FAILED; /* until it is set up */
+    if (luaL_newmetatable(L, MCP_JSON_RESUME_MT)) {
+        lua_pushcfunction(L, resume_gc);
+        lua_setfield(L, -2, "__gc");
+    }
+    lua_setmetatable(L, -2);
+    lua_newtable(L); /* the values between runs */
+    mcp_setuservalue(L, -2);
+    r->buf = malloc(n ? n : 1);
+    r->d = mcp_json_dec_new(r->buf, r->buf + n, r->err, sizeof r->err);
+    if (r->buf == NULL || r->d == NULL)
+        luaL_error(L, "not enough memory");
+    memcpy(r->buf, s, n);
+    r->len = n;
+    r->limit = limit;
+    r->depth = depth;
+    r->state = S_VALUE;
+}
+
+/* ---- one step ---- */
+
+/* Does the value at p end within limit bytes? A guess at its cost, never at its validity: the
+ * one-shot decoder decides that. */
+static int fits(const char *p, const char *end, size_t limit)
+{
+    const char *stop = (size_t)(end - p) > limit ? p + limit : end;
+    int depth = 0;
+    while (p < stop) {
+        char c = *p++;
+        if (c == '"') {
+            for (;;) {
+                p = mcp_json_dec_plain(p, stop);
+                if (p >= stop)
+                    return 0;
+                if (*p == '"')
+                    break;
+                p += *p == '\\' ? 2 : 1;
+            }
+            p++;
+            if (depth == 0)
+                return 1;
+        } else if (c == '[' || c == '{') {
+            depth++;
+        } else if (c == ']' || c == '}') {
+            if (--depth <= 0)
+                return 1;
+        }
+    }
+    return 0;
+}
+
+static frame *top_frame(mcp_json_resume *r)
+{
+    return r->nframes > 0 ? &r->frames[r->nframes - 1] : NULL;
+}
+
+/* decode_array's start. Returns the next state. */
+static int open_array(run *u, const char *p, int depth)
+{
+    mcp_json_resume *r = u->r;
+    lua_State *L = u->L;
+    int base, made;
+    if (depth > MCP_JSON_MAX_DEPTH)
+        return mcp_json_dec_fail(r->d, p, "nesting too deep"), S_FAILED;
+    luaL_checkstack(L, 4, "JSON nesting");
+    base = lua_gettop(L);
+    made = !(depth <= MCP_JSON_BATCH_DEPTH && lua_checkstack(L, MCP_JSON_BATCH + 4));
+    if (made)
+        mcp_json_dec_make_array(r->d, base, 0, 0);
+    p = mcp_json_skip_ws(p + 1, r->buf + r->len);
+    r->pos = (size_t)(p - r->buf);
+    if (p < r->buf + r->len && *p == ']') {
+        if (!made)
+            mcp_json_dec_make_array(r->d, base, 0, 0);
+        r->pos++;
+        return S_AFTER;
+    }
+    r->frames[r->nframes].kind = '[';
+    r->frames[r->nframes].depth = depth;
+    r->frames[r->nframes].base = base - u->vb;
+    r->frames[r->nframes].n = 0;
+    r->frames[r->nframes].made = made;
+    r->frames[r->nframes++].order = 0;
+    return S_ELEM;
+}
+
+/* decode_object's start. */
+static int open_object(run *u, const char *p, int depth)
+{
+    mcp_json_resume *r = u->r;
+    lua_State *L = u->L;
+    int order = mcp_json_dec_take_order(r->d), base, made;
+    if (depth > MCP_JSON_MAX_DEPTH)
+        return mcp_json_dec_fail(r->d, p, "nesting too deep"), S_FAILED;
+    luaL_checkstack(L, 6, "JSON nesting");
+    base = lua_gettop(L);
+    made = order ||
+           !(depth <= MCP_JSON_BATCH_DEPTH && lua_checkstack(L, 2 * MCP_JSON_BATCH + 6));
+    if (made)
+        lua_createtable(L, 0, 0);
+    p = mcp_json_skip_ws(p + 1, r->buf + r->len);
+    r->pos = (size_t)(p - r->buf);
+    if (p < r->buf + r->len && *p == '}') {
+        if (!made)
+            lua_createtable(L, 0, 0);
+        r->pos++;
+        return S_AFTER;
+    }
+    if (order)
+        lua_createtable(L, 4, 0); /* the keys, above the object until the end */
+    r->frames[r->nframes].kind = '{';
+    r->frames[r->nframes].depth = depth;
+    r->frames[r->nframes].base = base - u->vb;
+    r->frames[r->nframes].n = 0;
+    r->frames[r->nframes].made = made;
+    r->frames[r->nframes++].order = order;
+    return S_KEY;
+}
+
+/* decode_value: what is short is decoded in one go; a long container is opened, a long string
+ * scanned in chunks. */
+static int step_value(run *u)
+{
+    mcp_json_resume *r = u->r;
+    frame *f = top_frame(r);
+    const char *end = r->buf + r->len, *p = mcp_json_skip_ws(r->buf + r->pos, end);
+    int depth = f != NULL ? f->depth : r->depth;
+    if (p < end && (*p == '{' || *p == '[' || *p == '"') && !fits(p, end, r->limit)) {
+        if (*p == '"') {
+            r->str = (size_t)(p - r->buf);
+            r->scan = r->str + 1;
+            r->escaped = 0;
+            return S_STRING;
+        }
+        return *p == '[' ? open_array(u, p, depth + 1) : open_object(u, p, depth + 1);
+    }
+    p = mcp_json_dec_value(r->d, p, depth);
+    if (p == NULL)
+        return S_FAILED;
+    r->pos = (size_t)(p - r->buf);
+    return S_AFTER;
+}
+
+/* A long string, a chunk at a time up to its closing quote; then pushed as decode_string would
+ * (without escapes: straight from the input; with: by decode_string, which also gives the
+ * errors). */
+static int step_string(run *u)
+{
+    mcp_json_resume *r = u->r;
+    const char *end = r->buf + r->len, *q = r->buf + r->scan;
+    size_t chunk = r->limit > 0 ? r->limit * 16 : 1;
+    const char *stop = (size_t)(end - q) > chunk ? q + chunk : end;
+    q = mcp_json_dec_plain(q, stop);
+    while (q < stop && *q == '\\') {
+        r->escaped = 1;
+        q += 2;
+        if (q < stop)
+            q = mcp_json_dec_plain(q, stop);
+    }
+    if (q >= stop && stop < end) {
+        r->scan = (size_t)(q - r->buf);
+        return S_STRING;
+    }
+    if (q < end && *q == '"' && !r->escaped) {
+        const char *s = r->buf + r->str + 1;
+        mcp_json_dec_push_string(r->d, s, (size_t)(q - s));
+        r->pos = (size_t)(q + 1 - r->buf);
+        return S_AFTER;
+    }
+    q = mcp_json_dec_string(r->d, r->buf + r->str);
+    if (q == NULL)
+        return S_FAILED;
+    r->pos = (size_t)(q - r->buf);
+    return S_AFTER;
+}
+
+/* decode_array's loop after a member: the member is on top. */
+static int after_element(run *u, frame *f)
+{
+    mcp_json_resume *r = u->r;
+    const char *end = r->buf + r->len, *p = r->buf + r->pos;
+    if (f->n == INT_MAX)
+        return mcp_json_dec_fail(r->d, p, "array too long"), S_FAILED;
+    ++f->n;
+    if (f->made)
+        lua_rawseti(u->L, -2, f->n);
+    p = mcp_json_skip_ws(p, end);
+    r->pos = (size_t)(p - r->buf);
+    if (p < end && *p == ',') {
+        r->pos++;
+        return S_ELEM;
+    }
+    if (p < end && *p == ']') {
+        if (!f->made)
+            mcp_json_dec_make_array(r->d, u->vb + f->base, f->n, f->n);
+        r->pos++;
+        r->nframes--;
+        return S_AFTER;
+    }
+    if (p < end)
+        mcp_json_dec_fail(r->d, p, "expected ',' or ']'");
+    else
+        mcp_json_dec_unexpected(r->d, p);
+    return S_FAILED;
+}
+
+/* decode_object's loop after a member's value: the key and the value are on top. */
+static int after_member(run *u, frame *f)
+{
+    mcp_json_resume *r = u->r;
+    const char *end = r->buf + r->len, *p = r->buf + r->pos;
+    mcp_json_dec_order_next(r->d, 0);
+    if (f->made)
+        lua_rawset(u->L, f->order ? -4 : -3); /* duplicate keys: the last one wins */
+    else
+        f->n++;
+    p = mcp_json_skip_ws(p, end);
+    if (p < end && *p == ',') {
+        r->pos = (size_t)(mcp_json_skip_ws(p + 1, end) - r->buf);
+        return S_KEY;
+    }
+    if (p < end && *p == '}') {
+        if (f->order)
+            mcp_json_dec_set_key_order(u->L);
+        else if (!f->made)
+            mcp_json_dec_make_object(u->L, u->vb + f->base, f->n, f->n);
+        r->pos = (size_t)(p + 1 - r->buf);
+        r->nframes--;
+        return S_AFTER;
+    }
+    if (p < end)
+        mcp_json_dec_fail(r->d, p, "expected ',' or '}'");
+    else
+        mcp_json_dec_unexpected(r->d, p);
+    return S_FAILED;
+}
+
+/* decode_object's loop at a key. */
+static int step_key(run *u, frame *f)
+{
+    mcp_json_resume *r = u->r;
+    lua_State *L = u->L;
+    const char *end = r->buf + r->len, *p = r->buf + r->pos;
+    if (!f->made && f->n == MCP_JSON_BATCH) {
+        mcp_json_dec_make_object(L, u->vb + f->base, f->n, 2 * MCP_JSON_BATCH);
+        f->made = 1;
+    }
+    if (p >= end)
+        return mcp_json_dec_unexpected(r->d, p), S_FAILED;
+    if (*p != '"')
+        return mcp_json_dec_fail(r->d, p, "expected string key"), S_FAILED;
+    if ((p = mcp_json_dec_string(r->d, p)) == NULL)
+        return S_FAILED;
+    if (f->order) { /* a key listed once, where it first appeared */
+        lua_pushvalue(L, -1);
+        lua_rawget(L, -4);
+        if (lua_isnil(L, -1)) {
+            lua_pushvalue(L, -2);
+            lua_rawseti(L, -4, ++f->n);
+        }
+        lua_pop(L, 1);
+    }
+    p = mcp_json_skip_ws(p, end);
+    if (p >= end)
+        return mcp_json_dec_unexpected(r->d, p), S_FAILED;
+    if (*p != ':')
+        return mcp_json_dec_fail(r->d, p, "expected ':'"), S_FAILED;
+    mcp_json_dec_order_next(r->d, 1);
+    r->pos = (size_t)(p + 1 - r->buf);
+    return S_VALUE;
+}
+
+/* One step from the current state; returns the next. */
+static int step(run *u)
+{
+    mcp_json_resume *r = u->r;
+    frame *f = top_frame(r);
+    switch (r->state) {
+    case S_VALUE: return step_value(u);
+    case S_STRING: return step_string(u);
+    case S_KEY: return step_key(u, f);
+    case S_ELEM:
+        if (!f->made && f->n == MCP_JSON_BATCH) {
+            mcp_json_dec_make_array(r->d, u->vb + f->base, f->n, 2 * MCP_JSON_BATCH);
+            f->made = 1;
+        }
+        return S_VALUE;
+    case S_AFTER:
+        if (f == NULL)
+            return S_DONE;
+        return f->kind == '[' ? after_element(u, f) : after_member(u, f);
+    default: return r->state;
+    }
+}
+
+/* Steps until done, failed or out of time or units. What costs (a value, a string's chunk, a key)
+ * counts as a unit; the clock is read after each. */
+static void steps(run *u)
+{
+    mcp_json_resume *r = u->r;
+    for (;;) {
+        int from = r->state;
+        r->state = step(u);
+        if (r->state == S_DONE || r->state == S_FAILED)
+            return;
+        if (from == S_VALUE || from == S_STRING || from == S_KEY) {
+            u->done++;
+            if (u->units != 0 && u->done >= u->units)
+                return;
+            if (u->deadline != 0 && mcp_now_us() >= u->deadline)
+                return;
+        }
+    }
+}
+
+/* ---- runs ---- */
+
+/* Move the values kept in the uservalue (at vb) onto the stack above it. */
+static void restore(lua_State *L, mcp_json_resume *r, int vb)
+{
+    int i;
+    luaL_checkstack(L, r->nvalues + 8, "JSON nesting");
+    for (i = 1; i <= r->nvalues; i++)
+        lua_rawgeti(L, vb, i);
+}
+
+/* Keep the values above vb in the uservalue at vb (popping them), dropping those of the previous
+ * run. */
+static void keep(lua_State *L, mcp_json_resume *r, int vb)
+{
+    int i, n = lua_gettop(L) - vb;
+    for (i = n; i >= 1; i--)
+        lua_rawseti(L, vb, i);
+    for (i = n + 1; i <= r->nvalues; i++) {
+        lua_pushnil(L);
+        lua_rawseti(L, vb, i);
+    }
+    r->nvalues = n;
+}
+
+/* The decode is over: the value (done) or nothing is left above the uservalue at vb, which
+ * forgets every value it kept. */
+static int finish(lua_State *L, mcp_json_resume *r, int vb)
+{
+    int done = r->state == S_DONE;
+    if (done) {
+        lua_replace(L, vb + 1); /* the value, over the first slot */
+        lua_settop(L, vb + 1);
+        lua_insert(L, vb);
+        vb++;
+    }
+    lua_settop(L, vb);
+    keep(L, r, vb);
+    lua_pop(L, 1);
+    mcp_json_dec_free(r->d, 1);
+    r->d = NULL;
+    return done ? MCP_RESUME_DONE : MCP_RESUME_FAILED;
+}
+
+int mcp_json_resume_run(lua_State *L, int idx, uint64_t deadline_us, unsigned units)
+{
+    mcp_json_resume *r = luaL_checkudata(L, idx, MCP_JSON_RESUME_MT);
+    run u;
+    int vb;
+    if (r->running) { /* the last run raised: what it left is not a decode's state */
+        r->running = 0;
+        r->state = S_FAILED;
+        snprintf(r->err, sizeof r->err, "JSON decoding was interrupted (out of memory?)");
+    }
+    if (r->state == S_DONE || r->state == S_FAILED)
+        return r->state == S_DONE ? MCP_RESUME_DONE : MCP_RESUME_FAILED;
+    idx = mcp_absindex(L, idx);
+    mcp_getuservalue(L, idx);
+    vb = lua_gettop(L);
+    if (r->nvalues == 0) { /* the first run: the one-shot decoder's two slots */
+        lua_pushnil(L);
+        lua_pushnil(L);
+    } else {
+        restore(L, r, vb);
+    }
+    mcp_json_dec_bind(r->d, L, vb + 1);
+    u.r = r, u.L = L, u.vb = vb, u.deadline = deadline_us, u.units = units, u.done = 0;
+    r->running = 1;
+    steps(&u);
+    if (r->state == S_DONE || r->state == S_FAILED) {
+        r->running = 0;
+        return finish(L, r, vb);
+    }
+    keep(L, r, vb);
+    lua_pop(L, 1);
+    r->running = 0;
+    return MCP_RESUME_MORE;
+}
+
+const char *mcp_json_resume_error(lua_State *L, int idx)
+{
+    mcp_json_resume *r = luaL_checkudata(L, idx, MCP_JSON_RESUME_MT);
+    return r->state == S_FAILED ? r->err : NULL;
+}
+
+const char *mcp_json_resume_input(lua_State *L, int idx, size_t *len, size_t *end_of_value)
+{
+    mcp_json_resume *r = luaL_checkudata(L, idx, MCP_JSON_RESUME_MT);
+    *len = r->len;
+    if (end_of_value != NULL)
+        *end_of_value = r->pos;
+    return r->buf;
+}
+
+int mcp_json_resume_pnew(lua_State *L)
+{
+    const char *s = lua_touserdata(L, 1);
+    mcp_json_resume_push(L, s, (size_t)lua_tonumber(L, 2), (int)lua_tointeger(L, 3),
+                         MCP_JSON_RESUME_LIMIT);
+    return 1;
+}
