@@ -1209,6 +1209,14 @@ static int l_pending(lua_State *L)
     return 1;
 }
 
+/* s:decoding() -> a large message is being decoded over several steps (or waits behind one). */
+static int l_decoding(lua_State *L)
+{
+    mcp_session *s = check_session(L);
+    lua_pushboolean(L, s->job_ref != LUA_NOREF || s->qhead != NULL);
+    return 1;
+}
+
 static int l_is_open(lua_State *L)
 {
     mcp_session *s = check_session(L);
@@ -1301,6 +1309,7 @@ void mcp_session_open(lua_State *L)
         {"close", l_close},
         {"pending", l_pending},
         {"is_open", l_is_open},
+        {"decoding", l_decoding},
         {"trace_pings", l_trace_pings},
         {"key_order", l_key_order},
         {NULL, NULL},

@@ -1,0 +1,281 @@
+-- The resumable decoder (src/json_resume.c): a large message decoded over several host steps
+-- gives what the one-shot decoder gives (core.json_decode), value for value, table for table (the
+-- same iteration order), error for error, however it is sliced; and a large result decoded over
+-- budgeted steps completes with the right value while other work runs.
+local helper = require("helper")
+local mcp = require("mcp")
+local core = mcp.core
+
+local has_integers = math.type ~= nil
+
+-- Deep equality that also asks for the same number subtypes, the same metatables (or key order
+-- metatables with the same keys) and the same iteration order of every table.
+local function same(a, b, path)
+  path = path or "$"
+  if type(a) ~= type(b) then return false, path .. ": " .. type(a) .. " vs " .. type(b) end
+  if type(a) == "number" then
+    if has_integers and math.type(a) ~= math.type(b) then return false, path .. ": number subtype" end
+    if a ~= b and not (a ~= a and b ~= b) then return false, path .. ": " .. a .. " vs " .. b end
+    return true
+  end
+  if type(a) ~= "table" then return a == b, path end
+  local ma, mb = getmetatable(a), getmetatable(b)
+  if ma ~= mb then
+    if not (ma and mb and ma.__jsontype == mb.__jsontype and ma.__keyorder and mb.__keyorder) then
+      return false, path .. ": metatable"
+    end
+    local ok, where = same(ma.__keyorder, mb.__keyorder, path .. ".__keyorder")
+    if not ok then return false, where end
+  end
+  local ka, kb = next(a), next(b)
+  while ka ~= nil or kb ~= nil do
+    if ka ~= kb then return false, path .. ": keys in another order" end
+    local ok, where = same(a[ka], b[kb], path .. "." .. tostring(ka))
+    if not ok then return false, where end
+    ka, kb = next(a, ka), next(b, kb)
+  end
+  return true
+end
+
+-- Decode s with the resumable decoder, `units` units of work per run; returns ok, value|err, runs.
+local function sliced(s, limit, units)
+  local d = core._json_decoder(s, limit)
+  local runs, ok, v = 0, false, nil
+  repeat
+    ok, v = d:run(units)
+    runs = runs + 1
+  until ok ~= false
+  return ok, v, runs
+end
+
+local function check(s, limits, units_list)
+  local v1, e1 = core.json_decode(s)
+  for _, limit in ipairs(limits) do
+    for _, units in ipairs(units_list) do
+      local ok, v2 = sliced(s, limit, units)
+      local label = ("limit %s, %d units a run, input %q"):format(limit, units, #s > 80 and s:sub(1, 80) .. "..." or s)
+      if e1 ~= nil then
+        assert.is_nil(ok, label)
+        assert.are.equal(e1, v2, label)
+      else
+        assert.is_true(ok, label .. ": " .. tostring(v2))
+        local eq, where = same(v1, v2)
+        assert(eq, label .. ": differs at " .. tostring(where))
+      end
+    end
+  end
+end
+
+-- A small deterministic generator (math.random differs between Lua versions).
+local function lcg(seed)
+  local x = seed
+  return function(n)
+    x = (x * 1103515245 + 12345) % 2147483648
+    return x % n
+  end
+end
+
+local STRINGS = { '""', '"a"', '"properties"', '"x\\ny"', '"\\u00e9\\ud83d\\ude00"', '"\\ud800"', '"\\/\\"\\\\"' }
+local NUMBERS = { "0", "-0", "1", "-1", "1.5", "1e3", "-2.5E-3", "9007199254740993", "9223372036854775807",
+  "-9223372036854775808", "9223372036854775808", "123456789012345678901234567890", "1e400", "0.1" }
+
+local function gen(rand, depth)
+  local k = rand(depth > 4 and 4 or 7)
+  if k == 0 then return STRINGS[rand(#STRINGS) + 1] end
+  if k == 1 then return NUMBERS[rand(#NUMBERS) + 1] end
+  if k == 2 then return ({ "true", "false", "null" })[rand(3) + 1] end
+  if k == 3 then return "[]" end
+  local n, parts = rand(k == 6 and depth < 2 and 40 or 6), {}
+  if k % 2 == 0 then
+    for i = 1, n do parts[i] = gen(rand, depth + 1) end
+    return "[" .. table.concat(parts, rand(2) == 0 and "," or " , ") .. "]"
+  end
+  for i = 1, n do
+    local key = rand(4) == 0 and '"properties"' or ('"k' .. rand(n + 1) .. '"') -- duplicates too
+    parts[i] = key .. ":" .. gen(rand, depth + 1)
+  end
+  return "{" .. table.concat(parts, ",") .. "}"
+end
+
+local function items(n)
+  local parts = {}
+  for i = 1, n do
+    parts[i] = ('{"i":%d,"name":"item %d","ok":true,"tags":["a","b\\n"],"w":%d.5}'):format(i, i, i % 97)
+  end
+  return '{"items":[' .. table.concat(parts, ",") .. "]}"
+end
+
+describe("resumable JSON decoding", function()
+  local LIMITS = { 0, 1, 16, 100 }
+
+  it("gives what the one-shot decoder gives on small documents, at every slice size", function()
+    local docs = {
+      "null", "true", "  12.5e3 ", "-0", '"abc"', "[]", "{}", "[[]]", "[{}]", '{"a":{}}', '{"a":[]}',
+      '{"a":1,"a":2,"b":[1,2,3],"a":3}', '{"properties":{"z":1,"a":2,"z":3}}',
+      '{"properties":[{"b":1,"a":2},{"c":3}],"x":{"properties":"s"}}',
+      '{"p":{"properties":{"b":{"properties":{"y":1,"x":2}},"a":2}}}',
+      '["\\ud83d\\ude00","\\udc00\\ud800","\\u0000",' .. table.concat(NUMBERS, ",") .. "]",
+    }
+    for _, s in ipairs(docs) do
+      local units = {}
+      for u = 1, 12 do units[#units + 1] = u end
+      units[#units + 1] = 0
+      check(s, LIMITS, units)
+    end
+  end)
+
+  it("gives the same errors at the same bytes, for every prefix of a document", function()
+    local doc = '{"a":[1,2.5,-3e2,{"b":"c\\n\\u00e9"},[],{}],"properties":{"y":true,"x":null},"s":"\\ud83d\\ude00"}'
+    for i = 0, #doc do check(doc:sub(1, i), { 0, 8 }, { 1, 2, 0 }) end
+    local bad = {
+      "", " ", "[1 2]", "[1,]", "{,}", '{"a" 1}', '{"a":1,}', "{1:2}", '"a\\qb"', '"a\\u12"', '"a\\u12G4"',
+      '"a\tb"', '"a\0b"', "[1] x", "01", "1.", "-", "1e", "tru", "nul", "[" .. string.rep(" ", 40) .. "x]",
+      '{"a":' .. string.rep("1", 50) .. "x}", '["' .. string.rep("y", 300) .. '\\x"]',
+      '["' .. string.rep("z", 300) .. '\\n', '["' .. string.rep("z", 300) .. "\1\"]",
+    }
+    for _, s in ipairs(bad) do check(s, LIMITS, { 1, 3, 0 }) end
+  end)
+
+  it("keeps the nesting limit of the one-shot decoder", function()
+    for _, n in ipairs({ 31, 32, 33, 34, 511, 512, 513, 600 }) do
+      check(string.rep("[", n) .. string.rep("]", n), { 0, 64 }, { 1, 7, 0 })
+      check(string.rep('{"a":', n) .. "1" .. string.rep("}", n), { 0, 64 }, { 5, 0 })
+      check(string.rep("[{\"k\":", math.floor(n / 2)) .. "0" .. string.rep("}]", math.floor(n / 2)), { 0 }, { 3 })
+    end
+  end)
+
+  it("gives the same on generated documents: wide, deep, duplicate keys, many small objects", function()
+    local rand = lcg(28)
+    local sizes = 0
+    for _ = 1, 60 do
+      local doc = gen(rand, 0)
+      sizes = sizes + #doc
+      check(doc, LIMITS, { 1, 2, 5, 0 })
+    end
+    assert.is_true(sizes > 10000, "documents of some size: " .. sizes)
+    check(items(300), { 0, 50, 16384 }, { 1, 4, 0 })
+    local wide = {}
+    for i = 1, 500 do wide[i] = ('"k%d":%d'):format(i % 300, i) end
+    check("{" .. table.concat(wide, ",") .. "}", { 0, 64 }, { 1, 9, 0 })
+  end)
+
+  it("gives the same on long strings, with and without escapes, split in chunks", function()
+    local plain = '"' .. string.rep("0123456789", 20000) .. '"'
+    local escaped = '"' .. string.rep("line\\n\\\"q\\\" \\u00e9\\ud83d\\ude00 ", 5000) .. '"'
+    check(plain, { 0, 10, 1000 }, { 1, 0 })
+    check(escaped, { 0, 10, 1000 }, { 1, 0 })
+    check("[" .. plain .. "," .. escaped .. "]", { 0, 100 }, { 2, 0 })
+    check(plain:sub(1, -2), { 0, 100 }, { 3 }) -- unterminated
+    check('"' .. string.rep("a", 5000) .. "\\z" .. string.rep("b", 5000) .. '"', { 0, 100 }, { 3 })
+    check('"' .. string.rep("a", 5000) .. "\n" .. string.rep("b", 5000) .. '"', { 0, 100 }, { 3 })
+  end)
+
+  it("frees a decoder dropped in the middle of a document", function()
+    for _ = 1, 20 do
+      local d = core._json_decoder(items(200), 0)
+      for _ = 1, 50 do assert.is_false(d:run(3)) end
+    end
+    collectgarbage()
+    collectgarbage()
+  end)
+end)
+
+describe("a large result over budgeted host steps", function()
+  local big, small
+
+  before_each(function()
+    big = assert(helper.test_server({ "--items-tool" }))
+    small = assert(helper.test_server())
+  end)
+
+  after_each(function()
+    if big then big:close() end
+    if small then small:close() end
+    mcp.loop.set_budget(2)
+  end)
+
+  -- Step like a host until done() holds; counts the steps after which big's session was still
+  -- decoding a message.
+  local function frames(done)
+    local decoding = 0
+    local limit = core.now_ms() + helper.ms(60000)
+    while not done() and core.now_ms() < limit do
+      mcp.loop.step(0)
+      if big.session:decoding() then decoding = decoding + 1 end
+    end
+    return decoding
+  end
+
+  it("completes a 4 MB call decoded over several steps while other calls complete", function()
+    local res, err, done = nil, nil, false
+    mcp.spawn(function()
+      res, err = big:call_tool("items", { count = 40000 })
+      done = true
+    end)
+    local echoes_while_decoding, echo_done = 0, false
+    mcp.spawn(function()
+      while not done do
+        local r = assert(small:call_tool("echo", { message = "frame" }))
+        assert.are.equal("frame", r.content[1].text)
+        if big.session:decoding() then echoes_while_decoding = echoes_while_decoding + 1 end
+      end
+      echo_done = true
+    end)
+    local decoding = frames(function() return done end)
+    helper.wait_until(function() return echo_done end, helper.ms(10000))
+    assert.is_nil(err)
+    assert.is_true(done)
+    local ok, where = same(core.json_decode(items(40000)), res.structuredContent)
+    assert(ok, "the structured content differs at " .. tostring(where))
+    assert.is_true(decoding >= 2, "decoded over several steps (" .. decoding .. ")")
+    assert.is_true(echoes_while_decoding >= 1, "calls on another connection completed meanwhile")
+    assert.is_false(big.session:decoding())
+  end)
+
+  it("keeps the order of the messages that arrive behind the one being decoded", function()
+    mcp.loop.set_budget(0.001) -- every step decodes a slice and stops
+    local order = {}
+    mcp.spawn(function()
+      local r = assert(big:call_tool("items", { count = 3000 }))
+      order[#order + 1] = "items " .. #r.structuredContent.items
+    end)
+    mcp.spawn(function()
+      while not big.session:decoding() do mcp.sleep(1) end
+      local r = assert(big:call_tool("echo", { message = "after" }))
+      order[#order + 1] = r.content[1].text
+    end)
+    local decoding = frames(function() return #order == 2 end)
+    assert.are.same({ "items 3000", "after" }, order)
+    assert.is_true(decoding >= 2)
+  end)
+
+  it("decodes in one go when the step has no budget, and in blocking calls", function()
+    mcp.loop.set_budget(0)
+    local res
+    mcp.spawn(function() res = assert(big:call_tool("items", { count = 3000 })) end)
+    assert.are.equal(0, frames(function() return res ~= nil end))
+    assert.are.equal(3000, #res.structuredContent.items)
+    mcp.loop.set_budget(2)
+    local r = assert(big:call_tool("items", { count = 3000 })) -- blocking: mcp.run's path
+    assert.is_true(same(res.structuredContent, r.structuredContent))
+  end)
+
+  it("fails the call and frees the message when the client closes in the middle of it", function()
+    mcp.loop.set_budget(0.001)
+    local res, err, done = nil, nil, false
+    mcp.spawn(function()
+      res, err = big:call_tool("items", { count = 3000 })
+      done = true
+    end)
+    local limit = core.now_ms() + helper.ms(30000)
+    while not big.session:decoding() and core.now_ms() < limit do mcp.loop.step(0) end
+    assert.is_true(big.session:decoding())
+    big:close()
+    assert.is_false(big.session:decoding())
+    frames(function() return done end)
+    assert.is_nil(res)
+    assert.are.equal("closed", err.kind)
+    big = nil
+    collectgarbage()
+  end)
+end)
