@@ -66,11 +66,11 @@ local function check(s, limits, units_list)
   end
 end
 
--- A small deterministic generator (math.random differs between Lua versions).
+-- A small deterministic generator (math.random differs between Lua versions), exact in doubles.
 local function lcg(seed)
   local x = seed
   return function(n)
-    x = (x * 1103515245 + 12345) % 2147483648
+    x = (x * 16807) % 2147483647
     return x % n
   end
 end
@@ -152,7 +152,7 @@ describe("resumable JSON decoding", function()
       sizes = sizes + #doc
       check(doc, LIMITS, { 1, 2, 5, 0 })
     end
-    assert.is_true(sizes > 10000, "documents of some size: " .. sizes)
+    assert.is_true(sizes > 5000, "documents of some size: " .. sizes)
     check(items(300), { 0, 50, 16384 }, { 1, 4, 0 })
     local wide = {}
     for i = 1, 500 do wide[i] = ('"k%d":%d'):format(i % 300, i) end
