@@ -1,8 +1,8 @@
 -- Host-loop benchmark (issue 28): the distribution of mcp.loop.step(0) times in a frame loop
--- while servers start with a large heap, while a 4 MB result of 40,000 small objects arrives,
--- and while 8 clients close; and the cost of starting a server against the heap size. Not a
--- test: it prints numbers (`make bench-hostloop`, or run it from the top directory with
--- LUA_CPATH naming build/5.4 and bench/benchclock.so's directory).
+-- while servers start with a large heap, while a 4 MB result of 40,000 small objects and a 10 MB
+-- text result arrive, and while 8 clients close; and the cost of starting a server against the
+-- heap size. Not a test: it prints numbers (`make bench-hostloop`, or run it from the top
+-- directory with LUA_CPATH naming build/5.4 and bench/benchclock.so's directory).
 --   lua5.4 bench/hostloop.lua [heap MB list, default "0,512,1024"]
 local mcp = require("mcp")
 local bc = require("benchclock")
@@ -76,6 +76,13 @@ mcp.spawn(function()
 end)
 row("frames while a 4 MB result (40,000 objects) arrives", frames(function() return got ~= nil end))
 assert(got == 40000)
+got = nil
+mcp.spawn(function()
+  local r = assert(cs[1]:call_tool("text", {}))
+  got = #r.content[1].text
+end)
+row("frames while a 10 MB text result arrives", frames(function() return got ~= nil end))
+assert(got >= 10 * 1000 * 1000)
 cs[1]:close()
 
 -- 8 clients closing (from a task)

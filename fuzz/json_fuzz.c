@@ -12,7 +12,10 @@
  * Inputs the decoder refuses must leave the Lua stack as it was.
  * In-place decoding (mcp_json_decode_value_inplace) of a copy of the input, without and with an
  * undo log, gives the same outcome: the same end and an equal value, or the same error text; with
- * the log, mcp_json_undo_apply gives back the input byte for byte. */
+ * the log, mcp_json_undo_apply gives back the input byte for byte.
+ * The resumable decoder (src/json_resume.c), run in slices of random sizes (from a generator
+ * seeded by the input) with a random bound on what it decodes in one go, gives the same outcome
+ * too: the same value ending at the same byte, or the same error text. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +26,7 @@
 
 #include "buf.h"
 #include "json.h"
+#include "json_resume.h"
 
 #define CHECK(cond, what)                                                                          \
     do {                                                                                           \
@@ -119,6 +123,38 @@ static void check_inplace(lua_State *S, const job *j, const char *q, const char 
     }
 }
 
+/* The resumable decodes of j's input, in slices, against the first decode's outcome (as in
+ * check_inplace). */
+static void check_resumable(lua_State *S, const job *j, const char *q, const char *err)
+{
+    uint32_t x = 2166136261u;
+    size_t i, len, end;
+    int round, top = lua_gettop(S);
+    for (i = 0; i < j->n; i++)
+        x = (x ^ (uint8_t)j->p[i]) * 16777619u;
+    for (round = 0; round < 2; round++) {
+        int rc;
+        x = x * 1103515245u + 12345u;
+        mcp_json_resume_push(S, j->p, j->n, 0, round == 0 ? 0 : (x >> 8) % 96);
+        do {
+            x = x * 1103515245u + 12345u;
+            rc = mcp_json_resume_run(S, top + 1, 0, 1 + (x >> 16) % (round == 0 ? 3 : 40));
+        } while (rc == MCP_RESUME_MORE);
+        if (q == NULL) {
+            CHECK(rc == MCP_RESUME_FAILED, "resumable refuses what the decoder refuses");
+            CHECK(strcmp(err, mcp_json_resume_error(S, top + 1)) == 0,
+                  "resumable refuses it with the same message");
+            CHECK(lua_gettop(S) == top + 1, "a refused input pushes nothing, resumable");
+        } else {
+            CHECK(rc == MCP_RESUME_DONE, "resumable accepts what the decoder accepts");
+            mcp_json_resume_input(S, top + 1, &len, &end);
+            CHECK(len == j->n && end == (size_t)(q - j->p), "resumable ends where the decoder ends");
+            CHECK(same(S, top, lua_gettop(S), 0), "resumable gives the same value");
+        }
+        lua_settop(S, top);
+    }
+}
+
 static int run(lua_State *S)
 {
     job *j = lua_touserdata(S, 1);
@@ -128,6 +164,7 @@ static int run(lua_State *S)
     int top = lua_gettop(S), v1, v2;
     q = mcp_json_decode_value(S, j->p, j->p, end, 0, err, sizeof err);
     check_inplace(S, j, q, err);
+    check_resumable(S, j, q, err);
     if (q == NULL) {
         CHECK(lua_gettop(S) == top, "a refused input pushes nothing");
         return 0;

@@ -916,6 +916,42 @@ const char *mcp_json_dec_unexpected(mcp_json_dec *d, const char *p) { return une
 
 const char *mcp_json_dec_plain(const char *p, const char *end) { return scan_plain(p, end); }
 
+const char *mcp_json_dec_escape(const char *p, const char *end, char **o)
+{
+    char c;
+    int hi, lo;
+    if (end - p < 2)
+        return NULL;
+    switch (p[1]) {
+    case '"': c = '"'; break;
+    case '\\': c = '\\'; break;
+    case '/': c = '/'; break;
+    case 'b': c = '\b'; break;
+    case 'f': c = '\f'; break;
+    case 'n': c = '\n'; break;
+    case 'r': c = '\r'; break;
+    case 't': c = '\t'; break;
+    case 'u': c = 0; break;
+    default: return NULL;
+    }
+    if (c != 0) {
+        *(*o)++ = c;
+        return p + 2;
+    }
+    p += 2; /* as unicode_escape */
+    if (end - p < 4 || (hi = hex4(p)) < 0)
+        return NULL;
+    p += 4;
+    if (hi >= 0xd800 && hi <= 0xdbff && end - p >= 6 && p[0] == '\\' && p[1] == 'u' &&
+        (lo = hex4(p + 2)) >= 0xdc00 && lo <= 0xdfff) {
+        *o += put_utf8(*o, 0x10000 + (((unsigned long)hi - 0xd800) << 10) +
+                               ((unsigned long)lo - 0xdc00));
+        return p + 6;
+    }
+    *o += put_utf8(*o, (unsigned long)hi);
+    return p;
+}
+
 void mcp_json_dec_make_array(mcp_json_dec *d, int base, int n, int hint)
 {
     make_array(d, base, n, hint);

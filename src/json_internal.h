@@ -30,6 +30,9 @@ const char *mcp_json_dec_fail(mcp_json_dec *d, const char *at, const char *msg);
 const char *mcp_json_dec_unexpected(mcp_json_dec *d, const char *p);              /* NULL */
 /* First byte in [p, end) that ends a run of plain string bytes ('"', '\\', a control byte). */
 const char *mcp_json_dec_plain(const char *p, const char *end);
+/* The escape at p (a backslash) written at *o (advanced), as decode_string decodes it; returns
+ * the byte after it, or NULL when it is not a valid escape (decode_string then says why). */
+const char *mcp_json_dec_escape(const char *p, const char *end, char **o);
 void mcp_json_dec_make_array(mcp_json_dec *d, int base, int n, int hint);
 void mcp_json_dec_make_object(lua_State *L, int base, int n, int hint);
 /* The "properties" key order: taken (and cleared) by an object as it opens; set from the key on

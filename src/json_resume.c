@@ -18,7 +18,7 @@ typedef struct frame {
     int n, made, order;
 } frame;
 
-enum { S_VALUE, S_AFTER, S_ELEM, S_KEY, S_STRING, S_DONE, S_FAILED };
+enum { S_VALUE, S_AFTER, S_ELEM, S_KEY, S_STRING, S_UNESCAPE, S_DONE, S_FAILED };
 
 typedef struct mcp_json_resume {
     char *buf; /* the input, owned */
@@ -26,6 +26,9 @@ typedef struct mcp_json_resume {
     int state, depth; /* depth: of the top-level value */
     size_t str, scan; /* S_STRING: its opening quote, and how far it is scanned */
     int escaped;      /* S_STRING: a backslash was seen */
+    size_t quote;     /* S_UNESCAPE: the closing quote; scan: the next byte to decode */
+    char *out;        /* S_UNESCAPE: the decoded text so far (olen bytes) */
+    size_t olen;
     int nvalues;      /* values kept in the uservalue between runs */
     int running;      /* inside a run (still set: that run raised) */
     mcp_json_dec *d;
@@ -48,6 +51,8 @@ static int resume_gc(lua_State *L)
     mcp_json_resume *r = luaL_checkudata(L, 1, MCP_JSON_RESUME_MT);
     free(r->buf);
     r->buf = NULL;
+    free(r->out);
+    r->out = NULL;
     mcp_json_dec_free(r->d, 0); /* the scratch buffer's owner frees it */
     r->d = NULL;
     return 0;
@@ -202,14 +207,27 @@ static int step_value(run *u)
     return S_AFTER;
 }
 
-/* A long string, a chunk at a time up to its closing quote; then pushed as decode_string would
- * (without escapes: straight from the input; with: by decode_string, which also gives the
- * errors). */
+static size_t chunk_size(const mcp_json_resume *r) { return r->limit > 0 ? r->limit * 16 : 1; }
+
+/* decode_string on the string at r->str, for what the chunks cannot do: its errors. */
+static int string_in_one_go(mcp_json_resume *r)
+{
+    const char *q = mcp_json_dec_string(r->d, r->buf + r->str);
+    free(r->out);
+    r->out = NULL;
+    if (q == NULL)
+        return S_FAILED;
+    r->pos = (size_t)(q - r->buf);
+    return S_AFTER;
+}
+
+/* A long string, a chunk at a time up to its closing quote; then pushed as decode_string would:
+ * without escapes straight from the input, with escapes decoded in chunks too (S_UNESCAPE). */
 static int step_string(run *u)
 {
     mcp_json_resume *r = u->r;
     const char *end = r->buf + r->len, *q = r->buf + r->scan;
-    size_t chunk = r->limit > 0 ? r->limit * 16 : 1;
+    size_t chunk = chunk_size(r);
     const char *stop = (size_t)(end - q) > chunk ? q + chunk : end;
     q = mcp_json_dec_plain(q, stop);
     while (q < stop && *q == '\\') {
@@ -222,16 +240,47 @@ static int step_string(run *u)
         r->scan = (size_t)(q - r->buf);
         return S_STRING;
     }
-    if (q < end && *q == '"' && !r->escaped) {
+    if (q >= end || *q != '"') /* unterminated, a control byte: decode_string's errors */
+        return string_in_one_go(r);
+    if (!r->escaped) {
         const char *s = r->buf + r->str + 1;
         mcp_json_dec_push_string(r->d, s, (size_t)(q - s));
         r->pos = (size_t)(q + 1 - r->buf);
         return S_AFTER;
     }
-    q = mcp_json_dec_string(r->d, r->buf + r->str);
-    if (q == NULL)
-        return S_FAILED;
-    r->pos = (size_t)(q - r->buf);
+    r->quote = (size_t)(q - r->buf);
+    r->scan = r->str + 1;
+    r->olen = 0;
+    r->out = malloc(r->quote - r->scan + 1); /* the decoded text is never longer */
+    return r->out != NULL ? S_UNESCAPE : string_in_one_go(r);
+}
+
+/* The escapes of a long string, a chunk at a time (the scan found its closing quote, with no
+ * control byte before it); a bad escape: decode_string says why. */
+static int step_unescape(run *u)
+{
+    mcp_json_resume *r = u->r;
+    const char *quote = r->buf + r->quote, *p = r->buf + r->scan;
+    const char *stop = (size_t)(quote - p) > chunk_size(r) ? p + chunk_size(r) : quote;
+    char *o = r->out + r->olen;
+    while (p < stop) {
+        const char *run = p;
+        p = mcp_json_dec_plain(p, stop);
+        memcpy(o, run, (size_t)(p - run));
+        o += p - run;
+        if (p >= stop)
+            break;
+        if ((p = mcp_json_dec_escape(p, r->buf + r->len, &o)) == NULL || p > quote)
+            return string_in_one_go(r);
+    }
+    r->olen = (size_t)(o - r->out);
+    r->scan = (size_t)(p - r->buf);
+    if (p < quote)
+        return S_UNESCAPE;
+    mcp_json_dec_push_string(r->d, r->out, r->olen);
+    free(r->out);
+    r->out = NULL;
+    r->pos = r->quote + 1;
     return S_AFTER;
 }
 
@@ -339,6 +388,7 @@ static int step(run *u)
     switch (r->state) {
     case S_VALUE: return step_value(u);
     case S_STRING: return step_string(u);
+    case S_UNESCAPE: return step_unescape(u);
     case S_KEY: return step_key(u, f);
     case S_ELEM:
         if (!f->made && f->n == MCP_JSON_BATCH) {
@@ -364,7 +414,7 @@ static void steps(run *u)
         r->state = step(u);
         if (r->state == S_DONE || r->state == S_FAILED)
             return;
-        if (from == S_VALUE || from == S_STRING || from == S_KEY) {
+        if (from == S_VALUE || from == S_STRING || from == S_UNESCAPE || from == S_KEY) {
             u->done++;
             if (u->units != 0 && u->done >= u->units)
                 return;
