@@ -40,11 +40,12 @@ end
 -- Decode s with the resumable decoder, `units` units of work per run; returns ok, value|err, runs.
 local function sliced(s, limit, units)
   local d = core._json_decoder(s, limit)
-  local runs, ok, v = 0, false, nil
-  repeat
+  local ok, v = d:run(units)
+  local runs = 1
+  while ok == false do
     ok, v = d:run(units)
     runs = runs + 1
-  until ok ~= false
+  end
   return ok, v, runs
 end
 
