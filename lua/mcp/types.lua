@@ -194,8 +194,9 @@ function Client:on_progress(fn) end
 ---@field built_for string
 local core = {}
 ---@param timeout_ms number|nil negative: wait until something happens
+---@param budget_ms number|nil bound of the work after the wait (a large message is decoded over several steps); nil: unbounded
 ---@return integer events, boolean alive
-function core.step(timeout_ms) end
+function core.step(timeout_ms, budget_ms) end
 ---@return integer|nil
 function core.fd() end
 ---@return number ms until the next timer, -1 when none
