@@ -150,10 +150,12 @@ function M.setup(opts)
     if sched.has_ready() or next(waiting) ~= nil then schedule_flush() end
   end
 
-  -- Loop callbacks (fast context): step the core once; no user code runs here.
+  -- Loop callbacks (fast context): step the core once; no user code runs here. A large message
+  -- is decoded within the step budget, the rest on the next dispatch (core.timeout() is then 0).
   dispatch = function()
     if state ~= st then return end
-    local ok, err = pcall(core.step, 0)
+    local budget = sched.get_budget()
+    local ok, err = pcall(core.step, 0, budget > 0 and budget or nil)
     if not ok then report(err) end
     after_step()
   end
