@@ -21,7 +21,8 @@ typedef struct frame {
 enum { S_VALUE, S_AFTER, S_ELEM, S_KEY, S_STRING, S_UNESCAPE, S_DONE, S_FAILED };
 
 typedef struct mcp_json_resume {
-    char *buf; /* the input, owned */
+    char *own; /* the block holding the input, freed with it */
+    char *buf; /* the input */
     size_t len, pos, limit;
     int state, depth; /* depth: of the top-level value */
     size_t str, scan; /* S_STRING: its opening quote, and how far it is scanned */
@@ -49,8 +50,8 @@ typedef struct run {
 static int resume_gc(lua_State *L)
 {
     mcp_json_resume *r = luaL_checkudata(L, 1, MCP_JSON_RESUME_MT);
-    free(r->buf);
-    r->buf = NULL;
+    free(r->own);
+    r->own = r->buf = NULL;
     free(r->out);
     r->out = NULL;
     mcp_json_dec_free(r->d, 0); /* the scratch buffer's owner frees it */
@@ -60,6 +61,27 @@ static int resume_gc(lua_State *L)
 
 void mcp_json_resume_push(lua_State *L, const char *s, size_t n, int depth, size_t limit)
 {
+    char *copy = malloc(n ? n : 1);
+    if (copy == NULL)
+        luaL_error(L, "not enough memory");
+    memcpy(copy, s, n);
+    lua_pushcfunction(L, mcp_json_resume_pnew);
+    lua_pushlightuserdata(L, copy);
+    lua_pushlightuserdata(L, copy);
+    lua_pushnumber(L, (lua_Number)n);
+    lua_pushinteger(L, depth);
+    lua_pushnumber(L, (lua_Number)limit);
+    if (lua_pcall(L, 5, 1, 0) != 0) {
+        free(copy);
+        lua_error(L);
+    }
+}
+
+int mcp_json_resume_pnew(lua_State *L)
+{
+    char *block = lua_touserdata(L, 1), *s = lua_touserdata(L, 2);
+    size_t n = (size_t)lua_tonumber(L, 3);
+    int depth = (int)lua_tointeger(L, 4);
     mcp_json_resume *r;
     luaL_checkstack(L, 4, "JSON decode");
     r = mcp_newuserdata(L, sizeof *r);
@@ -72,15 +94,24 @@ void mcp_json_resume_push(lua_State *L, const char *s, size_t n, int depth, size
     lua_setmetatable(L, -2);
     lua_newtable(L); /* the values between runs */
     mcp_setuservalue(L, -2);
-    r->buf = malloc(n ? n : 1);
-    r->d = mcp_json_dec_new(r->buf, r->buf + n, r->err, sizeof r->err);
-    if (r->buf == NULL || r->d == NULL)
-        luaL_error(L, "not enough memory");
-    memcpy(r->buf, s, n);
+    r->d = mcp_json_dec_new(s, s + n, r->err, sizeof r->err);
+    if (r->d == NULL)
+        return luaL_error(L, "not enough memory");
+    r->own = block; /* nothing raises from here on: the block is ours */
+    r->buf = s;
     r->len = n;
-    r->limit = limit;
+    r->limit = lua_isnumber(L, 5) ? (size_t)lua_tonumber(L, 5) : MCP_JSON_RESUME_LIMIT;
     r->depth = depth;
     r->state = S_VALUE;
+    return 1;
+}
+
+void mcp_json_resume_release(lua_State *L, int idx)
+{
+    mcp_json_resume *r = luaL_checkudata(L, idx, MCP_JSON_RESUME_MT);
+    free(r->own);
+    r->own = r->buf = NULL;
+    r->len = r->pos = 0;
 }
 
 /* ---- one step ---- */
@@ -518,10 +549,3 @@ const char *mcp_json_resume_input(lua_State *L, int idx, size_t *len, size_t *en
     return r->buf;
 }
 
-int mcp_json_resume_pnew(lua_State *L)
-{
-    const char *s = lua_touserdata(L, 1);
-    mcp_json_resume_push(L, s, (size_t)lua_tonumber(L, 2), (int)lua_tointeger(L, 3),
-                         MCP_JSON_RESUME_LIMIT);
-    return 1;
-}

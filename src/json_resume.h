@@ -28,7 +28,9 @@ enum { MCP_RESUME_MORE = 0, MCP_RESUME_DONE = 1, MCP_RESUME_FAILED = 2 };
  * top-level array count as top-level values). limit: see above (0: open everything). */
 void mcp_json_resume_push(lua_State *L, const char *s, size_t n, int depth, size_t limit);
 
-/* mcp_json_resume_push for lua_pcall: (s as a light userdata, n, depth), the default limit. */
+/* The same for lua_pcall, without a copy: (block, s, n, depth [, limit]), block and s light
+ * userdata, s..s+n inside the malloc'd block, which the decoder frees once it returned (when it
+ * raised, the caller still owns the block). */
 int mcp_json_resume_pnew(lua_State *L);
 
 /* Decode with the decoder at idx until the value is complete (MCP_RESUME_DONE: the value is
@@ -37,6 +39,9 @@ int mcp_json_resume_pnew(lua_State *L);
  * `units` units of work were done (0: no bound). Every run does at least one unit. May raise (out
  * of memory): the decoder is then failed. Pushes nothing but the value. */
 int mcp_json_resume_run(lua_State *L, int idx, uint64_t deadline_us, unsigned units);
+
+/* Free the decoder's input now (its value was taken); it decodes nothing more. */
+void mcp_json_resume_release(lua_State *L, int idx);
 
 /* The message of a failed decoder ("JSON parse error at byte N: ..."), or NULL. */
 const char *mcp_json_resume_error(lua_State *L, int idx);

@@ -18,7 +18,7 @@
 
 #define LAST_LINE_MAX 200
 /* Messages at least this long are decoded over several steps when the step has a budget. */
-#define RESUME_MIN ((size_t)64 * 1024)
+#define RESUME_MIN MCP_SINK_TAKE_MIN
 
 /* A message that arrived behind one being decoded over several steps, waiting its turn. */
 typedef struct queued {
@@ -737,10 +737,11 @@ static int run_job(lua_State *L)
         return 0;
     luaL_unref(L, LUA_REGISTRYINDEX, s->job_ref);
     s->job_ref = LUA_NOREF;
-    if (*rc == MCP_RESUME_DONE && dispatch_decoded(L, s, 3, 4))
-        return 0;
-    msg = mcp_json_resume_input(L, 3, &len, NULL); /* kept alive by the decoder at 3 */
-    receive_now(L, s, msg, len, 0, NULL);
+    if (*rc != MCP_RESUME_DONE || !dispatch_decoded(L, s, 3, 4)) {
+        msg = mcp_json_resume_input(L, 3, &len, NULL); /* kept alive by the decoder at 3 */
+        receive_now(L, s, msg, len, 0, NULL);
+    }
+    mcp_json_resume_release(L, 3); /* the input's memory now, not at the next collection */
     return 0;
 }
 
@@ -773,16 +774,26 @@ static int step_job(lua_State *L, mcp_session *s)
     return rc == MCP_RESUME_MORE;
 }
 
-/* Start decoding msg over several steps; 0, or -1 (out of memory: decode it in one go). */
-static int start_job(lua_State *L, mcp_session *s, const char *msg, size_t len)
+/* Start decoding msg over several steps, msg lying in block (malloc'd: the decoder takes it) or,
+ * block NULL, copied. 0, or -1 (out of memory: the caller still has block; decode it in one go). */
+static int start_job(lua_State *L, mcp_session *s, char *block, const char *msg, size_t len)
 {
     const char *p = mcp_json_skip_ws(msg, msg + len);
+    char *copy = NULL;
     int top = lua_gettop(L);
+    if (block == NULL) {
+        if ((block = copy = malloc(len ? len : 1)) == NULL)
+            return -1;
+        memcpy(copy, msg, len);
+        msg = copy;
+    }
     lua_pushcfunction(L, mcp_json_resume_pnew);
+    lua_pushlightuserdata(L, block);
     lua_pushlightuserdata(L, (void *)msg);
     lua_pushnumber(L, (lua_Number)len);
     lua_pushinteger(L, p < msg + len && *p == '[' ? -1 : 0); /* batch members are top-level */
-    if (lua_pcall(L, 3, 1, 0) != 0) {
+    if (lua_pcall(L, 4, 1, 0) != 0) {
+        free(copy);
         lua_settop(L, top);
         return -1;
     }
@@ -816,7 +827,7 @@ static void pump(lua_State *L, mcp_session *s)
         s->qhead = q->next;
         if (s->qhead == NULL)
             s->qtail = NULL;
-        if (q->len < RESUME_MIN || deadline == 0 || start_job(L, s, q->msg, q->len) != 0)
+        if (q->len < RESUME_MIN || deadline == 0 || start_job(L, s, NULL, q->msg, q->len) != 0)
             receive_now(L, s, q->msg, q->len, 1, NULL);
         free(q);
     }
@@ -879,13 +890,29 @@ static void receive(mcp_session *s, const char *msg, size_t len, int writable, m
         enqueue(L, s, msg, len);
         return;
     }
-    if (len >= RESUME_MIN && mcp_loop_deadline(s->loop) != 0 && start_job(L, s, msg, len) == 0) {
+    if (len >= RESUME_MIN && mcp_loop_deadline(s->loop) != 0 && start_job(L, s, NULL, msg, len) == 0) {
         s->refs++;
         pump(L, s);
         session_unref(s);
         return;
     }
     receive_now(L, s, msg, len, writable, undo);
+}
+
+/* The transport offers a large message with its block: taken when it is to be decoded over
+ * several steps now (nothing in hand, a budgeted round), which then needs no copy of it. */
+static int sink_take_message(void *ctx, char *block, char *msg, size_t len)
+{
+    mcp_session *s = ctx;
+    lua_State *L = mcp_loop_lua(s->loop);
+    if (L == NULL || len < RESUME_MIN || mcp_loop_deadline(s->loop) == 0 ||
+        s->job_ref != LUA_NOREF || s->qhead != NULL || s->pumping ||
+        start_job(L, s, block, msg, len) != 0)
+        return 0;
+    s->refs++;
+    pump(L, s);
+    session_unref(s);
+    return 1;
 }
 
 static void sink_message(void *ctx, const char *msg, size_t len)
@@ -982,8 +1009,9 @@ static int sink_is_pending(void *ctx, int64_t id)
     return mcp_pending_get(&s->pending, id) != NULL;
 }
 
-static const mcp_sink session_sink = {sink_message, sink_message_inplace, sink_error,
-                                      sink_closed,  sink_request_failed,  sink_is_pending};
+static const mcp_sink session_sink = {sink_message,        sink_message_inplace, sink_error,
+                                      sink_closed,         sink_request_failed,  sink_is_pending,
+                                      sink_take_message};
 
 /* ---- Lua methods ---------------------------------------------------------------------------- */
 

@@ -196,6 +196,29 @@ static void fail_dropped(mcp_stdio *s)
     sink->on_request_failed(s->base.sink_ctx, id, &f);
 }
 
+/* A large line goes to the session with the block that holds it, when the session takes it (no
+ * copy of a message it keeps over several steps): the framer's unread bytes move to a new
+ * buffer first. 0: not offered (deliver it as usual). */
+static int offer_line(mcp_stdio *s, char *line, size_t len)
+{
+    const mcp_sink *sink = s->base.sink;
+    void *ctx = s->base.sink_ctx;
+    mcp_buf old = s->fr.buf, rest;
+    if (sink->take_message == NULL || len < MCP_SINK_TAKE_MIN)
+        return 0;
+    mcp_buf_init(&rest);
+    if (old.len > 0 && mcp_buf_append(&rest, mcp_buf_head(&old), old.len) != 0) {
+        mcp_buf_free(&rest);
+        return 0;
+    }
+    s->fr.buf = rest; /* before the session runs: a callback may close us and free it */
+    if (!sink->take_message(ctx, old.data, line, len)) {
+        sink->on_message_inplace(ctx, line, len, NULL);
+        mcp_buf_free(&old);
+    }
+    return 1;
+}
+
 /* Hand every complete line to the session; stops early if a callback closed us. */
 static void deliver_lines(mcp_stdio *s)
 {
@@ -216,7 +239,8 @@ static void deliver_lines(mcp_stdio *s)
         } else if (s->base.sink != NULL) {
             /* The line is consumed (behind the buffer's offset) and nothing reads it again:
              * decoded in place. */
-            s->base.sink->on_message_inplace(s->base.sink_ctx, (char *)line, len, NULL);
+            if (!offer_line(s, (char *)line, len))
+                s->base.sink->on_message_inplace(s->base.sink_ctx, (char *)line, len, NULL);
         }
         if (s->closing)
             return;

@@ -63,7 +63,14 @@ typedef struct mcp_sink {
     void (*on_request_failed)(void *ctx, int64_t request_id, const mcp_transport_failure *f);
     /* Is the request still waiting for its response? */
     int (*is_pending)(void *ctx, int64_t request_id);
+    /* A message of at least MCP_SINK_TAKE_MIN bytes offered with the malloc'd block that holds
+     * it, so that the session can keep it without a copy (a message decoded over several steps).
+     * Returns 1: taken (the session frees the block with free()); 0: not taken, the transport
+     * keeps the block and delivers the message with on_message_inplace. May be NULL. */
+    int (*take_message)(void *ctx, char *block, char *msg, size_t len);
 } mcp_sink;
+
+#define MCP_SINK_TAKE_MIN ((size_t)64 * 1024)
 
 /* send: failed, and already reported to the sink (the caller need not report it again). */
 #define MCP_SEND_REPORTED (-2)
