@@ -73,7 +73,7 @@ void mcp_json_resume_push(lua_State *L, const char *s, size_t n, int depth, size
     lua_pushnumber(L, (lua_Number)limit);
     if (lua_pcall(L, 5, 1, 0) != 0) {
         free(copy);
-        lua_error(L);
+        luaL_error(L, "%s", lua_tostring(L, -1));
     }
 }
 
@@ -100,7 +100,7 @@ int mcp_json_resume_pnew(lua_State *L)
     r->own = block; /* nothing raises from here on: the block is ours */
     r->buf = s;
     r->len = n;
-    r->limit = lua_isnumber(L, 5) ? (size_t)lua_tonumber(L, 5) : MCP_JSON_RESUME_LIMIT;
+    r->limit = lua_type(L, 5) == LUA_TNUMBER ? (size_t)lua_tonumber(L, 5) : MCP_JSON_RESUME_LIMIT;
     r->depth = depth;
     r->state = S_VALUE;
     return 1;

@@ -115,6 +115,8 @@ int lua_next(lua_State *L, int idx);
 int lua_pcall(lua_State *L, int nargs, int nresults, int errfunc);
 
 /* ---- the garbage collector (lua_gc's options) ---- */
+#define LUA_GCSTOP 0
+#define LUA_GCRESTART 1
 #define LUA_GCCOLLECT 2
 #define LUA_GCCOUNT 3
 int lua_gc(lua_State *L, int what, int data);
