@@ -148,7 +148,8 @@ static void check_resumable(lua_State *S, const job *j, const char *q, const cha
         } else {
             CHECK(rc == MCP_RESUME_DONE, "resumable accepts what the decoder accepts");
             mcp_json_resume_input(S, top + 1, &len, &end);
-            CHECK(len == j->n && end == (size_t)(q - j->p), "resumable ends where the decoder ends");
+            CHECK(len == j->n && end == (size_t)(q - j->p),
+                  "resumable ends where the decoder ends");
             CHECK(same(S, top, lua_gettop(S), 0), "resumable gives the same value");
         }
         lua_settop(S, top);

@@ -28,7 +28,7 @@ const char *mcp_json_dec_string(mcp_json_dec *d, const char *p);           /* p 
 /* A long string's value (no collection ahead of it, unlike decode_string's). */
 void mcp_json_dec_push_string(mcp_json_dec *d, const char *s, size_t n);
 const char *mcp_json_dec_fail(mcp_json_dec *d, const char *at, const char *msg); /* NULL */
-const char *mcp_json_dec_unexpected(mcp_json_dec *d, const char *p);              /* NULL */
+const char *mcp_json_dec_unexpected(mcp_json_dec *d, const char *p);             /* NULL */
 /* First byte in [p, end) that ends a run of plain string bytes ('"', '\\', a control byte). */
 const char *mcp_json_dec_plain(const char *p, const char *end);
 /* The escape at p (a backslash) written at *o (advanced), as decode_string decodes it; returns

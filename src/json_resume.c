@@ -30,8 +30,8 @@ typedef struct mcp_json_resume {
     size_t quote;     /* S_UNESCAPE: the closing quote; scan: the next byte to decode */
     char *out;        /* S_UNESCAPE: the decoded text so far (olen bytes) */
     size_t olen;
-    int nvalues;      /* values kept in the uservalue between runs */
-    int running;      /* inside a run (still set: that run raised) */
+    int nvalues; /* values kept in the uservalue between runs */
+    int running; /* inside a run (still set: that run raised) */
     mcp_json_dec *d;
     int nframes;
     frame frames[MCP_JSON_MAX_DEPTH + 2];
@@ -191,8 +191,7 @@ static int open_object(run *u, const char *p, int depth)
         return mcp_json_dec_fail(r->d, p, "nesting too deep"), S_FAILED;
     luaL_checkstack(L, 6, "JSON nesting");
     base = lua_gettop(L);
-    made = order ||
-           !(depth <= MCP_JSON_BATCH_DEPTH && lua_checkstack(L, 2 * MCP_JSON_BATCH + 6));
+    made = order || !(depth <= MCP_JSON_BATCH_DEPTH && lua_checkstack(L, 2 * MCP_JSON_BATCH + 6));
     if (made)
         lua_createtable(L, 0, 0);
     p = mcp_json_skip_ws(p + 1, r->buf + r->len);
@@ -548,4 +547,3 @@ const char *mcp_json_resume_input(lua_State *L, int idx, size_t *len, size_t *en
         *end_of_value = r->pos;
     return r->buf;
 }
-

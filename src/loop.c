@@ -41,7 +41,7 @@ struct mcp_loop {
     uint64_t seq;
     void *context;
     uint64_t budget_us, deadline_us; /* of each round, and of the round running now (0: none) */
-    loop_hook *hooks; /* in the order they were added */
+    loop_hook *hooks;                /* in the order they were added */
 };
 
 uint64_t mcp_now_ms(void)

@@ -890,7 +890,8 @@ static void receive(mcp_session *s, const char *msg, size_t len, int writable, m
         enqueue(L, s, msg, len);
         return;
     }
-    if (len >= RESUME_MIN && mcp_loop_deadline(s->loop) != 0 && start_job(L, s, NULL, msg, len) == 0) {
+    if (len >= RESUME_MIN && mcp_loop_deadline(s->loop) != 0 &&
+        start_job(L, s, NULL, msg, len) == 0) {
         s->refs++;
         pump(L, s);
         session_unref(s);
@@ -1009,8 +1010,8 @@ static int sink_is_pending(void *ctx, int64_t id)
     return mcp_pending_get(&s->pending, id) != NULL;
 }
 
-static const mcp_sink session_sink = {sink_message,        sink_message_inplace, sink_error,
-                                      sink_closed,         sink_request_failed,  sink_is_pending,
+static const mcp_sink session_sink = {sink_message,     sink_message_inplace, sink_error,
+                                      sink_closed,      sink_request_failed,  sink_is_pending,
                                       sink_take_message};
 
 /* ---- Lua methods ---------------------------------------------------------------------------- */
