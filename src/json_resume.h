@@ -3,8 +3,8 @@
  * decoding. It gives what mcp_json_decode_value gives for the same bytes: the same values (the
  * same tables, built by the same calls in the same order), the same error at the same byte.
  *
- * The decoder is a userdata that owns everything of one decode: a copy of the input, its
- * position, the stack of containers being filled (their state in the userdata, their partly
+ * The decoder is a userdata that owns everything of one decode: the input (a copy, or the
+ * malloc'd block a transport handed over, mcp_json_resume_pnew), its position, the stack of containers being filled (their state in the userdata, their partly
  * built tables and pending members in a table in its uservalue, where the collector sees them),
  * and the one-shot decoder's state. Dropping it mid-message frees everything (__gc). Inside a
  * container, members that end within `limit` bytes are decoded in one go by the one-shot
