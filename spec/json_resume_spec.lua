@@ -261,6 +261,49 @@ describe("a large result over budgeted host steps", function()
     assert.is_true(same(res.structuredContent, r.structuredContent))
   end)
 
+  it("gives the result that came before the server exited, then the end of the connection", function()
+    local path = os.tmpname()
+    helper.write_file(path, [=[
+local n = tonumber(arg[1])
+local function out(...) io.stdout:write(...) io.stdout:flush() end
+for line in io.stdin:lines() do
+  local id = line:match('"id":%s*([^,}]+)')
+  local method = line:match('"method":%s*"([^"]+)"')
+  if id and method == "initialize" then
+    local v = line:match('"protocolVersion":%s*"([^"]+)"') or "2025-06-18"
+    out('{"jsonrpc":"2.0","id":', id, ',"result":{"protocolVersion":"', v,
+      '","capabilities":{"tools":{}},"serverInfo":{"name":"last","version":"1"}}}\n')
+  elseif id and method == "tools/call" then
+    local parts = {}
+    for i = 1, n do parts[i] = ('{"i":%d}'):format(i) end
+    out('{"jsonrpc":"2.0","id":', id, ',"result":{"content":[],"structuredContent":{"items":[',
+      table.concat(parts, ","), ']}}}\n')
+    os.exit(0) -- the answer, then the end of stdout and the exit, while it is being decoded
+  elseif id and method then
+    out('{"jsonrpc":"2.0","id":', id, ',"error":{"code":-32601,"message":"no"}}\n')
+  end
+end
+]=])
+    local last
+    mcp.spawn(function() last = assert(mcp.create_stdio_client(helper.lua_cmd(), { path, "20000" }, { stderr = "discard" })) end)
+    local limit = core.now_ms() + helper.ms(30000)
+    while not last and core.now_ms() < limit do mcp.loop.step(0) end
+    mcp.loop.set_budget(0.001) -- every step decodes a slice and stops
+    local res, err, done = nil, nil, false
+    mcp.spawn(function()
+      res, err = last:call_tool("items", {})
+      done = true
+    end)
+    while not done and core.now_ms() < limit do mcp.loop.step(0) end
+    os.remove(path)
+    assert.is_nil(err)
+    assert.are.equal(20000, #res.structuredContent.items)
+    assert.are.equal(20000, res.structuredContent.items[20000].i)
+    helper.wait_until(function() return not last.session:is_open() end, helper.ms(10000))
+    assert.is_false(last.session:is_open())
+    last:close()
+  end)
+
   it("fails the call and frees the message when the client closes in the middle of it", function()
     mcp.loop.set_budget(0.001)
     local res, err, done = nil, nil, false
