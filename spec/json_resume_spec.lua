@@ -250,6 +250,19 @@ describe("a large result over budgeted host steps", function()
     assert.is_true(decoding >= 2)
   end)
 
+  -- key_order (mcp-lua --json) wants every object's order, which the sliced decoder does not record
+  it("decodes in one go, every object with its key order, for a client with key_order", function()
+    if big then big:close() end
+    big = assert(helper.test_server({ "--items-tool" }, { key_order = true }))
+    mcp.loop.set_budget(0.001)
+    local res
+    mcp.spawn(function() res = assert(big:call_tool("items", { count = 3000 })) end)
+    assert.are.equal(0, frames(function() return res ~= nil end))
+    assert.are.equal(3000, #res.structuredContent.items)
+    local mt = getmetatable(res.structuredContent.items[1])
+    assert.is_table(mt and mt.__keyorder)
+  end)
+
   it("decodes in one go when the step has no budget, and in blocking calls", function()
     mcp.loop.set_budget(0)
     local res

@@ -17,7 +17,9 @@
 #include "wire.h"
 
 #define LAST_LINE_MAX 200
-/* Messages at least this long are decoded over several steps when the step has a budget. */
+/* Messages at least this long are decoded over several steps when the step has a budget (not
+ * when every object is to record its key order, session:key_order: the resumable decoder records
+ * it only for "properties", as the one-shot decoder does by default). */
 #define RESUME_MIN MCP_SINK_TAKE_MIN
 
 /* A message that arrived behind one being decoded over several steps, waiting its turn. */
@@ -890,7 +892,7 @@ static void receive(mcp_session *s, const char *msg, size_t len, int writable, m
         enqueue(L, s, msg, len);
         return;
     }
-    if (len >= RESUME_MIN && mcp_loop_deadline(s->loop) != 0 &&
+    if (len >= RESUME_MIN && mcp_loop_deadline(s->loop) != 0 && !s->key_order &&
         start_job(L, s, NULL, msg, len) == 0) {
         s->refs++;
         pump(L, s);
@@ -906,7 +908,7 @@ static int sink_take_message(void *ctx, char *block, char *msg, size_t len)
 {
     mcp_session *s = ctx;
     lua_State *L = mcp_loop_lua(s->loop);
-    if (L == NULL || len < RESUME_MIN || mcp_loop_deadline(s->loop) == 0 ||
+    if (L == NULL || len < RESUME_MIN || mcp_loop_deadline(s->loop) == 0 || s->key_order ||
         s->job_ref != LUA_NOREF || s->qhead != NULL || s->pumping ||
         start_job(L, s, block, msg, len) != 0)
         return 0;
