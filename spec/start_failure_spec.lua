@@ -25,12 +25,15 @@ describe("a stdio server that fails at start", function()
 
   it("a server that dies at start, before reading the probe, is not started again: its exit is the connect error", function()
     local starts = os.tmpname()
-    finally(function() os.remove(starts) end)
+    local c
+    finally(function() -- one finally(): busted keeps only the last one of a test
+      if c then c:close() end
+      os.remove(starts)
+    end)
     local errs, lines = {}, {}
     local t = mcp.stdio_transport({ command = "sh", args = { "-c", "echo started >> \"$0\"; echo boom >&2; exit 1", starts },
                                     stderr = function(line) lines[#lines + 1] = line end })
-    local c = mcp.new_client(t, { on_error = function(e) errs[#errs + 1] = e end })
-    finally(function() c:close() end)
+    c = mcp.new_client(t, { on_error = function(e) errs[#errs + 1] = e end })
     local ok, err = c:connect()
     assert.is_nil(ok)
     assert.are.equal("closed", err.kind)
