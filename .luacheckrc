@@ -38,3 +38,7 @@ files["soak/"] = { std = "+busted" }
 
 -- The oidc leg's spec lives beside its harness (make oidc), not under spec/.
 files["oidc/oidc_spec.lua"] = { std = "+busted" }
+
+-- Spec files that spec/guard_spec.lua runs in a child busted (not named *_spec.lua, so that the
+-- suite itself does not run them).
+files["spec/fixtures/guard/"] = { std = "+busted" }
