@@ -395,6 +395,21 @@ describe("OAuth on the HTTP transport #auth", function()
     assert.same({ false, true }, { st.records.mcp[1].authorized, st.records.mcp[2].authorized })
   end)
 
+  it("leaves a login out of the server/discover probe's deadline: no fallback report, one login", function()
+    local logins, reports = 0, {}
+    local p = auth.interactive_provider({ store = auth.memory_store(), headless = function(u)
+      logins = logins + 1
+      -- a login that outlasts protocol_discovery_timeout_ms (its timer fires first)
+      require("mcp.sched").await(function(cb) mcp.core.timer(400, function() cb(true) end) end)
+      return auth.follow_authorization(u)
+    end })
+    local c = assert(client({ auth_provider = p, protocol_discovery_timeout_ms = 100,
+      on_error = function(e) reports[#reports + 1] = tostring(e) end }))
+    c:close()
+    assert.equal(1, logins)
+    assert.same({}, reports)
+  end)
+
   it("forgets a stored token that cannot go into a header (CR/LF) and authorizes again", function()
     local store = auth.memory_store()
     store:save(srv.url, { tokens = { access_token = "bad\r\nX-Injected: 1", token_type = "Bearer" } })

@@ -651,6 +651,14 @@ function Client:_can_respawn()
   return capable(self.transport, "respawn")
 end
 
+-- The transport's authorizing() (its OAuth layer: a login in progress, when the last ended) as
+-- a function, or nil for a transport without one (the probe's deadline leaves logins out).
+function Client:_authorizing()
+  local t = self.transport
+  if t == nil or type(t.authorizing) ~= "function" then return nil end
+  return function() return t:authorizing() end
+end
+
 -- Streamable HTTP: the standalone GET stream for server-initiated messages (405 is fine).
 function Client:_open_inbound()
   local t = self.transport

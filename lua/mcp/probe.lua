@@ -26,24 +26,43 @@ local function token()
   return t
 end
 
+-- The time the probe's exchange is held for an authorization (a login: the transport's
+-- authorizing()) is the user's, not the server's: a deadline that falls in it, or less than ms
+-- after its end, moves to ms after the end. Returns the ms to wait again, or nil.
+local function postponed(self)
+  if self.authorizing == nil then return nil end
+  local busy, ended = self.authorizing()
+  if busy then return self.ms end
+  local left = ended and (ended + self.ms - core.now_ms())
+  if left and left > 0 then return left end
+  return nil
+end
+
 function Watch:_arm(ms, why)
   if self.timer then self.timer:cancel() end
   self.timer = core.timer(ms, function()
-    self.timer, self.expired = nil, why
+    self.timer = nil
+    local later = postponed(self)
+    if later then return self:_arm(later, why) end
+    self.expired = why
     self.token:cancel(why)
   end)
 end
 
 --- Start watching one probe.
 ---@param o table timeout_ms (protocol_discovery_timeout_ms), startup_ms
---- (protocol_discovery_startup_ms), spawned (the transport starts its server: it has a start-up)
+--- (protocol_discovery_startup_ms), spawned (the transport starts its server: it has a start-up),
+--- authorizing (the transport's authorizing(), nil when it has no OAuth: see postponed)
 ---@param alive boolean the server has already answered (a retried probe)
 ---@return table opts the per-call options to send the probe with
 ---@return table watch call watch:alive() on every sign of life, watch:finish(err) after it
 function M.start(o, alive)
-  local w = setmetatable({ ms = o.timeout_ms }, Watch)
+  local w = setmetatable({ ms = o.timeout_ms, authorizing = o.authorizing }, Watch)
   if alive or not o.spawned then
-    return { timeout_ms = w.ms }, w
+    if w.authorizing == nil or not (w.ms and w.ms > 0) then return { timeout_ms = w.ms }, w end
+    w.token, w.lively = token(), true
+    w:_arm(w.ms, "no answer within " .. w.ms .. " ms (protocol_discovery_timeout_ms)")
+    return { timeout_ms = 0, cancel = w.token }, w
   end
   local startup = o.startup_ms
   w.token = token()

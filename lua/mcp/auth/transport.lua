@@ -14,6 +14,7 @@
 --- refreshed before the connection starts, and a 401 triggers one refresh (refresh_token_fn, or
 --- the refresh grant at token_url with client_id/client_secret) and one retry; a failed refresh
 --- is an mcp.OAuthError, also given to on_error.
+local core = require("mcp.core")
 local discovery = require("mcp.auth.discovery")
 local fetch = require("mcp.fetch")
 local flow = require("mcp.auth.flow")
@@ -136,7 +137,7 @@ local function once(self, fn)
   end
   self.busy = true
   local ok, a, b = sched.pcall(fn) -- a task may yield through it (also on PUC 5.1)
-  self.busy = false
+  self.busy, self.ended_ms = false, core.now_ms()
   local waiters = self.waiters
   self.waiters = {}
   if not ok then
@@ -148,6 +149,13 @@ local function once(self, fn)
 end
 
 -- ---- the seams the transport and the client call -----------------------------------------------
+
+--- Whether an authorization (a login, a refresh) is running now, and when the last one ended
+--- (core.now_ms(), nil before the first): a deadline for a held exchange leaves that time out.
+---@return boolean busy, number|nil ended_ms
+function A:authorizing()
+  return self.busy == true, self.ended_ms
+end
 
 --- Before the transport starts: the token to send first (a stored one, or the static one
 --- refreshed when expired). Returns true, or nil, err when a refresh failed.
@@ -346,6 +354,10 @@ function Layer.__index(self, k)
 end
 
 function Layer.__tostring(self) return tostring(rawget(self, "inner")) end
+
+--- The authenticator's authorizing() (A:authorizing): a login in progress, and when the last ended.
+---@return boolean busy, number|nil ended_ms
+function Layer:authorizing() return self.auth:authorizing() end
 
 --- Start: the token first (a stored one, or the static one refreshed when expired), then the
 --- transport's start.

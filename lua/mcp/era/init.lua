@@ -62,7 +62,7 @@ local function discover(client, o, idle)
     local era = M.modern(client, o, version)
     client:_set_transport_version(version)
     local opts, watch = probe.start({ timeout_ms = o.discovery_timeout_ms, startup_ms = o.discovery_startup_ms,
-      spawned = client:_can_respawn() }, retried)
+      spawned = client:_can_respawn(), authorizing = client:_authorizing() }, retried)
     client:_use_era(era, watch)
     local res, err = client:request("server/discover", nil, opts)
     client:_use_era(idle, nil)
