@@ -61,4 +61,16 @@ describe("a stdio server that fails at start", function()
     assert.truthy(msg:find("exited with status 3", 1, true), msg)
     assert.falsy(msg:find("before reading", 1, true), msg)
   end)
+
+  -- The poll(2) backend could see the exit before the stderr pipe's last bytes (about one start in
+  -- three): the lines were dropped with the pipe, and mcp-lua printed no "server stderr:" block.
+  it("hands over what the server wrote on stderr before it died, before the connect fails", function()
+    for _ = 1, 20 do
+      local lines = {}
+      local c = mcp.create_stdio_client("sh", { "-c", "echo boom >&2; exit 1" },
+        { stderr = function(line) lines[#lines + 1] = line end })
+      assert.is_nil(c)
+      assert.are.same({ "boom" }, lines)
+    end
+  end)
 end)

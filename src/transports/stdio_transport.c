@@ -126,9 +126,15 @@ static void stdio_close(mcp_transport *t)
     release_buffers(s);
 }
 
-/* The far end is gone (EOF, exit, write failure): close and tell the session. */
+static void on_stderr(mcp_loop *loop, mcp_watch *w, unsigned events);
+
+/* The far end is gone (EOF, exit, write failure): close and tell the session. What the server
+ * wrote on stderr before it went may still be in the pipe, unread when its exit came first (the
+ * poll(2) backend's order): read it (one bounded pass) so that its last lines reach the host. */
 static void stdio_lost(mcp_stdio *s, const char *why)
 {
+    if (!s->closing && s->fd_err >= 0 && s->w_err.cb != NULL)
+        on_stderr(s->base.loop, &s->w_err, MCP_EV_READ);
     stdio_close(&s->base);
     notify_closed(s, why);
 }
