@@ -727,6 +727,8 @@ describe("mcp.auth.interactive_provider #auth", function()
     assert.truthy(msg:find("within 300 ms", 1, true), msg)
     assert.truthy(msg:find(opened, 1, true), msg) -- the URL to open
     assert.truthy(msg:find("refused the redirect URI", 1, true), msg)
+    -- nobody refused anything: the login timed out (was reported as access_denied)
+    assert.equal(auth.AUTHORIZATION_TIMEOUT, err.oauth_error)
     -- timeout_ms is the older name; a wrong value is refused
     local q = auth.interactive_provider({ store = auth.memory_store(), open = function() end, timeout_ms = 200,
       print = function() end })
@@ -734,6 +736,17 @@ describe("mcp.auth.interactive_provider #auth", function()
     assert.is_nil(r)
     assert.truthy(tostring(err):find("within 200 ms", 1, true), tostring(err))
     assert.has_error(function() auth.interactive_provider({ authorization_timeout_ms = 0 }) end)
+  end)
+
+  it("a login ended by provider:close() fails with login_cancelled, not as a redirect the host finishes", function()
+    local p
+    p = auth.interactive_provider({ store = auth.memory_store(), print = function() end,
+      authorization_timeout_ms = 20000,
+      open = function() mcp.spawn(function() p:close() end) end })
+    local r, err = auth.auth(p, { server_url = srv.url })
+    assert.is_nil(r)
+    assert.equal(auth.LOGIN_CANCELLED, err and err.oauth_error, tostring(err))
+    assert.truthy(tostring(err):find("cancelled", 1, true), tostring(err))
   end)
 
   it("lets the host show the URL (on_url) and runs headless for CI", function()

@@ -36,6 +36,10 @@ M.INVALID_STATE = "invalid_state"
 M.INVALID_ISSUER = "invalid_issuer"
 M.INSECURE_URL = "insecure_url"
 M.UNAUTHORIZED = "unauthorized"
+--- The interactive login waited authorization_timeout_ms and no redirect came (not a refusal).
+M.AUTHORIZATION_TIMEOUT = "authorization_timeout"
+--- The login was ended by the host (provider:close()) before the redirect came.
+M.LOGIN_CANCELLED = "login_cancelled"
 
 function OAuthError:__tostring()
   local s = "MCP OAuth error (" .. tostring(self.oauth_error) .. ")"

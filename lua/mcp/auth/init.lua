@@ -56,7 +56,8 @@ M.is_invalid_grant = oerr.is_invalid_grant
 M.is_unauthorized_client = oerr.is_unauthorized_client
 M.parse_error_response = oerr.from_response
 for _, k in ipairs({ "SERVER_ERROR", "INVALID_CLIENT", "INVALID_GRANT", "UNAUTHORIZED_CLIENT", "INVALID_REQUEST",
-  "ACCESS_DENIED", "INVALID_METADATA", "INVALID_STATE", "INVALID_ISSUER", "INSECURE_URL", "UNAUTHORIZED" }) do
+  "ACCESS_DENIED", "INVALID_METADATA", "INVALID_STATE", "INVALID_ISSUER", "INSECURE_URL", "UNAUTHORIZED",
+  "AUTHORIZATION_TIMEOUT", "LOGIN_CANCELLED" }) do
   M[k] = oerr[k]
 end
 

@@ -10,6 +10,7 @@ local core = require("mcp.core")
 local provider = require("mcp.auth.provider")
 local sched = require("mcp.sched")
 local url = require("mcp.auth.url")
+local oerr = require("mcp.auth.errors")
 
 local M = {}
 
@@ -142,13 +143,13 @@ function I:redirect_to_authorization(auth_url)
   end
   local target, werr = sched.await(function(cb)
     local timer
-    self._waiter = function(t)
+    self._waiter = function(t, why)
       if timer then timer:cancel() end
-      cb(t)
+      cb(t, why)
     end
     timer = core.timer(self._timeout, function()
       self._waiter = nil
-      cb(nil, timeout_message(self, auth_url))
+      cb(nil, oerr.new(oerr.AUTHORIZATION_TIMEOUT, timeout_message(self, auth_url)))
     end)
   end)
   stop(self)
@@ -162,7 +163,7 @@ function I:close()
   if self._waiter then
     local w = self._waiter
     self._waiter = nil
-    w(nil)
+    w(nil, oerr.new(oerr.LOGIN_CANCELLED, "the login was cancelled (the provider was closed) before the redirect came"))
   end
   stop(self)
 end
