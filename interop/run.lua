@@ -1,14 +1,18 @@
 -- The differential interop suite (make interop; docs/INTEROP.md): every server of
 -- interop/servers.lua is probed by lua-mcp (here, in process) and by the official TypeScript SDK
 -- client (interop/ts_probe.mjs) with the same calls; both documents are normalised by the
--- server's rules and compared as canonical JSON. Exit 1 when a difference no rule explains, or a
--- probe failed.
+-- server's rules and compared as canonical JSON (interop/compare.lua). Exit 1 when a difference no
+-- rule explains, a probe failed, or a check says the pass would be vacuous: a call that did not
+-- end as its server's list says, an era other than the documented one, an on_error report not
+-- listed (or a listed one missing), a rule without a reason or that matched nothing, an --only
+-- id that names no server.
 --
 --   lua5.4 interop/run.lua --prefix=DIR [--only=id,id] [--show=id] [--keep]
 --
 -- --show prints both normalised documents of that server; --keep leaves the scratch directories.
 local mcp = require("mcp")
 local canonical = require("mcp.util.canonical")
+local compare = require("compare")
 local json = require("mcp.json")
 local servers = require("servers")
 
@@ -21,6 +25,14 @@ local prefix = assert(opts.prefix, "interop/run.lua: --prefix=DIR (the npm prefi
 local here = (arg[0]:match("^(.*)/[^/]*$") or ".")
 local only = {}
 for id in tostring(opts.only or ""):gmatch("[^,]+") do only[id] = true end
+for id in pairs(only) do
+  local known = false
+  for _, s in ipairs(servers.servers) do known = known or s.id == id end
+  if not known then
+    io.stderr:write("interop/run.lua: --only names no server: " .. id .. "\n")
+    os.exit(2)
+  end
+end
 
 local function sh_quote(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" end
 
@@ -66,6 +78,12 @@ local function all(client, pages, method, with_cursor, field)
     cursor = res.nextCursor
   until cursor == nil or cursor == mcp.null or n >= 1000
   pages[#pages + 1] = method .. " " .. n .. " pages"
+  -- lua-mcp's own walk over the pages (list_all_*, with its repeated-cursor guard) must find the same
+  local whole, err = client[with_cursor:gsub("^list_(.*)_with_cursor$", "list_all_%1")](client)
+  if not whole then error(method .. " (list_all): " .. tostring(err), 0) end
+  if canonical.encode(whole) ~= canonical.encode(items) then
+    error(method .. ": list_all found " .. #whole .. " items, the page walk " .. #items, 0)
+  end
   return items
 end
 
@@ -132,73 +150,6 @@ local function ts_probe(spec, dir)
   return doc
 end
 
--- ---- normalisation and comparison -------------------------------------------------------------
-
-local function split(path)
-  local parts = {}
-  for p in path:gmatch("[^.]+") do parts[#parts + 1] = p end
-  return parts
-end
-
-local function key_of(t, k)
-  if json.is_array(t) then return tonumber(k) and tonumber(k) + 1 or nil end -- paths count from 0
-  return k
-end
-
--- Apply one rule to a document; returns how many values it touched.
-local function apply(node, parts, i, action)
-  if type(node) ~= "table" then return 0 end
-  local p, n = parts[i], 0
-  local keys = {}
-  if p == "*" then
-    for k in pairs(node) do keys[#keys + 1] = k end
-  else
-    keys[1] = key_of(node, p)
-  end
-  for _, k in ipairs(keys) do
-    if node[k] ~= nil then
-      if i == #parts then
-        n = n + 1
-        if action == "drop" then node[k] = nil else node[k] = "<masked>" end
-      else
-        n = n + apply(node[k], parts, i + 1, action)
-      end
-    end
-  end
-  return n
-end
-
-local function normalise(doc, rules)
-  local used = {}
-  for _, r in ipairs(rules) do
-    used[r] = apply(doc, split(r.path), 1, r.action)
-  end
-  return used
-end
-
-local function path_join(path, k)
-  if type(k) == "number" then k = k - 1 end
-  return path == "" and tostring(k) or (path .. "." .. tostring(k))
-end
-
--- The paths where two values differ (at most limit of them).
-local function diff(a, b, path, out, limit)
-  if #out >= limit then return end
-  if type(a) == "table" and type(b) == "table" and json.is_array(a) == json.is_array(b) then
-    local keys, seen = {}, {}
-    for k in pairs(a) do keys[#keys + 1], seen[k] = k, true end
-    for k in pairs(b) do if not seen[k] then keys[#keys + 1] = k end end
-    table.sort(keys, function(x, y) return tostring(x) < tostring(y) end)
-    for _, k in ipairs(keys) do diff(a[k], b[k], path_join(path, k), out, limit) end
-    return
-  end
-  local ea = a == nil and "(absent)" or canonical.encode(a)
-  local eb = b == nil and "(absent)" or canonical.encode(b)
-  if ea ~= eb then
-    out[#out + 1] = ("  %s\n    lua-mcp: %s\n    TS SDK:  %s"):format(path, ea:sub(1, 300), eb:sub(1, 300))
-  end
-end
-
 -- ---- the run -----------------------------------------------------------------------------------
 
 local function spec_of(s, dir)
@@ -219,6 +170,28 @@ local function spec_of(s, dir)
   return { command = command, args = json.array(args), env = env, cwd = dir, calls = calls }
 end
 
+-- The checks that keep an agreement from being vacuous (interop/compare.lua); problems go to result.
+local function check(s, rules, ldoc, tdoc, linfo)
+  local problems = {}
+  local function add(list) for _, p in ipairs(list) do problems[#problems + 1] = p end end
+  for _, r in ipairs(rules) do problems[#problems + 1] = compare.bad_rule(r) end
+  if ldoc.protocolVersion ~= s.era or tdoc.protocolVersion ~= s.era then
+    problems[#problems + 1] = ("negotiated lua-mcp %s, TS SDK %s; servers.lua (and docs/INTEROP.md) say %s"):format(
+      tostring(ldoc.protocolVersion), tostring(tdoc.protocolVersion), tostring(s.era))
+  end
+  add(compare.outcomes("lua-mcp", ldoc, s.calls or {}))
+  add(compare.outcomes("TS SDK", tdoc, s.calls or {}))
+  add(compare.reports(linfo.reports, s.reports or {}))
+  for _, e in ipairs(s.expect_lua or {}) do
+    local got = compare.get(ldoc, e.path)
+    if got == nil or canonical.encode(got) ~= canonical.encode(e.value) then
+      problems[#problems + 1] = ("lua-mcp's %s is %s, expected %s (%s)"):format(e.path,
+        got == nil and "absent" or canonical.encode(got), canonical.encode(e.value), e.why)
+    end
+  end
+  return problems
+end
+
 local function run_one(s)
   local dir = (shell("mktemp -d \"${TMPDIR:-/tmp}/lua-mcp-interop.XXXXXX\"")):gsub("%s+$", "")
   if s.setup then s.setup(dir) end
@@ -233,14 +206,13 @@ local function run_one(s)
   local rules = {}
   for _, r in ipairs(servers.common) do rules[#rules + 1] = r end
   for _, r in ipairs(s.rules or {}) do rules[#rules + 1] = r end
-  local used_l, used_t = normalise(ldoc, rules), normalise(tdoc, rules)
-  result.unused = {}
+  result.problems = check(s, rules, ldoc, tdoc, linfo)
+  local used_l, used_t = compare.normalise(ldoc, rules), compare.normalise(tdoc, rules)
   for _, r in ipairs(rules) do
-    if used_l[r] + used_t[r] == 0 then result.unused[#result.unused + 1] = r.path end
+    -- a rule that matches nothing is stale: it explains no difference any more
+    if used_l[r] + used_t[r] == 0 then result.problems[#result.problems + 1] = "a rule that matched nothing: " .. r.path end
   end
-  result.same = canonical.encode(ldoc) == canonical.encode(tdoc)
-  result.diffs = {}
-  if not result.same then diff(ldoc, tdoc, "", result.diffs, 20) end
+  result.same, result.diffs = compare.compare(ldoc, tdoc, 20)
   result.counts = ("%d tools, %d resources, %d templates, %d prompts, %d calls"):format(#(ldoc.tools or {}),
     #(ldoc.resources or {}), #(ldoc.resourceTemplates or {}), #(ldoc.prompts or {}), #(ldoc.calls or {}))
   if opts.show == s.id then
@@ -250,28 +222,30 @@ local function run_one(s)
   return result
 end
 
+-- One server's lines of the report; returns whether it failed.
+local function report(s, r)
+  local head = ("%-20s %s@%s (%s)"):format(s.id, s.package, s.version, s.sdk)
+  if r.failed then
+    print("FAIL  " .. head .. "\n  " .. r.failed:gsub("\n", "\n  "))
+    return true
+  end
+  local tag = not r.same and "DIFF" or #r.problems > 0 and "FAIL" or "ok  "
+  print(("%s  %s\n  era: lua-mcp %s, TS SDK %s; lua-mcp connected in %d ms; %s; %d rules"):format(
+    tag, head, tostring(r.era), tostring(r.ts_era), r.info.connect_ms, r.counts, #(s.rules or {}) + #servers.common))
+  local paged = {}
+  for _, p in ipairs(r.info.pages) do
+    if not p:match(" 1 pages$") then paged[#paged + 1] = p end
+  end
+  if #paged > 0 then print("  paginated (lua-mcp): " .. table.concat(paged, ", ")) end
+  for _, m in ipairs(r.info.reports) do print("  on_error: " .. m) end
+  for _, p in ipairs(r.problems) do print("  check: " .. p) end
+  for _, d in ipairs(r.diffs) do print(d) end
+  return tag ~= "ok  "
+end
+
 local bad = 0
 for _, s in ipairs(servers.servers) do
-  if next(only) == nil or only[s.id] then
-    local r = run_one(s)
-    local head = ("%-20s %s@%s (%s)"):format(s.id, s.package, s.version, s.sdk)
-    if r.failed then
-      bad = bad + 1
-      print("FAIL  " .. head .. "\n  " .. r.failed:gsub("\n", "\n  "))
-    else
-      if not r.same then bad = bad + 1 end
-      print(("%s  %s\n  era: lua-mcp %s, TS SDK %s; lua-mcp connected in %d ms; %s; %d rules%s"):format(
-        r.same and "ok  " or "DIFF", head, tostring(r.era), tostring(r.ts_era), r.info.connect_ms, r.counts,
-        #(s.rules or {}) + #servers.common, #r.unused > 0 and (" (unused: " .. table.concat(r.unused, ", ") .. ")") or ""))
-      local paged = {}
-      for _, p in ipairs(r.info.pages) do
-        if not p:match(" 1 pages$") then paged[#paged + 1] = p end
-      end
-      if #paged > 0 then print("  paginated (lua-mcp): " .. table.concat(paged, ", ")) end
-      for _, m in ipairs(r.info.reports) do print("  on_error: " .. m) end
-      for _, d in ipairs(r.diffs) do print(d) end
-    end
-  end
+  if (next(only) == nil or only[s.id]) and report(s, run_one(s)) then bad = bad + 1 end
 end
 local total = 0
 for _, s in ipairs(servers.servers) do if next(only) == nil or only[s.id] then total = total + 1 end end
