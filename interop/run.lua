@@ -108,6 +108,7 @@ local function lua_probe(spec)
   local t0 = mcp.core.now_ms()
   local client, err = mcp.create_stdio_client(spec.command, spec.args, {
     env = spec.env, cwd = spec.cwd, stderr = "discard", request_timeout_ms = 60000,
+    protocol_discovery_startup_ms = spec.startup_ms,
     client_name = "lua-mcp-interop", client_version = "0.0.0",
     on_error = function(e) reports[#reports + 1] = tostring(e.message) end,
   })
@@ -167,7 +168,7 @@ local function spec_of(s, dir)
     table.insert(args, 1, command)
     command = "node"
   end
-  return { command = command, args = json.array(args), env = env, cwd = dir, calls = calls }
+  return { command = command, args = json.array(args), env = env, cwd = dir, calls = calls, startup_ms = s.startup_ms }
 end
 
 -- The checks that keep an agreement from being vacuous (interop/compare.lua); problems go to result.
