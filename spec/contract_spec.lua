@@ -390,6 +390,56 @@ describe("a transport written in Lua", function()
     assert.are.equal(0, asked)
     c:close()
   end)
+
+  it("is called an optional method only when it declares it in capabilities, each one documented", function()
+    local asked = {}
+    local function optional(caps)
+      return scripted({
+        capabilities = caps,
+        session_id = function() asked[#asked + 1] = "session_id"; return "sid" end,
+        authorizing = function() asked[#asked + 1] = "authorizing"; return false, nil end,
+      })
+    end
+    -- undeclared: never called (a method of that name is the host's business)
+    local c = mcp.new_client(optional(nil))
+    assert(c:connect())
+    assert(c:request("anything", nil, { timeout_ms = 20 }) == nil)
+    assert.is_false(c:_has_sessions())
+    assert.is_nil(c:_session_id())
+    assert.is_nil(c:_authorizing())
+    c:close()
+    assert.are.same({}, asked)
+    -- declared: the client uses them
+    c = mcp.new_client(optional({ session_id = true, authorizing = true }))
+    assert(c:connect())
+    assert.is_true(c:_has_sessions())
+    assert.are.equal("sid", c:_session_id())
+    assert.is_false((assert(c:_authorizing())()))
+    c:close()
+    local seen = {}
+    for _, m in ipairs(asked) do seen[m] = true end
+    assert.are.same({ session_id = true, authorizing = true }, seen)
+    -- the core's HTTP transports declare what they have: session_id; authorizing with OAuth only
+    local plain = mcp.http_transport({ url = "http://127.0.0.1:9/mcp" })
+    local sse = mcp.sse_transport({ url = "http://127.0.0.1:9/sse" })
+    local authed = mcp.http_transport({ url = "http://127.0.0.1:9/mcp", oauth = { access_token = "t" } })
+    assert.is_true(plain.capabilities.session_id and sse.capabilities.session_id and authed.capabilities.session_id)
+    assert.is_nil(plain.capabilities.authorizing)
+    assert.is_true(authed.capabilities.authorizing)
+    assert.are.equal("function", type(authed.authorizing))
+    for _, t in ipairs({ plain, sse, authed }) do t:close(0) end
+    -- every capability client.lua asks for has its row in docs/API.md's table
+    local src, doc = helper.read_file("lua/mcp/client.lua"), helper.read_file("docs/API.md")
+    local n = 0
+    for name in src:gmatch('capable%([%w_.]+, "([%w_]+)"%)') do
+      n = n + 1
+      assert.truthy(doc:find("\n| `" .. name .. "` | ", 1, true), "docs/API.md has no row for the capability " .. name)
+    end
+    assert.is_true(n >= 7)
+    -- and it tests no transport method's presence behind the capabilities' back
+    assert.is_nil(src:find("type%(t%.[%w_]+%)"), "client.lua tests a transport method's presence")
+    assert.is_nil(src:find("type%(self%.transport%.[%w_]+%)"), "client.lua tests a transport method's presence")
+  end)
 end)
 
 describe("mcp.message_transport (the raw message surface for hosts that proxy)", function()

@@ -509,7 +509,8 @@ end
 
 -- Whether the transport declares an optional capability in t.capabilities (docs/API.md,
 -- Transports): what it supports (protocol_discovery, tool_parameter_headers) and which optional
--- methods it offers (protocol_version, inbound, respawn).
+-- methods it offers (protocol_version, inbound, respawn, session_id, authorizing). The client
+-- calls no optional method a transport does not declare.
 local function capable(t, name)
   local caps = t.capabilities
   return type(caps) == "table" and caps[name] == true
@@ -655,7 +656,7 @@ end
 -- a function, or nil for a transport without one (the probe's deadline leaves logins out).
 function Client:_authorizing()
   local t = self.transport
-  if t == nil or type(t.authorizing) ~= "function" then return nil end
+  if t == nil or not capable(t, "authorizing") then return nil end
   return function() return t:authorizing() end
 end
 
@@ -665,9 +666,10 @@ function Client:_open_inbound()
   if capable(t, "inbound") then t:open_inbound() end
 end
 
--- Whether the transport has a session id or a stream it can lose (HTTP, legacy SSE; not stdio).
+-- Whether the transport has a session id or a stream it can lose (HTTP, legacy SSE; not stdio):
+-- it declares session_id.
 function Client:_has_sessions()
-  return type(self.transport.session_id) == "function"
+  return capable(self.transport, "session_id")
 end
 
 -- The transport's session id (streamable HTTP), when it has one and says so (session_id()); from
@@ -675,7 +677,7 @@ end
 function Client:_session_id()
   local t = self.transport
   local state = self.state
-  if (state ~= "connected" and state ~= "connecting") or type(t.session_id) ~= "function" then return nil end
+  if (state ~= "connected" and state ~= "connecting") or not capable(t, "session_id") then return nil end
   return t:session_id()
 end
 

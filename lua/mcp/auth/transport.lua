@@ -334,7 +334,8 @@ end
 
 --- The OAuth layer over a transport object (composition): its start first installs (or
 --- refreshes) the token; set_protocol_version and everything else are the transport's. The
---- handle and the capabilities are the transport's too (the session binds to that handle).
+--- handle is the transport's too (the session binds to that handle), and so are the
+--- capabilities, with `authorizing` added (Layer:authorizing).
 local Layer = {}
 
 function Layer.__index(self, k)
@@ -372,7 +373,9 @@ end
 ---@param a mcp.auth.Authenticator
 ---@return table
 function M.layer(t, a)
-  return setmetatable({ inner = t, auth = a, handle = t.handle, capabilities = t.capabilities }, Layer)
+  local caps = { authorizing = true }
+  for k, v in pairs(type(t.capabilities) == "table" and t.capabilities or {}) do caps[k] = v end
+  return setmetatable({ inner = t, auth = a, handle = t.handle, capabilities = caps }, Layer)
 end
 
 --- The keys of the static `oauth` config (the reference's OAuthConfig); any other raises.
