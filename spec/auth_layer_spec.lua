@@ -164,6 +164,29 @@ describe("the auth layer of the HTTP transport: what the core sends on its own #
       assert.are_not.equal(recs[1].headers.dpop, recs[2].headers.dpop) -- a fresh proof each time
     end
   end)
+
+  it("a same-origin redirect hop carries the layer's headers for its own URL; a refusal there is authorized again there", function()
+    local p = provider()
+    local c = assert(mcp.create_http_client(srv.url, { auth_provider = p, redirect = mcp.REDIRECT_FOLLOW,
+      request_timeout_ms = helper.ms(20000) }))
+    H.control(srv, { redirect = "/mcp2", fail_next = { NONCE } })
+    local res = assert(c:call_tool("echo", { message = "hop" }))
+    local first, hops = {}, {}
+    for _, r in ipairs(H.state(srv).requests) do
+      if r.http_method == "POST" and r.path == "/mcp" and r.status == 307 then first[#first + 1] = r end
+      if r.http_method == "POST" and r.path == "/mcp2" and r.rpc_method == "tools/call" then hops[#hops + 1] = r end
+    end
+    c:close()
+    assert.equal("hop", res.content[1].text)
+    local base = srv.url:gsub("/mcp$", ""):gsub("%p", "%%%0")
+    assert.is_true(#first >= 1)
+    assert.matches("^POST " .. base .. "/mcp #%d+$", first[#first].headers.dpop)
+    assert.equal(2, #hops)
+    assert.same({ 401, 200 }, { hops[1].status, hops[2].status })
+    assert.same({ "DPoP tok-1", "DPoP tok-2" }, { hops[1].headers.authorization, hops[2].headers.authorization })
+    for _, r in ipairs(hops) do assert.matches("^POST " .. base .. "/mcp2 #%d+$", r.headers.dpop) end
+    assert.are_not.equal(hops[1].headers.dpop, hops[2].headers.dpop)
+  end)
 end)
 describe("the transports' modules #auth", function()
   it("modify no C method table when required", function()
