@@ -91,6 +91,9 @@ struct mcp_http_proto {
     const char *(*post_url)(const mcp_http *h); /* NULL while there is nowhere to POST */
     int (*sends_session)(const mcp_http *h);    /* Mcp-Session-Id on same-origin exchanges */
     int (*ready)(const mcp_http *h);            /* an mcp_sse_endpoint_state */
+    /* Optional (NULL: every message is sent). 1 when the message is not to be sent at all (it
+     * counts as sent): what the protocol in use carries otherwise. */
+    int (*skips)(const mcp_http *h, const mcp_send_info *info);
     /* Optional (NULL: nothing to do). A POST answered 2xx, before its outcome; a POST whose
      * outcome is done; a POST answered 404 or 400 that carried the session (1: handled); a request's POST
      * stream that ended before its answer, at event id last_id (1: it is resumed). */
@@ -108,7 +111,7 @@ struct mcp_http_proto {
     /* The DELETE again after the request hooks settled its refusal; it takes over the transport
      * reference the refused one held. 0, or -1 (nothing started). */
     int (*retry_delete)(mcp_http *h, mcp_hreq *refused, int memo);
-    void (*destroy)(mcp_http *h); /* free what it owns */
+    void (*destroy)(mcp_http *h); /* free what it owns (its fields of mcp_http too) */
 };
 
 #define MCP_HTTP_REQ_POOL ((int)(sizeof((mcp_http *)0)->idle_req / sizeof(mcp_hreq *)))
@@ -125,9 +128,6 @@ void mcp_http_set_str(char **dst, const char *src, size_t len);
 /* The session id, the protocol version or the configured headers changed: the shared POST
  * headers are built again for the next request. */
 void mcp_http_headers_changed(mcp_http *h);
-/* The stateless 2026-07-28 protocol (or later) is in use: no session, no GET stream, no DELETE,
- * and closing a request's response stream is its cancellation. */
-int mcp_http_is_modern(const mcp_http *h);
 /* An event for the Lua binding. */
 void mcp_http_emit(mcp_http *h, const char *kind, const char *value);
 /* A diagnostic: an "error" event and the sink's on_error. */

@@ -41,12 +41,6 @@ static void free_idle_reqs(mcp_http *h)
         mcp_hreq_free(h->idle_req[--h->nidle_req]);
 }
 
-int mcp_http_is_modern(const mcp_http *h)
-{
-    /* Versions are dates, so they compare as strings. */
-    return h->protocol_version != NULL && strcmp(h->protocol_version, "2026-07-28") >= 0;
-}
-
 void mcp_http_emit(mcp_http *h, const char *kind, const char *value)
 {
     if (h->ev_cb != NULL)
@@ -947,10 +941,7 @@ static int http_send(mcp_transport *t, const char *msg, size_t len, const mcp_se
         snprintf(err, errlen, "MCP %s Transport Error: Not connected", h->proto->name);
         return -1;
     }
-    /* 2026-07-28: the session's abandon() closes the request's stream, which is the
-     * cancellation; there is no notifications/cancelled over HTTP. */
-    if (mcp_http_is_modern(h) && info->request_id == 0 && info->method != NULL &&
-        strcmp(info->method, "notifications/cancelled") == 0)
+    if (h->proto->skips != NULL && h->proto->skips(h, info))
         return 0;
     /* A request of ours: at most max_connections run at once, the rest wait their turn (their
      * timeouts run meanwhile; the session's abandon takes one out of the queue). */
@@ -1084,8 +1075,6 @@ static void http_destroy(mcp_transport *t)
         curl_url_cleanup(h->url_handle);
     free(h->session_id);
     free(h->protocol_version);
-    free(h->endpoint);
-    free(h->inbound_last_id);
     mcp_http_config_free(&h->cfg);
     mcp_curl_unref(h->curl);
     free(h);

@@ -148,7 +148,11 @@ static int sse_retry_delete(mcp_http *h, mcp_hreq *refused, int memo)
     return -1; /* (never: it sends no DELETE) */
 }
 
-static void sse_destroy(mcp_http *h) { (void)h; }
+static void sse_destroy(mcp_http *h)
+{
+    free(h->endpoint);
+    h->endpoint = NULL;
+}
 
 const mcp_http_proto mcp_legacy_sse = {
     "SSE",
@@ -160,6 +164,7 @@ const mcp_http_proto mcp_legacy_sse = {
     sse_post_url,
     sse_no_session,
     sse_ready,
+    NULL,
     NULL,
     NULL,
     NULL,

@@ -15,9 +15,17 @@ static void schedule_resume(mcp_http *h, int64_t request_id, const char *last_id
 /* No reconnection or resumption comes sooner than this, whatever the server's retry field says. */
 #define MIN_RECONNECT_MS 100ul
 
+/* The stateless 2026-07-28 protocol (or later) is in use: no session, no GET stream, no DELETE,
+ * and closing a request's response stream is its cancellation. */
+static int is_modern(const mcp_http *h)
+{
+    /* Versions are dates, so they compare as strings. */
+    return h->protocol_version != NULL && strcmp(h->protocol_version, "2026-07-28") >= 0;
+}
+
 static void adopt_session_id(mcp_http *h, mcp_hreq *r)
 {
-    if (r->session_id == NULL || mcp_http_is_modern(h))
+    if (r->session_id == NULL || is_modern(h))
         return;
     if (h->session_id != NULL && strcmp(h->session_id, r->session_id) == 0)
         return;
@@ -268,7 +276,7 @@ static int retry_delete(mcp_http *h, mcp_hreq *refused, int memo)
 int mcp_http_open_inbound(mcp_transport *t)
 {
     mcp_http *h = (mcp_http *)t;
-    if (h->proto != &mcp_streamable_http || h->closing || !h->started || mcp_http_is_modern(h))
+    if (h->proto != &mcp_streamable_http || h->closing || !h->started || is_modern(h))
         return 0;
     h->inbound_wanted = 1;
     if (h->inbound == NULL) {
@@ -308,10 +316,7 @@ static int start(mcp_http *h, char *err, size_t errlen)
 
 static const char *post_url(const mcp_http *h) { return h->cfg.url; }
 
-static int sends_session(const mcp_http *h)
-{
-    return h->session_id != NULL && !mcp_http_is_modern(h);
-}
+static int sends_session(const mcp_http *h) { return h->session_id != NULL && !is_modern(h); }
 
 static int ready(const mcp_http *h)
 {
@@ -362,12 +367,26 @@ static void stop(mcp_http *h)
         free_resume(h, h->resumes);
 }
 
+static void destroy(mcp_http *h)
+{
+    stop(h);
+    free(h->inbound_last_id);
+    h->inbound_last_id = NULL;
+}
+
+/* 2026-07-28: the session's abandon() closes the request's stream, which is the cancellation;
+ * there is no notifications/cancelled over HTTP. */
+static int skips(const mcp_http *h, const mcp_send_info *info)
+{
+    return is_modern(h) && info->request_id == 0 && info->method != NULL &&
+           strcmp(info->method, "notifications/cancelled") == 0;
+}
+
 /* close(): the session ends with a DELETE, unless asked not to (or stateless 2026-07-28). */
 static int closing(mcp_http *h)
 {
     stop(h);
-    return h->started && h->cfg.terminate_on_close && h->session_id != NULL &&
-           !mcp_http_is_modern(h);
+    return h->started && h->cfg.terminate_on_close && h->session_id != NULL && !is_modern(h);
 }
 
 const mcp_http_proto mcp_streamable_http = {
@@ -380,6 +399,7 @@ const mcp_http_proto mcp_streamable_http = {
     post_url,
     sends_session,
     ready,
+    skips,
     adopt_session_id,
     post_finished,
     session_lost,
@@ -390,5 +410,5 @@ const mcp_http_proto mcp_streamable_http = {
     closing,
     terminate,
     retry_delete,
-    stop,
+    destroy,
 };
