@@ -26,6 +26,15 @@ describe("the shared HTTP layer (http_transport.c)", function()
     end
   end)
 
+  it("holds no protocol's own state in the shared object (mcp_http): each protocol's object has it", function()
+    local struct = code_of("src/transports/http_internal.h"):match("typedef struct mcp_http {(.-)} mcp_http;")
+    assert.truthy(struct, "http_internal.h has no struct mcp_http")
+    for _, field in ipairs({ "endpoint", "ready", "inbound_last_id", "inbound_wanted", "inbound_retry_ms",
+      "empty_streams", "reconnects", "reconnect_timer", "resumes" }) do
+      assert.is_nil(struct:find("[%s%*]" .. field .. "%s*;"), "mcp_http has the field " .. field)
+    end
+  end)
+
   it("and the protocols reach each other only through it", function()
     assert.is_nil(code_of("src/transports/streamable_http.c"):find("mcp_legacy_sse"))
     assert.is_nil(code_of("src/transports/legacy_sse.c"):find("mcp_streamable_http"))

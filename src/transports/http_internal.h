@@ -8,17 +8,8 @@
 #include "http_request.h"
 #include "http_transport.h"
 
-/* A POST event stream that ended before its response, waiting to be resumed. */
-typedef struct resume {
-    mcp_timer timer;
-    struct mcp_http *h;
-    int64_t request_id;
-    char *last_id;
-    unsigned long retry_ms;
-    int attempts;
-    struct resume *next;
-} resume;
-
+/* The transport object both protocols share. A protocol's object is larger (proto->size): this
+ * first, then the state only that protocol has (streamable_http.c, legacy_sse.c). */
 typedef struct mcp_http {
     mcp_transport base;
     const mcp_http_proto *proto;
@@ -28,13 +19,8 @@ typedef struct mcp_http {
     char *session_id;
     int session_gen; /* counts the session ids adopted and dropped: which one a request carried */
     char *protocol_version;
-    char *endpoint;               /* legacy SSE's: where messages are POSTed */
-    mcp_sse_endpoint_state ready; /* legacy SSE's */
     int started, closing;
-    mcp_hreq *inbound;
-    int inbound_wanted;
-    int reconnects;
-    int empty_streams; /* inbound streams in a row that ended without a message */
+    mcp_hreq *inbound; /* the protocol's GET event stream (not one resuming a POST's) */
     /* POSTs that are not requests of ours (responses, notifications: what a server can make us
      * send) run at most cfg.max_reply_connections at a time, each holding a connection; the
      * rest wait in a FIFO of at most cfg.max_queued_replies, later ones are dropped. */
@@ -46,10 +32,6 @@ typedef struct mcp_http {
      * (no libcurl handle), so memory grows with them and connections do not. */
     int requests_active, requests_queued;
     struct queued_request *rqhead, *rqtail;
-    unsigned long inbound_retry_ms;
-    char *inbound_last_id;
-    mcp_timer reconnect_timer;
-    resume *resumes;
     mcp_http_event_cb ev_cb;
     void *ev_ctx;
     /* POSTs to cfg.url that finished, kept for the next ones with their easy handles
@@ -111,7 +93,8 @@ struct mcp_http_proto {
     /* The DELETE again after the request hooks settled its refusal; it takes over the transport
      * reference the refused one held. 0, or -1 (nothing started). */
     int (*retry_delete)(mcp_http *h, mcp_hreq *refused, int memo);
-    void (*destroy)(mcp_http *h); /* free what it owns (its fields of mcp_http too) */
+    void (*destroy)(mcp_http *h); /* free what it owns */
+    size_t size;                  /* of its object: an mcp_http first, then its own state */
 };
 
 #define MCP_HTTP_REQ_POOL ((int)(sizeof((mcp_http *)0)->idle_req / sizeof(mcp_hreq *)))

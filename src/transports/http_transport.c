@@ -1101,7 +1101,7 @@ void mcp_http_config_free(mcp_http_config *cfg)
 mcp_transport *mcp_http_new(mcp_loop *loop, mcp_curl *curl, mcp_http_config *cfg,
                             const mcp_http_proto *proto)
 {
-    mcp_http *h = calloc(1, sizeof *h);
+    mcp_http *h = calloc(1, proto->size < sizeof *h ? sizeof *h : proto->size);
     if (h == NULL) {
         mcp_http_config_free(cfg);
         return NULL;

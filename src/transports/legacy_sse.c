@@ -7,6 +7,16 @@
 #include <string.h>
 #include <strings.h>
 
+/* The legacy SSE transport: the shared object, then what only this protocol has. */
+typedef struct legacy_sse {
+    mcp_http h;
+    char *endpoint;               /* where messages are POSTed (the endpoint event's) */
+    mcp_sse_endpoint_state ready; /* whether that event came */
+} legacy_sse;
+
+#define L(h) ((legacy_sse *)(h))
+#define CL(h) ((const legacy_sse *)(h))
+
 /* Open the event stream; messages can be sent once its endpoint event arrives. */
 static int sse_start(mcp_http *h, char *err, size_t errlen)
 {
@@ -41,8 +51,8 @@ static void sse_stream_done(mcp_http *h, mcp_hreq *r, CURLcode rc, const char *w
 {
     long status = r->status;
     char msg[1400];
-    if (h->ready != MCP_SSE_ENDPOINT_READY) {
-        h->ready = MCP_SSE_ENDPOINT_FAILED;
+    if (L(h)->ready != MCP_SSE_ENDPOINT_READY) {
+        L(h)->ready = MCP_SSE_ENDPOINT_FAILED;
         if (status == 401 || status == 403)
             emit_auth_failure(h, r);
         snprintf(
@@ -65,7 +75,7 @@ static void sse_on_event(mcp_hreq *r, const char *type, size_t tlen, const char 
     CURLU *base, *ep;
     char *rel, *url = NULL, *s1 = NULL, *h1 = NULL, *p1 = NULL, *s2 = NULL, *h2 = NULL, *p2 = NULL;
     char msg[1200];
-    if (tlen != 8 || memcmp(type, "endpoint", 8) != 0 || h->ready == MCP_SSE_ENDPOINT_READY)
+    if (tlen != 8 || memcmp(type, "endpoint", 8) != 0 || L(h)->ready == MCP_SSE_ENDPOINT_READY)
         return;
     rel = malloc(dlen + 1);
     base = curl_url();
@@ -95,12 +105,12 @@ static void sse_on_event(mcp_hreq *r, const char *type, size_t tlen, const char 
             url);
         goto fail;
     }
-    mcp_http_set_str(&h->endpoint, url, strlen(url));
-    h->ready = MCP_SSE_ENDPOINT_READY;
-    mcp_http_emit(h, "endpoint", h->endpoint);
+    mcp_http_set_str(&L(h)->endpoint, url, strlen(url));
+    L(h)->ready = MCP_SSE_ENDPOINT_READY;
+    mcp_http_emit(h, "endpoint", L(h)->endpoint);
     goto out;
 fail:
-    h->ready = MCP_SSE_ENDPOINT_FAILED;
+    L(h)->ready = MCP_SSE_ENDPOINT_FAILED;
     mcp_http_emit(h, "endpoint_failed", msg);
     mcp_http_report(h, msg);
     if (h->inbound != NULL)
@@ -122,7 +132,7 @@ out:
 
 static void sse_init(mcp_http *h) { (void)h; }
 
-static const char *sse_post_url(const mcp_http *h) { return h->endpoint; }
+static const char *sse_post_url(const mcp_http *h) { return CL(h)->endpoint; }
 
 static int sse_no_session(const mcp_http *h)
 {
@@ -130,7 +140,7 @@ static int sse_no_session(const mcp_http *h)
     return 0; /* 2024-11-05 has no Mcp-Session-Id: the endpoint URL names the session */
 }
 
-static int sse_ready(const mcp_http *h) { return h->ready; }
+static int sse_ready(const mcp_http *h) { return CL(h)->ready; }
 
 static int sse_close(mcp_http *h)
 {
@@ -150,8 +160,8 @@ static int sse_retry_delete(mcp_http *h, mcp_hreq *refused, int memo)
 
 static void sse_destroy(mcp_http *h)
 {
-    free(h->endpoint);
-    h->endpoint = NULL;
+    free(L(h)->endpoint);
+    L(h)->endpoint = NULL;
 }
 
 const mcp_http_proto mcp_legacy_sse = {
@@ -176,4 +186,5 @@ const mcp_http_proto mcp_legacy_sse = {
     sse_terminate,
     sse_retry_delete,
     sse_destroy,
+    sizeof(legacy_sse),
 };

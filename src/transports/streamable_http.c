@@ -15,6 +15,31 @@ static void schedule_resume(mcp_http *h, int64_t request_id, const char *last_id
 /* No reconnection or resumption comes sooner than this, whatever the server's retry field says. */
 #define MIN_RECONNECT_MS 100ul
 
+/* A POST event stream that ended before its response, waiting to be resumed. */
+typedef struct resume {
+    mcp_timer timer;
+    struct mcp_http *h;
+    int64_t request_id;
+    char *last_id;
+    unsigned long retry_ms;
+    int attempts;
+    struct resume *next;
+} resume;
+
+/* The streamable HTTP transport: the shared object, then what only this protocol has. */
+typedef struct streamable {
+    mcp_http h;
+    int inbound_wanted;
+    int reconnects;
+    int empty_streams; /* inbound streams in a row that ended without a message */
+    unsigned long inbound_retry_ms;
+    char *inbound_last_id;
+    mcp_timer reconnect_timer;
+    resume *resumes;
+} streamable;
+
+#define S(h) ((streamable *)(h))
+
 /* The stateless 2026-07-28 protocol (or later) is in use: no session, no GET stream, no DELETE,
  * and closing a request's response stream is its cancellation. */
 static int is_modern(const mcp_http *h)
@@ -61,8 +86,8 @@ static void expire_session(mcp_http *h, mcp_hreq *r)
         return; /* another exchange already found it expired (and maybe made a new one) */
     h->session_id = NULL;
     h->session_gen++;
-    free(h->inbound_last_id); /* an event id of the old session means nothing to a new one */
-    h->inbound_last_id = NULL;
+    free(S(h)->inbound_last_id); /* an event id of the old session means nothing to a new one */
+    S(h)->inbound_last_id = NULL;
     mcp_http_headers_changed(h);
     mcp_http_emit(h, "session_expired", old);
     mcp_http_emit(h, "session_id", NULL);
@@ -84,7 +109,7 @@ static void on_reconnect_timer(mcp_loop *loop, mcp_timer *t)
     (void)loop;
     mcp_transport_ref(&h->base); /* the request hooks (Lua) may drop the last other one */
     if (!h->closing && h->inbound == NULL)
-        mcp_http_start_get(h, 0, h->inbound_last_id, h->reconnects);
+        mcp_http_start_get(h, 0, S(h)->inbound_last_id, S(h)->reconnects);
     mcp_transport_unref(&h->base);
 }
 
@@ -103,7 +128,7 @@ static void stream_done(mcp_http *h, mcp_hreq *r, CURLcode rc, const char *what)
     if (last_id != NULL)
         snprintf(id, sizeof id, "%.*s", (int)idlen, last_id);
     if (status == 405 && !r->for_request) {
-        h->inbound_wanted = 0; /* the server offers no standalone stream: fine */
+        S(h)->inbound_wanted = 0; /* the server offers no standalone stream: fine */
     } else if (session_refused(r, status)) {
         expire_session(h, r);
         snprintf(msg, sizeof msg,
@@ -130,41 +155,41 @@ static void stream_done(mcp_http *h, mcp_hreq *r, CURLcode rc, const char *what)
          * id after the server's retry delay, else 1 s x 1.5 up to 30 s; a server that answered
          * resets the count, so only consecutive failures run out. */
         if (id[0])
-            mcp_http_set_str(&h->inbound_last_id, id, strlen(id));
+            mcp_http_set_str(&S(h)->inbound_last_id, id, strlen(id));
         if (r->retry_ms)
-            h->inbound_retry_ms = r->retry_ms;
+            S(h)->inbound_retry_ms = r->retry_ms;
         if (r->mode == MCP_HREQ_STREAM || (rc == CURLE_OK && status >= 200 && status < 300)) {
-            h->reconnects = 0;
+            S(h)->reconnects = 0;
             /* A stream that ends without a single message is no progress: past max_reconnects
              * of them in a row the delay grows (1 s x 1.5 up to 30 s), so a server answering
              * every GET with "retry: 1" and an empty stream gets a few reconnects a minute,
              * not hundreds a second. A message resets it. */
             if (r->messages_seen > 0)
-                h->empty_streams = 0;
-            else if (++h->empty_streams == h->cfg.max_reconnects + 1)
+                S(h)->empty_streams = 0;
+            else if (++S(h)->empty_streams == h->cfg.max_reconnects + 1)
                 mcp_http_report(h, "MCP HTTP Transport Error: the GET stream keeps ending "
                                    "without a message; reconnecting less often");
         } else {
             snprintf(msg, sizeof msg, "MCP HTTP Transport Error: GET SSE failed: %s", what);
             mcp_http_report(h, msg);
         }
-        if (h->reconnects >= h->cfg.max_reconnects) {
+        if (S(h)->reconnects >= h->cfg.max_reconnects) {
             snprintf(msg, sizeof msg,
                      "MCP HTTP Transport Error: Maximum reconnection attempts (%d) exceeded.",
                      h->cfg.max_reconnects);
             mcp_http_report(h, msg);
         } else {
             unsigned long delay =
-                h->inbound_retry_ms ? h->inbound_retry_ms : backoff_ms(h->reconnects);
-            if (h->empty_streams > h->cfg.max_reconnects) {
-                unsigned long slow = backoff_ms(h->empty_streams - h->cfg.max_reconnects - 1);
+                S(h)->inbound_retry_ms ? S(h)->inbound_retry_ms : backoff_ms(S(h)->reconnects);
+            if (S(h)->empty_streams > h->cfg.max_reconnects) {
+                unsigned long slow = backoff_ms(S(h)->empty_streams - h->cfg.max_reconnects - 1);
                 if (delay < slow)
                     delay = slow;
             }
             if (delay < MIN_RECONNECT_MS)
                 delay = MIN_RECONNECT_MS;
-            h->reconnects++;
-            mcp_timer_start(h->base.loop, &h->reconnect_timer, delay);
+            S(h)->reconnects++;
+            mcp_timer_start(h->base.loop, &S(h)->reconnect_timer, delay);
         }
     } else {
         snprintf(msg, sizeof msg, "MCP HTTP Transport Error: GET SSE failed: %s", what);
@@ -177,7 +202,7 @@ static void stream_done(mcp_http *h, mcp_hreq *r, CURLcode rc, const char *what)
 static void free_resume(mcp_http *h, resume *z)
 {
     resume **pp;
-    for (pp = &h->resumes; *pp != NULL; pp = &(*pp)->next)
+    for (pp = &S(h)->resumes; *pp != NULL; pp = &(*pp)->next)
         if (*pp == z) {
             *pp = z->next;
             break;
@@ -232,8 +257,8 @@ static void schedule_resume(mcp_http *h, int64_t request_id, const char *last_id
     if (last_id != NULL)
         mcp_http_set_str(&z->last_id, last_id, strlen(last_id));
     mcp_timer_init(&z->timer, on_resume_timer, z);
-    z->next = h->resumes;
-    h->resumes = z;
+    z->next = S(h)->resumes;
+    S(h)->resumes = z;
     /* The server's retry field wins; else back off as for the inbound stream. */
     if (!retry_ms)
         retry_ms = backoff_ms(attempts);
@@ -278,10 +303,10 @@ int mcp_http_open_inbound(mcp_transport *t)
     mcp_http *h = (mcp_http *)t;
     if (h->proto != &mcp_streamable_http || h->closing || !h->started || is_modern(h))
         return 0;
-    h->inbound_wanted = 1;
+    S(h)->inbound_wanted = 1;
     if (h->inbound == NULL) {
-        h->reconnects = 0;
-        mcp_http_start_get(h, 0, h->inbound_last_id, 0);
+        S(h)->reconnects = 0;
+        mcp_http_start_get(h, 0, S(h)->inbound_last_id, 0);
     }
     return h->inbound != NULL;
 }
@@ -290,8 +315,9 @@ const char *mcp_http_resumption_token(mcp_transport *t, size_t *len)
 {
     mcp_http *h = (mcp_http *)t;
     const char *id = h->inbound != NULL ? mcp_hreq_last_event_id(h->inbound, len) : NULL;
-    if (id == NULL && h->inbound_last_id != NULL) {
-        id = h->inbound_last_id;
+    /* (legacy SSE keeps no id of a stream that ended: it resumes none) */
+    if (id == NULL && h->proto == &mcp_streamable_http && S(h)->inbound_last_id != NULL) {
+        id = S(h)->inbound_last_id;
         *len = strlen(id);
     }
     return id;
@@ -299,7 +325,7 @@ const char *mcp_http_resumption_token(mcp_transport *t, size_t *len)
 
 /* ---- the protocol over the shared layer ----------------------------------------------------- */
 
-static void init(mcp_http *h) { mcp_timer_init(&h->reconnect_timer, on_reconnect_timer, h); }
+static void init(mcp_http *h) { mcp_timer_init(&S(h)->reconnect_timer, on_reconnect_timer, h); }
 
 static int start(mcp_http *h, char *err, size_t errlen)
 {
@@ -327,7 +353,8 @@ static int ready(const mcp_http *h)
 /* After a 202 (initialized): the standalone GET stream, when it is wanted and not open. */
 static void post_finished(mcp_http *h, mcp_hreq *r)
 {
-    if (h->protocol_version != NULL && h->inbound_wanted && h->inbound == NULL && r->status == 202)
+    if (h->protocol_version != NULL && S(h)->inbound_wanted && h->inbound == NULL &&
+        r->status == 202)
         mcp_http_open_inbound(&h->base);
 }
 
@@ -353,7 +380,7 @@ static int resume_post(mcp_http *h, mcp_hreq *r, const char *last_id)
 static void abandon(mcp_http *h, int64_t request_id)
 {
     resume *z, *zn;
-    for (z = h->resumes; z != NULL; z = zn) {
+    for (z = S(h)->resumes; z != NULL; z = zn) {
         zn = z->next;
         if (z->request_id == request_id)
             free_resume(h, z);
@@ -362,16 +389,16 @@ static void abandon(mcp_http *h, int64_t request_id)
 
 static void stop(mcp_http *h)
 {
-    mcp_timer_stop(h->base.loop, &h->reconnect_timer);
-    while (h->resumes != NULL)
-        free_resume(h, h->resumes);
+    mcp_timer_stop(h->base.loop, &S(h)->reconnect_timer);
+    while (S(h)->resumes != NULL)
+        free_resume(h, S(h)->resumes);
 }
 
 static void destroy(mcp_http *h)
 {
     stop(h);
-    free(h->inbound_last_id);
-    h->inbound_last_id = NULL;
+    free(S(h)->inbound_last_id);
+    S(h)->inbound_last_id = NULL;
 }
 
 /* 2026-07-28: the session's abandon() closes the request's stream, which is the cancellation;
@@ -411,4 +438,5 @@ const mcp_http_proto mcp_streamable_http = {
     terminate,
     retry_delete,
     destroy,
+    sizeof(streamable),
 };
