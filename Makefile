@@ -171,7 +171,7 @@ LUA_FILES = $(shell find lua plugin spec examples bench interop oidc -name '*.lu
 C_FORMAT_FILES = $(sort $(wildcard src/*.c src/*.h src/abi/*.h src/transports/*.c src/transports/*.h src/testing/*.c spec/c/*.c fuzz/*.c fuzz/*.h))
 
 .PHONY: all build deps doc check-doc docs check-docs run dist dist-check test check soak test-c test-all lint-luacheck hostile demo asan asan-build memcheck fuzz fuzz-build fuzz-smoke nvim nvim-install own-abi-ok check-abi test-nvim \
-        conformance interop oidc clean distclean lint \
+        conformance schema-suite interop oidc clean distclean lint \
         format-check check-rockspec rock rock-build rock-install clean-rock-artifacts help lint-lua lint-c lint-abi lint-structure
 
 all: build
@@ -400,6 +400,12 @@ conformance: deps
 	  CONFORMANCE_TIMEOUT=$(CONFORMANCE_TIMEOUT) LUA=$(LUAI) LUA_BUILDDIR=$(BUILDDIR) \
 	  bash conformance/run.sh
 
+# The official JSON Schema Test Suite's draft2020-12 cases against mcp.schema (scripts/schema-suite.sh:
+# the suite from Debian's libtest-json-schema-acceptance-perl, never committed; docs/AGENTS.md).
+schema-suite:
+	@$(MAKE) --no-print-directory build
+	LUA=$(LUAI) LUA_BUILDDIR=$(BUILDDIR) bash scripts/schema-suite.sh
+
 # The differential interop suite (interop/, docs/INTEROP.md): real servers from the npm registry,
 # pinned, installed by interop/install.sh into INTEROP_PREFIX (idempotent), each seen by lua-mcp and
 # by the official TypeScript SDK client and compared as canonical JSON. INTEROP_ARGS: --only=id,id
@@ -616,6 +622,7 @@ help:
 	@echo "  fuzz             build and run one fuzzer (FUZZ_TARGET=$(FUZZ_TARGET) of $(FUZZ_TARGETS); clang libFuzzer) for FUZZ_SECONDS=$(FUZZ_SECONDS)"
 	@echo "  fuzz-smoke       every fuzzer for FUZZ_SMOKE_SECONDS=$(FUZZ_SMOKE_SECONDS) each (CI)"
 	@echo "  conformance      the official MCP conformance suite ($(CONFORMANCE_VERSION), $(CONFORMANCE_STABLE_VERSION)) vs conformance/expected-failures*.yml"
+	@echo "  schema-suite     the official JSON Schema Test Suite's draft2020-12 cases (Debian's libtest-json-schema-acceptance-perl) vs scripts/schema-suite-expected.txt"
 	@echo "  interop          real npm servers (interop/servers.lua) seen by lua-mcp and by the TS SDK client, compared (docs/INTEROP.md)"
 	@echo "  oidc             the interactive provider against oidc-provider (npm) and a TS SDK resource server verifying its JWTs (docs/OAUTH.md)"
 	@echo "  bench            lua-mcp vs the TypeScript SDK client, stdio and HTTP (QUICK=1: short run); writes bench/results.md"

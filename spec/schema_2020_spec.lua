@@ -1,8 +1,9 @@
 -- JSON Schema 2020-12 keywords that need annotations or a dynamic scope: unevaluatedProperties,
--- unevaluatedItems, $dynamicRef/$dynamicAnchor; and a pattern no engine here can run. No npm
--- package ships the official test suite's draft2020-12 cases (json-schema-test-suite 0.0.10 has
--- draft3/draft4 only; @json-schema-org/tests pulls them from a git host), so these are our own
--- cases, modelled on the suite's groups, one describe per keyword.
+-- unevaluatedItems, $dynamicRef/$dynamicAnchor; and a pattern no engine here can run: our own
+-- cases, modelled on the suite's groups, one describe per keyword. The official test suite's
+-- draft2020-12 cases run in `make schema-suite` (from Debian's libtest-json-schema-acceptance-perl;
+-- no npm package ships them: json-schema-test-suite 0.0.10 has draft3/draft4 only,
+-- @json-schema-org/tests pulls them from a git host).
 local schema = require("mcp.schema")
 local json = require("mcp.json")
 
@@ -141,6 +142,21 @@ describe("$id bases", function()
       properties = { x = { ["$ref"] = "item.json" } } }
     assert.is_true(valid(s, { x = "s" }))
     assert.same({ "/x type" }, keywords(s, { x = 1 }))
+  end)
+
+  it("an $id or anchor inside an unknown keyword identifies nothing; a pointer into it still resolves", function()
+    local fake = { ["$id"] = "https://example.com/fake.json", ["$anchor"] = "fake", type = "string" }
+    local errs = schema.errors({ x_unknown = fake, ["$ref"] = "https://example.com/fake.json" }, "text")
+    assert.equals(1, #errs)
+    assert.matches('cannot resolve $ref "https://example.com/fake.json"', errs[1].message, 1, true)
+    assert.same({ " $ref" }, keywords({ x_unknown = fake, ["$ref"] = "#fake" }, "text"))
+    assert.is_true(valid({ x_unknown = { type = "string" }, ["$ref"] = "#/x_unknown" }, "text"))
+    assert.is_false(valid({ x_unknown = { type = "string" }, ["$ref"] = "#/x_unknown" }, 1))
+    -- the real resource of that name wins over the one in the unknown keyword (suite: unknownKeyword.json)
+    local both = json.decode([[{"$defs": {"a": {"x_unknown": [{"$id": "https://example.com/my.json", "type": "null"}]},
+      "real": {"$id": "https://example.com/my.json", "type": "string"}}, "$ref": "https://example.com/my.json"}]])
+    assert.is_true(valid(both, "text"))
+    assert.is_false(valid(both, json.null))
   end)
 end)
 

@@ -5,9 +5,10 @@
 --- `unevaluatedProperties`/`unevaluatedItems` see what the in-place applicators evaluated
 --- (`$ref`, `allOf`, valid `anyOf`/`oneOf` branches, `if`/`then`/`else`, `dependentSchemas`);
 --- `$dynamicRef` resolves through the dynamic scope of `$dynamicAnchor`s. Not implemented:
---- `contentEncoding`/`contentSchema` (annotations). Unknown keywords are ignored. A `pattern` the
---- regex engine cannot run (backreferences, lookbehind, `\p{...}`) is run by lrexlib-pcre2
---- (`rex_pcre2`) when installed, else the value is reported as unchecked, never silently passed.
+--- `contentEncoding`/`contentSchema` (annotations). Unknown keywords are ignored (an `$id` in one
+--- identifies nothing). A `pattern` the regex engine cannot run (backreferences, lookbehind,
+--- `\p{...}`) is run by lrexlib-pcre2 (`rex_pcre2`) when installed, else the value is reported as
+--- unchecked, never silently passed. `make schema-suite` runs the official suite's cases.
 ---
 --- Errors name the failing value with a JSON Pointer (`/items/2/name`; array indices count from 0).
 local core = require("mcp.core")
@@ -317,6 +318,15 @@ local function join_uri(base, ref)
   return (base:gsub("[^/]*$", "")) .. ref:gsub("^%./", "")
 end
 
+-- The keywords whose value is a schema (or an array of schemas), an object of schemas, or data.
+local SUBSCHEMAS = { items = true, prefixItems = true, additionalItems = true, allOf = true, anyOf = true,
+  oneOf = true, ["not"] = true, ["if"] = true, ["then"] = true, ["else"] = true, contains = true,
+  additionalProperties = true, unevaluatedProperties = true, unevaluatedItems = true, propertyNames = true,
+  contentSchema = true }
+local SUBSCHEMA_MAPS = { ["$defs"] = true, definitions = true, properties = true, patternProperties = true,
+  dependentSchemas = true, dependencies = true }
+local NOT_SCHEMAS = { enum = true, const = true, default = true, examples = true }
+
 -- The schema resources of root: ids (base URI -> schema, and each $id as written), anchors
 -- ("base#name" -> schema), dynamic ($dynamicAnchor, same keys), names (anchor name -> first
 -- schema: the lookup of earlier versions) and bases (subschema -> its base URI).
@@ -332,24 +342,34 @@ local function index_of(root)
     if idx.anchors[key] == nil then idx.anchors[key] = s end
     if idx.names[name] == nil then idx.names[name] = s end
   end
-  local function walk(s, base, depth)
+  -- plain: the value of an unknown keyword, not a schema: an $id or anchor in it identifies
+  -- nothing (a $ref may still point into it: its tables keep the enclosing base)
+  local function walk(s, base, depth, plain)
     if type(s) ~= "table" or seen[s] or depth > 64 then return end
     seen[s] = true
     if kind(s) == "object" then
-      if type(s["$id"]) == "string" then
+      if not plain and type(s["$id"]) == "string" then
         local raw = strip_fragment(s["$id"])
         base = join_uri(base, raw)
         idx.ids[base] = idx.ids[base] or s
         idx.ids[raw] = idx.ids[raw] or s
       end
       idx.bases[s] = base
-      anchor(s, base, s["$anchor"], false)
-      anchor(s, base, s["$dynamicAnchor"], true)
+      if not plain then
+        anchor(s, base, s["$anchor"], false)
+        anchor(s, base, s["$dynamicAnchor"], true)
+      end
       for k, v in pairs(s) do
-        if k ~= "enum" and k ~= "const" and k ~= "default" and k ~= "examples" then walk(v, base, depth + 1) end
+        if plain or not (SUBSCHEMAS[k] or SUBSCHEMA_MAPS[k]) then
+          if not NOT_SCHEMAS[k] then walk(v, base, depth + 1, true) end
+        elseif SUBSCHEMA_MAPS[k] and kind(v) == "object" then
+          for _, sub in pairs(v) do walk(sub, base, depth + 1) end
+        else
+          walk(v, base, depth + 1)
+        end
       end
     elseif kind(s) == "array" then
-      for _, v in ipairs(s) do walk(v, base, depth + 1) end
+      for _, v in ipairs(s) do walk(v, base, depth + 1, plain) end
     end
   end
   local root_base = type(root) == "table" and type(root["$id"]) == "string" and strip_fragment(root["$id"]) or ""
