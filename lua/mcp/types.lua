@@ -134,8 +134,8 @@ function CancelToken:cancel(reason) end
 ---@field meta table|nil
 ---@field mode "form"|"url"
 ---@field url string|nil
----@field url_host string|nil URL mode: the URL's host, to show next to it
----@field url_punycode boolean|nil URL mode: the host is an internationalized (xn--) name: warn
+---@field url_host string|nil URL mode: the URL's host as a browser reads the URL, to show next to it
+---@field url_punycode boolean|nil URL mode: the host is an internationalized (xn-- or non-ASCII) name: warn
 ---@field elicitation_id string|nil
 ---@field params table
 

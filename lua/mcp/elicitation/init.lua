@@ -256,20 +256,35 @@ end
 
 -- ---- the request and its answer --------------------------------------------------------------
 
---- The host of a URL (what a UI shows next to the URL: the user decides whom to trust by it), and
---- whether it is an internationalized name in punycode (a label starting with "xn--", which a UI
---- should warn about: it may look like another host). nil for a URL without a host.
+-- The schemes a browser parses as "special" (WHATWG URL): a backslash is a slash there, and any
+-- number of slashes may follow the colon ("https:\\evil.example" is https://evil.example/).
+local SPECIAL_SCHEMES = { http = true, https = true, ws = true, wss = true, ftp = true }
+
+--- The host of a URL as a browser would open it (what a UI shows next to the URL: the user decides
+--- whom to trust by it), and whether it is an internationalized name (a punycode label "xn--", or
+--- non-ASCII characters), which a UI should warn about: it may look like another host. The URL is
+--- read as a browser reads it: tabs and newlines dropped, a backslash a slash in http(s), userinfo
+--- up to the last "@" left out, the host percent-decoded. nil for a URL without a host.
 ---@param url string
 ---@return string|nil host, boolean punycode
 function M.url_host(url)
   if type(url) ~= "string" then return nil, false end
-  local authority = url:match("^[%a][%w+.-]*://([^/?#]*)")
-  if authority == nil or authority == "" then return nil, false end
+  local u = url:gsub("[\t\n\r]", ""):gsub("^[%c ]+", ""):gsub("[%c ]+$", "")
+  local scheme, rest = u:match("^(%a[%w+.-]*):(.*)$")
+  if scheme == nil then return nil, false end
+  local authority
+  if SPECIAL_SCHEMES[scheme:lower()] then
+    authority = rest:gsub("\\", "/"):match("^/*([^/?#]*)")
+  else
+    authority = rest:match("^//([^/?#]*)")
+  end
+  if authority == nil then return nil, false end
   authority = authority:gsub("^.*@", "") -- userinfo is not the host
   local host = authority:match("^%[[^%]]*%]") or authority:gsub(":%d*$", "")
-  host = host:lower()
-  local puny = host:find("^xn%-%-") ~= nil or host:find("%.xn%-%-") ~= nil
-  return host, puny
+  host = host:gsub("%%(%x%x)", function(h) return string.char(tonumber(h, 16)) end):lower()
+  if host == "" then return nil, false end
+  local intl = host:find("^xn%-%-") ~= nil or host:find("%.xn%-%-") ~= nil or host:find("[\128-\255]") ~= nil
+  return host, intl
 end
 
 --- The request table a handler receives, built from elicitation/create params.

@@ -124,8 +124,12 @@ local function url_mode(ui, req, opts, vim)
     tostring(req.message) .. " (" .. tostring(req.url) .. ", host " .. tostring(req.url_host)
       .. (req.url_punycode and ", an internationalized name: it may imitate another host" or "") .. ")")
   if idx == 1 then
-    local open = opts.open_url or (vim.ui.open and function(u) vim.ui.open(u) end)
-    if open then pcall(open, req.url) end
+    -- vim.ui.open hands any scheme to the system's opener: only http(s) goes to the browser
+    local web = type(req.url) == "string" and req.url:lower():match("^https?://") ~= nil
+    local open = opts.open_url or (web and vim.ui.open and function(u) vim.ui.open(u) end)
+    local ok, r = false, nil
+    if open then ok, r = pcall(open, req.url) end
+    if not ok or r == false then ui.warn("open it in your browser: " .. tostring(req.url)) end
     return elicitation.accept()
   end
   return idx == 2 and elicitation.decline() or elicitation.cancel()
