@@ -85,6 +85,32 @@ describe("URL-mode elicitation (2025-11-25)", function()
     assert.are.equal("auth.example.com", seen[1].url_host)
   end)
 
+  it("-32042: the call waits for a completion that comes later, and is sent again only after it", function()
+    local log = {}
+    local c = server({}, { elicitation_url = true, on_elicitation_request = accept_url({}),
+      on_message = function(dir, m)
+        if m.method == "notifications/elicitation/complete" or (dir == "send" and m.method == "tools/call") then
+          log[#log + 1] = dir .. " " .. m.method .. " " .. tostring(m.params.name or m.params.elicitationId)
+        end
+      end })
+    local res, err
+    mcp.spawn(function() res, err = c:call_tool("url_required", { id = "w1" }) end)
+    -- the user consented; the client waits for the flow to finish, the call not sent again
+    assert.is_true(helper.wait_until(function()
+      return c.url_elicitations ~= nil and c.url_elicitations.waiters.w1 ~= nil
+    end, helper.ms(5000)))
+    assert.are.same({ "send tools/call url_required" }, log)
+    assert.is_nil(res)
+    assert.is_nil(err)
+    -- the flow finishes: the server sends the completion, and only then the call goes again
+    call(c, "url_complete", { id = "w1" })
+    assert.is_true(helper.wait_until(function() return res ~= nil or err ~= nil end, helper.ms(5000)))
+    assert(res, tostring(err))
+    assert.are.equal("authorized after 1 rounds", res.content[1].text)
+    assert.are.same({ "send tools/call url_required", "send tools/call url_complete",
+      "receive notifications/elicitation/complete w1", "send tools/call url_required" }, log)
+  end)
+
   it("-32042 is bounded: a server that keeps asking ends the call after MAX_ROUNDS", function()
     local seen = {}
     local c = server({}, { on_elicitation_request = accept_url(seen), elicitation_url = true })
@@ -371,6 +397,34 @@ describe("trace context and spans (SEP-414)", function()
 
   it("a bad trace_context raises at new_client", function()
     assert.has_error(function() mcp.new_client({}, { trace_context = 3 }) end)
+  end)
+end)
+
+describe("through an mcp.hub", function()
+  it("URL mode, tools in sampling, trace context and spans reach every server's client", function()
+    local TP = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+    local seen, spans = {}, {}
+    local hub = assert(mcp.hub({ mcpServers = {
+      s = { command = helper.lua_cmd(), args = { helper.test_server_path, "--spec-1125" } } } },
+      { request_timeout_ms = helper.ms(30000), client = {
+        elicitation_url = true, on_elicitation_request = accept_url(seen),
+        sampling_tools = true, on_sampling_request = function() return "x" end,
+        trace_context = { traceparent = TP }, on_span_end = function(span) spans[#spans + 1] = span end } }))
+    finally(function() hub:close() end)
+    hub:wait(helper.ms(20000))
+    assert.are.equal("ready", (hub:state("s")))
+    local init = mcp.json.decode(assert(hub:call_tool("s__last_initialize")).content[1].text)
+    assert.is_table(init.capabilities.elicitation.url)
+    assert.is_table(init.capabilities.sampling.tools)
+    assert.are.equal(TP, init._meta.traceparent)
+    local res = assert(hub:call_tool("s__url_required", { id = "hub-1", complete = true }))
+    assert.are.equal("authorized after 1 rounds", res.content[1].text)
+    assert.are.equal("https://auth.example.com/authorize?id=hub-1", seen[1].url)
+    local echoed = mcp.json.decode(assert(hub:call_tool("s__echo_args", {})).content[1].text)
+    assert.are.equal(TP, echoed.params._meta.traceparent)
+    local last = spans[#spans]
+    assert.are.equal("echo_args", last.tool)
+    assert.are.equal("lua-mcp-test-server", last.server)
   end)
 end)
 

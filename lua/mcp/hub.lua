@@ -243,6 +243,8 @@ end
 local CLIENT_KEYS = {
   client_name = true, name = true, client_version = true, capabilities = true, on_elicitation_request = true,
   on_sampling_request = true, on_roots_list = true, roots = true, protocol_version = true, max_retries = true,
+  -- 2025-11-25: what the handlers take (URL mode, tools in sampling), trace context and spans
+  elicitation_url = true, sampling_tools = true, trace_context = true, on_span_start = true, on_span_end = true,
 }
 
 function Hub:_transport_factory(rec)

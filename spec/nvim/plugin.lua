@@ -101,6 +101,8 @@ T.test("servers start from the user file and, after the trust prompt, the worksp
   T.eq("ready", plugin.hubs[1].hub:state("example"))
   T.eq("disabled", plugin.hubs[1].hub:state("off"))
   T.eq("ready", plugin.hubs[2].hub:state("ws"))
+  T.eq(true, plugin.hubs[1].hub:client("example").handler_caps.elicitation_url,
+    "the default elicitation handler takes URL mode: declared")
   T.eq(1, #inputs, "${input:token} asked")
   T.eq("token", inputs[1].id)
   local spec = plugin.hubs[2].hub.config.servers.ws

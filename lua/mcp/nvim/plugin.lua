@@ -29,7 +29,8 @@ local WORKSPACE_FILES = { ".vscode/mcp.json", ".cursor/mcp.json", ".mcp.json" }
 ---@field trust? fun(entry: table, source: string|nil): boolean|string the trust hook
 ---@field on_input? fun(input: table): string|nil, string|nil asked for ${input:id}
 ---@field request_timeout_ms? integer per request (default 60000)
----@field on_elicitation? function the elicitation handler (default: one form in a floating buffer, mcp.nvim.form)
+---@field on_elicitation? function the elicitation handler (default: one form in a floating buffer, mcp.nvim.form; URL mode with vim.ui)
+---@field elicitation_url? boolean on_elicitation takes URL mode too (the default handler does)
 ---@field oauth? false|{store?: "file"|"keyring"|table, client_name?: string, authorization_timeout_ms?: integer} logins of HTTP servers (mcp.nvim.login; false: none)
 ---@field hub? table more mcp.hub options
 M.defaults = { workspace = true, honor_workspace_auto_approve = false, request_timeout_ms = 60000 }
@@ -91,8 +92,10 @@ local function hub_opts(path, workspace)
     end,
     on_error = function(err) log("error: " .. tostring(err)) end,
     on_stderr = function(name, line) log(name .. " stderr: " .. tostring(line)) end,
+    -- the default handler takes URL mode (shows the URL and its host, opens it on "Open"): declared
     client = { client_name = "lua-mcp.nvim",
-      on_elicitation_request = c.on_elicitation or require("mcp.nvim.form").handler() },
+      on_elicitation_request = c.on_elicitation or require("mcp.nvim.form").handler(),
+      elicitation_url = c.on_elicitation == nil or c.elicitation_url == true },
   }
   if c.approve ~= false then opts.approve = c.approve or ui.approve_hook() end
   if c.oauth ~= false then
