@@ -158,6 +158,32 @@ describe("bin/mcp-lua", function()
       assert.truthy(helper.has(out .. err, "declined"), out .. err)
     end)
 
+    it("a URL elicitation (-32042): the opener runs on yes only, with the URL, and the call goes on", function()
+      if SETSID == "" then pending("setsid is missing"); return end
+      -- a stand-in for xdg-open on PATH that records what it was asked to open
+      local dir = os.tmpname()
+      os.remove(dir)
+      assert(helper.sh("mkdir -p '" .. dir .. "'"))
+      local log = dir .. "/opened"
+      helper.write_file(dir .. "/xdg-open", "#!/bin/sh\nprintf '%s\\n' \"$1\" >> '" .. log .. "'\n")
+      assert(helper.sh("chmod +x '" .. dir .. "/xdg-open'"))
+      finally(function() helper.sh("rm -rf '" .. dir .. "'") end)
+      local env = "PATH=" .. dir .. ":\"$PATH\" "
+      local _, err, code = run_env(env, "call url_required '{\"id\": \"cli-2\", \"complete\": true}' " .. TS
+        .. " --spec-1125", "n\n")
+      assert.equals(5, code, err)
+      assert.truthy(helper.has(err, "host: auth.example.com"), err)
+      local out
+      out, err, code = run_env(env, "call url_required '{\"id\": \"cli-3\", \"complete\": true}' " .. TS
+        .. " --spec-1125", "y\n")
+      assert.equals(0, code, err)
+      assert.truthy(helper.has(out, "authorized after 1 rounds"), out .. err)
+      assert.falsy(helper.has(err, "Open it in your browser"), err)
+      assert.is_true(helper.wait_until(function() return helper.file_exists(log) end, helper.ms(5000)))
+      -- only the yes opened, and exactly the URL shown
+      assert.equals("https://auth.example.com/authorize?id=cli-3\n", helper.read_file(log))
+    end)
+
     it("resources, read, prompts, get, complete, ping, info", function()
       local out, _, code = run("resources " .. EX)
       assert.equals(0, code)
