@@ -72,17 +72,29 @@ describe("against a TypeScript SDK server (2025-11-25)", function()
   end)
 
   test("-32042: the elicitation is run, the call is sent again after notifications/elicitation/complete", function()
-    local seen = {}
+    local seen, sent = {}, 0
     local c = connect({ elicitation_url = true, on_elicitation_request = function(req)
       seen[#seen + 1] = req
       return mcp.elicitation.accept()
+    end, on_message = function(dir, m)
+      if dir == "send" and m.method == "tools/call" and m.params.name == "url_required" then sent = sent + 1 end
     end })
-    local res, err = c:call_tool("url_required")
-    assert(res, tostring(err))
-    assert.are.equal("authorized", text(res))
+    local res, err
+    mcp.spawn(function() res, err = c:call_tool("url_required") end)
+    -- consented: the client waits for the flow's completion and does not send the call again yet
+    assert.is_true(helper.wait_until(function()
+      return c.url_elicitations ~= nil and c.url_elicitations.waiters["req-1"] ~= nil
+    end, helper.ms(10000)))
+    assert.are.equal(1, sent)
+    assert.is_nil(res or err)
     assert.are.equal(1, #seen)
     assert.are.equal("req-1", seen[1].elicitation_id)
     assert.are.equal("https://auth.example.com/authorize", seen[1].url)
+    assert.are.equal("finished", text(assert(c:call_tool("finish_flow"))))
+    assert.is_true(helper.wait_until(function() return res ~= nil or err ~= nil end, helper.ms(10000)))
+    assert(res, tostring(err))
+    assert.are.equal("authorized", text(res))
+    assert.are.equal(2, sent)
   end)
 
   test("-32042 declined: a clear error", function()
