@@ -35,4 +35,4 @@ fi
 echo "schema-suite: $PKG $version, $suite/tests/draft2020-12"
 
 LUA_PATH="./lua/?.lua;./lua/?/init.lua;;" LUA_CPATH="./$LUA_BUILDDIR/?.so;;" \
-  "$LUA" scripts/schema_suite.lua "$suite/tests/draft2020-12" scripts/schema-suite-expected.txt
+  "$LUA" scripts/schema_suite.lua "$suite/tests/draft2020-12" scripts/schema-suite-expected.txt "$suite/remotes"

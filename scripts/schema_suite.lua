@@ -2,16 +2,18 @@
 -- every case that fails, the pass rate per file and in all, and the cases listed in the expected
 -- failures file that now pass. Exit 1 when a case fails that is not listed there.
 --
---   lua scripts/schema_suite.lua TESTS_DIR [EXPECTED_FILE]
+--   lua scripts/schema_suite.lua TESTS_DIR [EXPECTED_FILE [REMOTES_DIR]]
 --
 -- TESTS_DIR: the suite's tests/draft2020-12 directory (scripts/schema-suite.sh finds it in
 -- Debian's libtest-json-schema-acceptance-perl, which ships the suite as its share dir; nothing of
 -- it is committed). EXPECTED_FILE: one case per line, "file.json: group / test", "#" comments.
+-- REMOTES_DIR: the suite's remotes/, handed to mcp.schema as opts.schemas under the URIs the cases
+-- name (http://localhost:1234/<path>): the schemas a host gives by URI, never fetched.
 -- The optional/ cases are not run (formats as assertions, bignums, ECMAScript regex details).
 local json = require("mcp.json")
 local schema = require("mcp.schema")
 
-local dir, expected_file = arg[1], arg[2]
+local dir, expected_file, remotes_dir = arg[1], arg[2], arg[3]
 if dir == nil then
   io.stderr:write("usage: lua scripts/schema_suite.lua TESTS_DIR [EXPECTED_FILE]\n")
   os.exit(2)
@@ -31,12 +33,24 @@ if expected_file then
   end
 end
 
+local function shq(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
+
 local files = {}
-local p = assert(io.popen("ls " .. ("'" .. dir:gsub("'", "'\\''") .. "'") .. " 2>/dev/null"))
+local p = assert(io.popen("ls " .. shq(dir) .. " 2>/dev/null"))
 for name in p:lines() do
   if name:match("%.json$") then files[#files + 1] = name end
 end
 p:close()
+
+local remotes
+if remotes_dir then
+  remotes = {}
+  local f = assert(io.popen("cd " .. shq(remotes_dir) .. " && find . -name '*.json' | sort"))
+  for rel in f:lines() do
+    remotes["http://localhost:1234/" .. rel:gsub("^%./", "")] = json.decode(read(remotes_dir .. "/" .. rel))
+  end
+  f:close()
+end
 table.sort(files)
 if #files == 0 then
   io.stderr:write("no .json files in " .. dir .. "\n")
@@ -45,7 +59,7 @@ end
 
 -- One case: "pass", or "fail" and why.
 local function run_case(s, data, want_valid)
-  local ok, errs, unchecked = pcall(schema.errors, s, data)
+  local ok, errs, unchecked = pcall(schema.errors, s, data, { schemas = remotes })
   if not ok then return "fail", "raised: " .. tostring(errs) end
   if #unchecked > 0 and #errs == 0 then return "fail", "unchecked: " .. unchecked[1].message end
   local valid = #errs == 0

@@ -8,6 +8,7 @@ local schema = require("mcp.schema")
 local json = require("mcp.json")
 
 local function valid(s, v) return #schema.errors(s, v) == 0 end
+local function valid_with(s, v, docs) return #schema.errors(s, v, { schemas = docs }) == 0 end
 local function keywords(s, v)
   local out = {}
   for _, e in ipairs(schema.errors(s, v)) do out[#out + 1] = e.path .. " " .. e.keyword end
@@ -157,6 +158,46 @@ describe("$id bases", function()
       "real": {"$id": "https://example.com/my.json", "type": "string"}}, "$ref": "https://example.com/my.json"}]])
     assert.is_true(valid(both, "text"))
     assert.is_false(valid(both, json.null))
+  end)
+end)
+
+describe("opts.schemas: documents a $ref names by URI", function()
+  local defs = { ["$id"] = "https://example.com/defs.json",
+    ["$defs"] = { name = { type = "string", minLength = 1 } } }
+  local s = { ["$id"] = "https://example.com/root.json", properties = {
+    a = { ["$ref"] = "defs.json#/$defs/name" },
+    b = { ["$ref"] = "https://example.com/int.json" } } }
+  local docs = { ["https://example.com/defs.json"] = defs, ["https://example.com/int.json"] = { type = "integer" } }
+
+  it("resolves a relative or absolute $ref into them; nothing is fetched without them", function()
+    assert.same({}, schema.errors(s, { a = "x", b = 1 }, { schemas = docs }))
+    assert.same({ "/a minLength", "/b type" }, (function()
+      local out = {}
+      for _, e in ipairs(schema.errors(s, { a = "", b = "1" }, { schemas = docs })) do
+        out[#out + 1] = e.path .. " " .. e.keyword
+      end
+      table.sort(out)
+      return out
+    end)())
+    local errs = schema.errors(s, { a = "x" })
+    assert.equals(1, #errs)
+    assert.matches('cannot resolve $ref "defs.json#/$defs/name"', errs[1].message, 1, true)
+    assert.is_true(schema.validate(s, { a = "x", b = 2 }, { schemas = docs }))
+  end)
+
+  it("a document is a resource of its own: its URI is the base of its relative references (../ resolved)", function()
+    local list = { ["$id"] = "https://example.com/list.json", type = "array",
+      items = { ["$ref"] = "nested/item.json" } }
+    local item = { type = "object", properties = { v = { ["$ref"] = "../defs.json#/$defs/name" },
+      w = { ["$ref"] = "./../nested/./item.json#/properties/v" } } }
+    local more = { ["https://example.com/defs.json"] = defs, ["https://example.com/nested/item.json"] = item }
+    assert.is_true(valid_with(list, { { v = "ok", w = "ok" } }, more))
+    assert.is_false(valid_with(list, { { v = "" } }, more))
+    assert.is_false(valid_with(list, { { w = "" } }, more))
+  end)
+
+  it("rejects a schemas option that is not a table", function()
+    assert.has_error(function() schema.errors({}, 1, { schemas = "https://example.com" }) end)
   end)
 end)
 

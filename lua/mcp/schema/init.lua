@@ -1,6 +1,6 @@
 --- A JSON Schema 2020-12 validator (core and validation vocabularies, the applicators, local
 --- references and the common formats). No network, ever: a `$ref` that does not resolve inside
---- the schema is an error. Draft-07 spellings that MCP servers still send (`definitions`, array
+--- the schema, or in the documents the host gives by URI (opts.schemas), is an error. Draft-07 spellings that MCP servers still send (`definitions`, array
 --- `items` + `additionalItems`, `dependencies`, boolean `exclusiveMinimum`) are understood too.
 --- `unevaluatedProperties`/`unevaluatedItems` see what the in-place applicators evaluated
 --- (`$ref`, `allOf`, valid `anyOf`/`oneOf` branches, `if`/`then`/`else`, `dependentSchemas`);
@@ -306,16 +306,41 @@ M.formats = {
 -- ---- references ------------------------------------------------------------------------------
 
 local index_cache = setmetatable({}, { __mode = "k" })
+local documents_cache = setmetatable({}, { __mode = "k" }) -- opts.schemas -> root -> index
 
 local function strip_fragment(u) return (u:gsub("#.*$", "")) end
+
+-- A path without its "." and ".." segments (RFC 3986 5.2.4): "/a/b/../c" is "/a/c".
+local function remove_dot_segments(path)
+  local segs, out = {}, {}
+  for seg in (path .. "/"):gmatch("(.-)/") do segs[#segs + 1] = seg end
+  for i, seg in ipairs(segs) do
+    if seg == ".." then
+      if #out > 1 or (#out == 1 and out[1] ~= "") then out[#out] = nil end
+    elseif seg ~= "." then
+      out[#out + 1] = seg
+    end
+    if (seg == ".." or seg == ".") and i == #segs then out[#out + 1] = "" end
+  end
+  return table.concat(out, "/")
+end
 
 -- A reference resolved against a base URI (RFC 3986, the cases schemas use).
 local function join_uri(base, ref)
   if ref:match("^%a[%w+.-]*:") then return ref end
   if ref == "" then return base end
   if ref:sub(1, 2) == "//" then return (base:match("^%a[%w+.-]*:") or "") .. ref end
-  if ref:sub(1, 1) == "/" then return (base:match("^%a[%w+.-]*://[^/]*") or "") .. ref end
-  return (base:gsub("[^/]*$", "")) .. ref:gsub("^%./", "")
+  local u
+  if ref:sub(1, 1) == "/" then
+    u = (base:match("^%a[%w+.-]*://[^/]*") or "") .. ref
+  else
+    u = base:gsub("[^/]*$", "") .. ref
+  end
+  if not (u:find("/%.%.?/") or u:find("/%.%.?$") or u:find("^%.%.?/")) then return u end
+  local prefix, rest = u:match("^(%a[%w+.-]*://[^/?]*)(.*)$")
+  if prefix == nil then prefix, rest = "", u end
+  local path, query = rest:match("^([^?]*)(.*)$")
+  return prefix .. remove_dot_segments(path) .. query
 end
 
 -- The keywords whose value is a schema (or an array of schemas), an object of schemas, or data.
@@ -330,8 +355,17 @@ local NOT_SCHEMAS = { enum = true, const = true, default = true, examples = true
 -- The schema resources of root: ids (base URI -> schema, and each $id as written), anchors
 -- ("base#name" -> schema), dynamic ($dynamicAnchor, same keys), names (anchor name -> first
 -- schema: the lookup of earlier versions) and bases (subschema -> its base URI).
-local function index_of(root)
-  local idx = index_cache[root]
+-- documents: the host's schemas by URI (opts.schemas), indexed after root as resources of their own.
+local function index_of(root, documents)
+  local cache = index_cache
+  if documents ~= nil then
+    cache = documents_cache[documents]
+    if cache == nil then
+      cache = setmetatable({}, { __mode = "k" })
+      documents_cache[documents] = cache
+    end
+  end
+  local idx = cache[root]
   if idx then return idx end
   idx = { ids = {}, anchors = {}, dynamic = {}, names = {}, bases = {} }
   local seen = {}
@@ -376,7 +410,14 @@ local function index_of(root)
   idx.ids[root_base] = root
   idx.ids[""] = idx.ids[""] or root
   walk(root, "", 0)
-  index_cache[root] = idx
+  for uri, doc in pairs(documents or {}) do
+    if type(uri) == "string" and type(doc) == "table" then
+      uri = strip_fragment(uri)
+      idx.ids[uri] = idx.ids[uri] or doc
+      walk(doc, uri, 0)
+    end
+  end
+  cache[root] = idx
   return idx
 end
 
@@ -857,14 +898,18 @@ end
 --- run): such a value is neither accepted nor rejected by that keyword.
 ---@param schema table|boolean
 ---@param value any
----@param opts table|nil formats (default true: assert known formats), max_errors (default 50)
+---@param opts table|nil formats (default true: assert known formats), max_errors (default 50), schemas (URI ->
+--- schema: documents a `$ref` may name by URI, e.g. a shared definitions file; nothing is ever fetched)
 ---@return table[] errors, table[] unchecked
 function M.errors(schema, value, opts)
   if type(schema) ~= "table" and type(schema) ~= "boolean" then
     error("mcp.schema: schema must be a table or a boolean", 2)
   end
   opts = opts or {}
-  local idx = index_of(schema)
+  if opts.schemas ~= nil and type(opts.schemas) ~= "table" then
+    error("mcp.schema: opts.schemas must be a table of URI -> schema", 2)
+  end
+  local idx = index_of(schema, opts.schemas)
   local root_base = type(schema) == "table" and idx.bases[schema] or ""
   local ctx = { root = schema, idx = idx, scope = {}, errors = {}, unchecked = {},
     max_errors = opts.max_errors or 50, depth = 0, formats = opts.formats ~= false }
@@ -886,7 +931,7 @@ end
 --- could not be checked (see errors()) if there is any: the value passed every keyword that ran.
 ---@param schema table|boolean
 ---@param value any
----@param opts table|nil formats, max_errors, what (a noun for the message: "structuredContent")
+---@param opts table|nil formats, max_errors, schemas (see errors()), what (a noun for the message: "structuredContent")
 ---@return boolean|nil ok, mcp.Error|nil err, table[]|nil unchecked
 function M.validate(schema, value, opts)
   if type(schema) ~= "table" and type(schema) ~= "boolean" then
