@@ -173,6 +173,7 @@ describe("bin/mcp-lua", function()
         .. " --spec-1125", "n\n")
       assert.equals(5, code, err)
       assert.truthy(helper.has(err, "host: auth.example.com"), err)
+      assert.truthy(helper.has(err, "The server lua-mcp test server asks:"), err)
       local out
       out, err, code = run_env(env, "call url_required '{\"id\": \"cli-3\", \"complete\": true}' " .. TS
         .. " --spec-1125", "y\n")

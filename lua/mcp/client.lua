@@ -1254,7 +1254,8 @@ end
 -- ---- handlers --------------------------------------------------------------------------------
 
 --- Register the elicitation handler: fn(request) -> result | nil, err, where request has
---- message, requested_schema, meta, mode ("form"|"url"), url, url_host, elicitation_id and params.
+--- message, requested_schema, meta, mode ("form"|"url"), url, url_host, elicitation_id, server (the
+--- asking server's title or name, for the handler to show) and params.
 --- With opts.url the handler takes URL-mode requests too (the client declares elicitation.url,
 --- 2025-11-25); without, a URL-mode request is refused with -32602. Takes effect on the next
 --- connect (the capabilities are declared in initialize).

@@ -137,6 +137,7 @@ function CancelToken:cancel(reason) end
 ---@field url_host string|nil URL mode: the URL's host as a browser reads the URL, to show next to it
 ---@field url_punycode boolean|nil URL mode: the host is an internationalized (xn-- or non-ASCII) name: warn
 ---@field elicitation_id string|nil
+---@field server string|nil the asking server's title or name (serverInfo): a UI shows which server asks
 ---@field params table
 
 -- ---- generated client methods --------------------------------------------------------------

@@ -190,6 +190,7 @@ T.test(":McpCall ask_user: elicitation as one form in a floating buffer", functi
   T.truthy(vim.api.nvim_win_get_config(vim.fn.bufwinid(buf)).relative ~= "", "a floating window")
   local lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
   T.eq("# Proceed?", lines[1])
+  T.eq("# (asked by the server Lua MCP example server)", lines[2], "which server asks")
   T.eq("answer: yes", lines[#lines], "the default filled in")
   lines[#lines] = "answer: typed in the form"
   submit(buf, lines)

@@ -3,7 +3,8 @@
 --- UI asks for, and the ready handlers for a terminal and for Neovim.
 ---
 ---   client:on_elicitation_request(function(req)
----     -- req: message, requested_schema, meta, mode ("form"|"url"), url, elicitation_id, params
+---     -- req: message, requested_schema, meta, mode ("form"|"url"), url, elicitation_id, params,
+---     --      server (the asking server's title or name: show it)
 ---     return mcp.elicitation.accept({ name = "Ada" })   -- or decline() / cancel()
 ---   end)
 ---
@@ -343,6 +344,14 @@ function M.finish(req, result)
   return out
 end
 
+-- The asking server's title or name (serverInfo), for a handler to show: the user must see who asks.
+local function server_name(client)
+  local info = type(client.server_info) == "function" and client:server_info() or nil
+  if type(info) ~= "table" then return nil end
+  local name = type(info.title) == "string" and info.title ~= "" and info.title or info.name
+  return type(name) == "string" and name ~= "" and name or nil
+end
+
 --- The client's elicitation/create handler: check the params, run the registered handler, check
 --- its answer (defaults applied, then validated), and return the result or nil, err.
 ---@param client mcp.Client
@@ -354,6 +363,7 @@ function M.handle(client, params)
       params, { kind = "protocol", method = "elicitation/create" })
   end
   local req = M.request_from_params(params)
+  req.server = server_name(client)
   if req.mode ~= "form" and req.mode ~= "url" then
     return nil, errors.new(errors.ERROR_CODES.INVALID_PARAMS, "Invalid elicitation request: unknown mode " .. tostring(req.mode),
       params, { kind = "protocol", method = "elicitation/create" })

@@ -118,10 +118,15 @@ local function ask_field(ui, f)
   return ask_text(ui, f, label)
 end
 
+-- "[server] " before a prompt: the user sees which server asks.
+local function from(req)
+  return req.server and ("[" .. tostring(req.server) .. "] ") or ""
+end
+
 -- URL mode: consent to open the URL.
 local function url_mode(ui, req, opts, vim)
   local _, idx = ui.select({ "Open the URL and continue", "Decline", "Cancel" },
-    tostring(req.message) .. " (" .. tostring(req.url) .. ", host " .. tostring(req.url_host)
+    from(req) .. tostring(req.message) .. " (" .. tostring(req.url) .. ", host " .. tostring(req.url_host)
       .. (req.url_punycode and ", an internationalized name: it may imitate another host" or "") .. ")")
   if idx == 1 then
     -- vim.ui.open hands any scheme to the system's opener: only http(s) goes to the browser
@@ -145,7 +150,7 @@ function M.handler(opts)
     if vim == nil or vim.ui == nil then error("mcp.elicitation.nvim_handler: not running inside Neovim", 0) end
     local ui = ui_of(vim)
     if req.mode == "url" then return url_mode(ui, req, opts, vim) end
-    local _, first = ui.select({ "Answer", "Decline", "Cancel" }, tostring(req.message))
+    local _, first = ui.select({ "Answer", "Decline", "Cancel" }, from(req) .. tostring(req.message))
     if first == 2 then return elicitation.decline() end
     if first ~= 1 then return elicitation.cancel() end
     local content = {}

@@ -80,7 +80,7 @@ function M.handler(opts)
       if cmd == "cancel" or cmd == "decline" then return nil, cmd end
       return line
     end
-    out:write("\n" .. esc(req.message) .. "\n")
+    out:write("\n" .. (req.server and ("The server " .. esc1(req.server) .. " asks:\n") or "") .. esc(req.message) .. "\n")
     if req.mode == "url" then return url_mode(req, ask, out, opts) end
     local fields = elicitation.fields(req.requested_schema)
     local content = {}

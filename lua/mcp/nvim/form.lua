@@ -95,7 +95,8 @@ function M.open(req, done)
   vim.api.nvim_buf_set_name(buf, "mcp://elicitation/" .. buf)
   vim.bo[buf].buftype = "acwrite"
   vim.bo[buf].bufhidden = "wipe"
-  vim.api.nvim_buf_set_lines(buf, 0, -1, false, M.lines(req.message or "", fields))
+  local message = (req.message or "") .. (req.server and ("\n(asked by the server " .. tostring(req.server) .. ")") or "")
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, M.lines(message, fields))
   vim.bo[buf].modified = false
   local width = math.min(100, vim.o.columns - 4)
   local height = math.min(vim.api.nvim_buf_line_count(buf), vim.o.lines - 4)
