@@ -455,6 +455,24 @@ describe("call_tool validate_output", function()
     assert.are.equal("hi", call(c, "echo", { message = "hi" }, { validate_output = true }).content[1].text)
   end)
 
+  it("a pattern no engine here runs is said, never passed silently: a third value lists it", function()
+    local c = server({})
+    local res, err, unchecked = c:call_tool("structured_pattern", { code = "ab" }, { validate_output = true })
+    assert(res, tostring(err))
+    assert.is_nil(err)
+    assert.are.equal(1, #unchecked)
+    assert.are.equal("pattern", unchecked[1].keyword)
+    assert.are.equal("/code", unchecked[1].path)
+    -- the converted tool's execute says it the same way
+    local tool = mcp.tools.by_name(assert(mcp.get_tools_for_agent(c))).structured_pattern
+    local parts, result, skipped = tool.execute({ code = "ab" })
+    assert.are.equal("ab", parts[1].text)
+    assert.are.equal("ab", result.structuredContent.code)
+    assert.are.equal("/code", skipped[1].path)
+    -- a check that ran in full adds nothing
+    assert.is_nil(select(3, c:call_tool("structured", { n = 1 }, { validate_output = true })))
+  end)
+
   it("uses the schemas of a tools/list already read", function()
     local lists = 0
     local c = server({}, { on_message = function(dir, m) if dir == "send" and m.method == "tools/list" then lists = lists + 1 end end })

@@ -1052,7 +1052,7 @@ end
 ---@param name string
 ---@param arguments table|nil
 ---@param opts mcp.CallOptions|nil timeout_ms, on_progress, cancel, meta (sent as _meta), ...
----@return mcp.CallToolResult|nil result, mcp.Error|nil err
+---@return mcp.CallToolResult|nil result, mcp.Error|nil err, table[]|nil unchecked (validate_output: what a pattern could not check)
 function Client:call_tool(name, arguments, opts)
   if type(name) ~= "string" then error("mcp.call_tool: name must be a string", 2) end
   if arguments ~= nil and type(arguments) ~= "table" then

@@ -49,12 +49,14 @@ local function fail(name, msg, data)
 end
 
 --- Check a tools/call result of tool name against its outputSchema: the result, or nil and an
---- mcp.Error (kind "validation"; data.result is the result, data.errors the schema's errors).
+--- mcp.Error (kind "validation"; data.result is the result, data.errors the schema's errors). A
+--- valid result has a third value when part of it could not be checked (mcp.schema's unchecked:
+--- a pattern neither engine runs).
 ---@param client mcp.Client
 ---@param name string
 ---@param res table the tools/call result
 ---@param opts table|nil the call's options (timeout_ms, cancel: for reading the tool list)
----@return table|nil result, mcp.Error|nil err
+---@return table|nil result, mcp.Error|nil err, table[]|nil unchecked
 function M.check(client, name, res, opts)
   if res.isError == true then return res end
   local known = index(client)
@@ -69,8 +71,8 @@ function M.check(client, name, res, opts)
   if res.structuredContent == nil then
     return fail(name, "has an outputSchema but returned no structuredContent", { result = res })
   end
-  local ok, verr = require("mcp.schema").validate(schema, res.structuredContent, { what = "structuredContent" })
-  if ok then return res end
+  local ok, verr, unchecked = require("mcp.schema").validate(schema, res.structuredContent, { what = "structuredContent" })
+  if ok then return res, nil, unchecked end -- (a pattern no engine here runs: said, never passed silently)
   return fail(name, "returned " .. verr.message, { result = res, errors = verr.data.errors, path = verr.data.path })
 end
 

@@ -14,7 +14,9 @@
 ---                                     definition (the server's definition as listed: what
 ---                                     mcp.tools.pin_store fingerprints)}
 ---   execute(args, opts)               call the tool: content parts (mcp.convert_content), and the
----                                     CallToolResult as second value; nil, err on failure.
+---                                     CallToolResult as second value, and third what of the
+---                                     output a pattern could not check (mcp.schema's unchecked),
+---                                     if anything; nil, err on failure.
 ---                                     opts: the per-call options of client:call_tool, and
 ---                                     max_result_bytes (parts cut to that budget, see cut_result)
 ---
@@ -89,14 +91,14 @@ local function check_output(tool, result, output_schema, from_map)
         nil, { kind = "validation", method = "tools/call" })
     end
   end
-  local ok, err = schema.validate(output_schema, value)
+  local ok, err, unchecked = schema.validate(output_schema, value)
   if not ok then
     return nil, errors.new(nil, "Tool \"" .. tool.name .. "\" returned " .. what
       .. " that does not match the expected outputSchema: " .. err.message, err.data,
       { kind = "validation", method = "tools/call", cause = err })
   end
   result.structuredContent = value
-  return true
+  return true, unchecked
 end
 
 -- opts without max_result_bytes (the client's per-call options reject keys they do not know).
@@ -116,7 +118,7 @@ end
 local function make_execute(client, tool, user_output_schema)
   return function(args, opts)
     if args ~= nil and type(args) ~= "table" then error("mcp tool execute: args must be a table", 2) end
-    local max_bytes
+    local max_bytes, unchecked
     opts, max_bytes = split_budget(opts)
     local result, err = client:call_tool(tool.name, args or json.object(), opts)
     if result == nil then
@@ -128,13 +130,14 @@ local function make_execute(client, tool, user_output_schema)
       if s ~= nil then
         local ok, verr = check_output(tool, result, s, user_output_schema ~= nil)
         if not ok then return nil, verr end
+        unchecked = verr -- (check_output: true, and what a pattern could not check)
       end
     end
-    if type(result.content) ~= "table" then return json.array(), result end -- the 2024 toolResult shape
+    if type(result.content) ~= "table" then return json.array(), result, unchecked end -- the 2024 toolResult shape
     local parts, cerr = content.convert_content(result.content)
     if parts == nil then return nil, cerr end
     if max_bytes then parts = budget.cut(parts, max_bytes) end
-    return parts, result
+    return parts, result, unchecked
   end
 end
 
