@@ -240,6 +240,41 @@ describe("a pattern the regex engine cannot run", function()
     assert.same({ "/ab false" }, keywords({ patternProperties = { ["(?<=a)b"] = false } }, { ab = 1 }))
     assert.same({}, select(2, schema.errors(backref, "ab")))
   end)
+  it("an unknown patternProperties match is not judged by additionalProperties: unchecked, no false error", function()
+    without_pcre2(function(s)
+      local sch = { patternProperties = { ["(?<=a)b"] = { type = "integer" } }, additionalProperties = false }
+      local errs, unchecked = s.errors(sch, { ab = 1 })
+      assert.same({}, errs)
+      local kw = {}
+      for _, u in ipairs(unchecked) do kw[#kw + 1] = u.path .. " " .. u.keyword end
+      table.sort(kw)
+      assert.same({ "/ab additionalProperties", "/ab patternProperties" }, kw)
+      -- a property that a plain key matches is judged as before
+      assert.same({ "/n type" }, (function()
+        local out = {}
+        for _, e in ipairs(s.errors({ properties = { n = { type = "integer" } }, patternProperties = sch.patternProperties,
+          additionalProperties = false }, { n = "x" })) do out[#out + 1] = e.path .. " " .. e.keyword end
+        return out
+      end)())
+    end)
+  end)
+  it("ECMAScript's long property names reach lrexlib-pcre2 by their short names", function()
+    if not pcall(require, "rex_pcre2") then
+      pending("lrexlib-pcre2 (Debian: lua-rex-pcre2) is not installed for this Lua")
+      return
+    end
+    local function ran(pat, str)
+      local errs, unchecked = schema.errors({ type = "string", pattern = pat }, str)
+      assert.same({}, unchecked, pat)
+      return #errs == 0
+    end
+    assert.is_true(ran("^\\p{Letter}cole$", "\195\169cole"))
+    assert.is_false(ran("^\\p{Letter}cole$", "1cole"))
+    assert.is_true(ran("^\\p{digit}+$", "42\224\167\170")) -- BENGALI DIGIT FOUR
+    assert.is_true(ran("^\\p{gc=Lu}\\P{General_Category=Uppercase_Letter}$", "Ab"))
+    assert.is_true(ran("^\\p{Script=Greek}+$", "\206\177\206\178"))
+    assert.is_false(ran("^\\p{sc=Greek}+$", "ab"))
+  end)
   it("a valid value with a pattern that ran returns true alone", function()
     assert.same({ true }, { schema.validate({ pattern = "^a" }, "abc") })
   end)

@@ -25,6 +25,52 @@ local function pcre2()
   return pcre2_lib
 end
 
+-- ECMAScript's long names (and aliases) of the General_Category values, which PCRE2 knows only by
+-- their short names (Unicode's PropertyValueAliases.txt): \p{Letter} is \p{L}, \p{digit} \p{Nd}.
+local GC_SHORT = {
+  Letter = "L", Cased_Letter = "LC", Uppercase_Letter = "Lu", Lowercase_Letter = "Ll", Titlecase_Letter = "Lt",
+  Modifier_Letter = "Lm", Other_Letter = "Lo", Mark = "M", Combining_Mark = "M", Nonspacing_Mark = "Mn",
+  Spacing_Mark = "Mc", Enclosing_Mark = "Me", Number = "N", Decimal_Number = "Nd", digit = "Nd",
+  Letter_Number = "Nl", Other_Number = "No", Punctuation = "P", punct = "P", Connector_Punctuation = "Pc",
+  Dash_Punctuation = "Pd", Open_Punctuation = "Ps", Close_Punctuation = "Pe", Initial_Punctuation = "Pi",
+  Final_Punctuation = "Pf", Other_Punctuation = "Po", Symbol = "S", Math_Symbol = "Sm", Currency_Symbol = "Sc",
+  Modifier_Symbol = "Sk", Other_Symbol = "So", Separator = "Z", Space_Separator = "Zs", Line_Separator = "Zl",
+  Paragraph_Separator = "Zp", Other = "C", Control = "Cc", cntrl = "Cc", Format = "Cf", Surrogate = "Cs",
+  Private_Use = "Co", Unassigned = "Cn",
+}
+
+-- One \p{...} body in PCRE2's spelling: gc=X / General_Category=X / X by its short name, sc=X /
+-- Script=X as the script's name; anything else as written (PCRE2 refuses what it does not know).
+local function pcre_property(body)
+  local name, value = body:match("^([%w_]+)=([%w_]+)$")
+  if name == "gc" or name == "General_Category" then return GC_SHORT[value] or value end
+  if name == "sc" or name == "Script" then return value end
+  return GC_SHORT[body] or body
+end
+
+-- The pattern with ECMAScript's property escapes spelled for PCRE2 (escaped backslashes kept).
+local function pcre_pattern(pat)
+  if not pat:find("\\[pP]{") then return pat end
+  local out, i = {}, 1
+  while i <= #pat do
+    local c = pat:sub(i, i)
+    if c == "\\" then
+      local body, close = pat:match("^[pP]{([^}]*)()}", i + 1)
+      if body then
+        out[#out + 1] = "\\" .. pat:sub(i + 1, i + 1) .. "{" .. pcre_property(body) .. "}"
+        i = close + 1
+      else
+        out[#out + 1] = pat:sub(i, i + 1)
+        i = i + 2
+      end
+    else
+      out[#out + 1] = c
+      i = i + 1
+    end
+  end
+  return table.concat(out)
+end
+
 --- Run an ECMAScript pattern on s: true/false, or nil and why it was not run.
 local function pattern_test(pat, s)
   local ok, err = regex.test(pat, s)
@@ -32,7 +78,7 @@ local function pattern_test(pat, s)
   local lib = pcre2()
   if lib then
     local flags = type(lib.flags) == "function" and lib.flags().UTF or nil
-    local fine, hit = pcall(lib.find, s, pat, 1, flags)
+    local fine, hit = pcall(lib.find, s, pcre_pattern(pat), 1, flags)
     if fine then return hit ~= nil end
   end
   return nil, err
@@ -687,6 +733,7 @@ local function check_property(ctx, s, v, path, k, props, pprops, ev)
     matched = true
     validate(ctx, props[k], v[k], p)
   end
+  local unknown = false -- a patternProperties key no engine here runs: does it match k?
   if pprops then
     for pat, ps in pairs(pprops) do
       local hit, why = pattern_test(pat, k)
@@ -694,13 +741,18 @@ local function check_property(ctx, s, v, path, k, props, pprops, ev)
         matched = true
         validate(ctx, ps, v[k], p)
       elseif hit == nil then
+        unknown = true
         unchecked(ctx, p, "patternProperties", "not checked against the pattern " .. show(pat) .. ": " .. tostring(why))
       end
     end
   end
   local addl = s.additionalProperties
-  if matched or addl ~= nil then ev.props[k] = true end
-  if not matched and addl ~= nil then
+  if matched or unknown or addl ~= nil then ev.props[k] = true end
+  if not matched and unknown and addl ~= nil then
+    -- additionalProperties applies only if the pattern does not match: unknown too, never a false error
+    unchecked(ctx, p, "additionalProperties", "not checked: whether a patternProperties pattern matches "
+      .. show(k) .. " is unknown")
+  elseif not matched and addl ~= nil then
     if addl == false then
       add(ctx, p, "additionalProperties", "property is not allowed")
     else
