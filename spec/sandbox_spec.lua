@@ -86,6 +86,43 @@ describe("mcp.sandbox", function()
     c:close()
   end)
 
+  it("writes: only beneath the write paths; a read path is read-only, and nothing else is writable", function()
+    if ABI < 1 then pending("this kernel has no Landlock (enforcement untestable here)"); return end
+    assert(mcp.core.mkdir_private(dir .. "/out"))
+    local c = assert(probe({ read = { dir .. "/inside", unpack(LUA_DIRS) }, write = { dir .. "/out" } }))
+    assert.equals("wrote", text(c:call_tool("write", { path = dir .. "/out/new.txt" })))
+    assert.truthy(text(c:call_tool("write", { path = dir .. "/new.txt" })):find("Permission denied", 1, true))
+    assert.truthy(text(c:call_tool("write", { path = dir .. "/inside/in.txt" })):find("Permission denied", 1, true))
+    assert.truthy(text(c:call_tool("write", { path = dir .. "/outside.txt" })):find("Permission denied", 1, true))
+    c:close()
+    assert.equals("written\n", helper.read_file(dir .. "/out/new.txt"))
+    assert.equals("hello inside\n", helper.read_file(dir .. "/inside/in.txt"))
+    assert.equals("secret outside\n", helper.read_file(dir .. "/outside.txt"))
+    assert.is_nil(io.open(dir .. "/new.txt"))
+  end)
+
+  it("a workspace file's own \"sandbox\" cannot widen the hub's: there the host's sandbox holds", function()
+    if ABI < 1 then pending("this kernel has no Landlock (enforcement untestable here)"); return end
+    local file = dir .. "/ws.json" -- not in the user's own configuration
+    helper.write_file(file, mcp.json.encode({ mcpServers = {
+      p = { command = LUA, args = { PROBE }, sandbox = { read = { "/" }, write = { "/" }, mode = "best_effort" } },
+    } }))
+    local store = dir .. "/trust"
+    local hub = assert(mcp.hub(file, { trust_dir = store, trust = function() return "once" end,
+      sandbox = { read = LUA_DIRS } }))
+    assert.equals("ready", (hub:state("p")))
+    local res = assert(hub:call_tool("p__read", { path = dir .. "/outside.txt" }))
+    assert.truthy(text(res):find("Permission denied", 1, true), text(res))
+    res = assert(hub:call_tool("p__write", { path = dir .. "/new.txt" }))
+    assert.truthy(text(res):find("Permission denied", 1, true), text(res))
+    hub:close()
+    -- The same entry in a file the host trusts is the user's choice: its sandbox replaces the hub's.
+    hub = assert(mcp.hub(file, { trusted = true, sandbox = { read = LUA_DIRS } }))
+    res = assert(hub:call_tool("p__read", { path = dir .. "/outside.txt" }))
+    assert.equals("read: secret outside", text(res))
+    hub:close()
+  end)
+
   it("net = false: the kernel refuses a TCP connection, also from the server's children", function()
     if ABI < 4 then pending("Landlock ABI " .. ABI .. " < 4: no network rules on this kernel"); return end
     local port = 1 -- tcpmux: nothing listens there, so unconfined the answer is a refusal

@@ -276,10 +276,11 @@ function Hub:_transport_factory(rec)
 end
 
 -- A server's sandbox: its entry's, else the hub's (opts.sandbox); what best_effort could not
--- enforce goes to on_error.
+-- enforce goes to on_error. A file that is not trusted cannot replace the host's sandbox with a
+-- wider one of its own: there the hub's wins.
 function Hub:_sandbox(spec)
   local sb = spec.sandbox
-  if sb == nil then sb = self.opts.sandbox end
+  if sb == nil or (spec.trusted == false and self.opts.sandbox ~= nil) then sb = self.opts.sandbox end
   if sb == nil then return nil end
   if type(sb) == "string" then sb = { preset = sb } end
   local c = {}
