@@ -422,7 +422,20 @@ local function parse_type(ctx, name, entry, s)
   return command, url
 end
 
--- What the trust hook is shown: the entry as the file has it (not interpolated).
+-- {NAME = value} of the entry as "NAME=value" lines, sorted (null: taken from the environment).
+local function shown_map(m, sep)
+  if not is_object(m) then return nil end
+  local out = {}
+  for k, v in pairs(m) do
+    out[#out + 1] = tostring(k) .. sep .. ((v == json.null or v == "") and "(from your environment)" or tostring(v))
+  end
+  table.sort(out)
+  return out
+end
+
+-- What the trust hook is shown: the entry as the file has it (not interpolated), with what
+-- changes what the command does (env: NODE_OPTIONS, LD_PRELOAD, PATH; envFile) or where a
+-- request goes and what it carries (headers).
 local function trust_entry(name, entry, s, command, url)
   local args = get(entry, "args")
   local shown = { name = name, type = s.type, raw = entry }
@@ -432,8 +445,12 @@ local function trust_entry(name, entry, s, command, url)
     if is_array(args) then for i, a in ipairs(args) do shown.args[i] = tostring(a) end end
     local cwd = get(entry, "cwd", "working_dir")
     if type(cwd) == "string" then shown.cwd = cwd end
+    shown.env = shown_map(get(entry, "env"), "=")
+    local env_file = get(entry, "envFile")
+    if env_file ~= nil then shown.env_file = tostring(env_file) end
   else
     shown.url = tostring(url)
+    shown.headers = shown_map(get(entry, "headers"), ": ")
   end
   return shown
 end

@@ -38,9 +38,9 @@ local function noted(pattern)
     if n.msg:find(pattern) then return n end
   end
 end
-local function asked(pattern)
+local function asked(pattern, init, plain)
   local n = 0
-  for _, l in ipairs(ui_log) do if l:find(pattern) then n = n + 1 end end
+  for _, l in ipairs(ui_log) do if l:find(pattern, init, plain) then n = n + 1 end end
   return n
 end
 
@@ -97,6 +97,8 @@ T.test("servers start from the user file and, after the trust prompt, the worksp
   plugin.wait(20000 * slow)
   T.eq(2, #plugin.hubs, "one hub per file")
   T.eq(1, asked("wants to run"), "the workspace server was asked about once")
+  T.eq(1, asked("; env: WS_HOME=${env:HOME}; env: WS_TOKEN=${input:token}. Start it?", 1, true),
+    "the prompt shows the env the file sets, as written")
   T.eq(0, asked("servers.json"), "the user's file is trusted")
   T.eq("ready", plugin.hubs[1].hub:state("example"))
   T.eq("disabled", plugin.hubs[1].hub:state("off"))

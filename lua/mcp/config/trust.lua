@@ -158,6 +158,28 @@ end
 
 -- ---- a hook on the terminal ----------------------------------------------------------------------
 
+--- What a trust prompt shows of a server (entry as given to the hook): one line per item, the
+--- first "run: COMMAND ARGS..." or "connect to: URL", then the working directory, each env
+--- variable, the envFile, each header; every item escaped (mcp.util.term), so neither a
+--- newline nor a terminal control in the file can hide or fake a line.
+---@param entry table
+---@return string[]
+function M.describe(entry)
+  local lines = {}
+  if entry.type == "stdio" then
+    local words = { term.escape(entry.command) }
+    for _, a in ipairs(entry.args or {}) do words[#words + 1] = term.escape(a) end
+    lines[1] = "run: " .. table.concat(words, " ")
+    if entry.cwd then lines[#lines + 1] = "in: " .. term.escape(entry.cwd) end
+    for _, e in ipairs(entry.env or {}) do lines[#lines + 1] = "env: " .. term.escape(e) end
+    if entry.env_file then lines[#lines + 1] = "envFile: " .. term.escape(entry.env_file) end
+  else
+    lines[1] = "connect to: " .. term.escape(entry.url)
+    for _, h in ipairs(entry.headers or {}) do lines[#lines + 1] = "header: " .. term.escape(h) end
+  end
+  return lines
+end
+
 --- A `trust` hook that shows the server (escaped) and asks on the terminal (/dev/tty, else
 --- stdin/stderr): "y" (yes, remembered), "o" (once), anything else no.
 --- opts: input (file or function returning a line), output (file).
@@ -168,17 +190,10 @@ function M.tty_hook(opts)
   return function(entry, source)
     local tty_in = opts.input or io.open("/dev/tty", "r") or io.stdin
     local out = opts.output or io.open("/dev/tty", "w") or io.stderr
-    local what
-    if entry.type == "stdio" then
-      local words = { tostring(entry.command) }
-      for _, a in ipairs(entry.args or {}) do words[#words + 1] = tostring(a) end
-      what = "run: " .. table.concat(words, " ")
-      if entry.cwd then what = what .. "\n  in: " .. tostring(entry.cwd) end
-    else
-      what = "connect to: " .. tostring(entry.url)
-    end
-    out:write(term.escape(("%s is not in your own configuration.\nServer '%s' wants to %s\n"):format(
-      tostring(source or "this configuration"), tostring(entry.name), what), { keep_newlines = true }))
+    local lines = M.describe(entry)
+    out:write(("%s is not in your own configuration.\nServer '%s' wants to %s\n"):format(
+      term.escape(source or "this configuration"), term.escape(entry.name), lines[1]))
+    for i = 2, #lines do out:write("  ", lines[i], "\n") end
     out:write("Start it? [y]es (remember for this file) / [o]nce / [N]o: ")
     out:flush()
     local line

@@ -24,14 +24,8 @@ end
 ---@return fun(entry: table, source: string|nil): boolean|string
 function M.trust_hook()
   return function(entry, source)
-    local what
-    if entry.type == "stdio" then
-      local words = { tostring(entry.command) }
-      for _, a in ipairs(entry.args or {}) do words[#words + 1] = tostring(a) end
-      what = "run: " .. table.concat(words, " ")
-    else
-      what = "connect to: " .. tostring(entry.url)
-    end
+    -- what it runs and also its cwd, env (NODE_OPTIONS, LD_PRELOAD...), envFile, headers
+    local what = table.concat(require("mcp.config.trust").describe(entry), "; ")
     local prompt = ("%s is not in your own configuration. Server '%s' wants to %s. Start it?"):format(
       tostring(source or "this configuration"), tostring(entry.name), what)
     local i = M.choose(prompt:gsub("[%c]", " "), { "Yes (remember for this file)", "Once", "No" })
