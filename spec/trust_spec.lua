@@ -50,6 +50,35 @@ describe("config trust", function()
     end
   end)
 
+  it("a workspace's file inside the user's config dirs is still a workspace's; a '..' path is not trusted", function()
+    local home = tmpdir()
+    -- user_locations reads the environment: a HOME of its own through a child interpreter
+    local function judged(path, xdg)
+      local script = ("print(require('mcp.config.trust').user_file(%q))"):format(path)
+      local p = io.popen(("env -u XDG_CONFIG_HOME -u XDG_CONFIG_DIRS HOME=%q %s LUA_PATH=%q LUA_CPATH=%q %s -e %q 2>&1")
+        :format(home, xdg and ("XDG_CONFIG_HOME=%q"):format(xdg) or "", package.path .. ";;", package.cpath .. ";;",
+          LUA, script))
+      local out = p:read("*a")
+      p:close()
+      assert(out == "true\n" or out == "false\n", out)
+      return out == "true\n"
+    end
+    -- the user's own files
+    assert.is_true(judged(home .. "/.config/mcphub/servers.json"))
+    assert.is_true(judged(home .. "/.config/Code/User/mcp.json"))
+    assert.is_true(judged(home .. "/.cursor/mcp.json"))
+    assert.is_true(judged(home .. "/.claude.json"))
+    assert.is_true(judged(home .. "/xdg/mcp.json", home .. "/xdg"))
+    -- a repository cloned beneath them: its workspace files are a stranger's
+    assert.is_false(judged(home .. "/.config/nvim/pack/p/start/plugin/.vscode/mcp.json"))
+    assert.is_false(judged(home .. "/.config/nvim/pack/p/start/plugin/.cursor/mcp.json"))
+    assert.is_false(judged(home .. "/.config/some-repo/.mcp.json"))
+    assert.is_false(judged(home .. "/xdg/repo/.vscode/mcp.json", home .. "/xdg"))
+    -- '..' after a symbolic link is not the lexical parent: not judged as the user's
+    assert.is_false(judged(home .. "/.config/link/../mcp.json"))
+    os.execute("rm -rf '" .. home .. "'")
+  end)
+
   it("a workspace file's command does not run without the trust hook: a clear nil, err and a failed state", function()
     local marker = dir .. "/ran"
     write({ mcpServers = { evil = { command = "sh", args = { "-c", "touch " .. marker } } } })

@@ -79,10 +79,34 @@ function M.user_locations()
   return dirs, files
 end
 
---- Whether a config file is part of the user's own configuration.
+-- Where a project keeps its own MCP config: a file beneath such a directory, or with such a
+-- name, is a workspace's even inside the user's config dirs (a repository cloned under
+-- ~/.config, a Neovim package in ~/.config/nvim/pack/*/start/).
+local WORKSPACE_DIRS = {
+  [".vscode"] = true, [".cursor"] = true, [".zed"] = true, [".gemini"] = true, [".claude"] = true,
+  [".roo"] = true, [".windsurf"] = true, [".git"] = true,
+}
+local WORKSPACE_NAMES = { [".mcp.json"] = true }
+
+-- Whether the part of abs below dir names a workspace's directory or file.
+local function workspace_below(abs, dir)
+  local rest = abs:sub(#dir + 2)
+  local last
+  for part in rest:gmatch("[^/]+") do
+    if last and WORKSPACE_DIRS[last] then return true end
+    last = part
+  end
+  return last ~= nil and WORKSPACE_NAMES[last] == true
+end
+
+--- Whether a config file is part of the user's own configuration: one of the hosts' user-level
+--- files, or a file beneath the user's config dirs that is not a workspace's (see
+--- WORKSPACE_DIRS). A path with a ".." component is not (through a symbolic link the kernel's
+--- ".." goes elsewhere than the lexical one).
 ---@param path string
 ---@return boolean
 function M.user_file(path)
+  if ("/" .. path .. "/"):find("/../", 1, true) then return false end
   local abs = M.absolute(path)
   if abs == nil then return false end
   local dirs, files = M.user_locations()
@@ -91,7 +115,7 @@ function M.user_file(path)
   end
   for _, d in ipairs(dirs) do
     local ad = M.absolute(d)
-    if ad and under(abs, ad) then return true end
+    if ad and under(abs, ad) and not workspace_below(abs, (ad:gsub("/+$", ""))) then return true end
   end
   return false
 end
