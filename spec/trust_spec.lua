@@ -166,6 +166,20 @@ describe("config trust", function()
     assert.equals(".env", got.env_file)
   end)
 
+  it("the terminal input prompt shows a file's input description, options and default escaped", function()
+    local out_path = dir .. "/input.txt"
+    local out = assert(io.open(out_path, "w"))
+    local ask = mcp.config.tty_input({ output = out, input = function() return "2" end })
+    local v = ask({ id = "x", type = "pickString", server = "s\27[2J", description = "Token\27]52;c;ZXZpbA==\7",
+      options = { "a\27[1A", { label = "b\r", value = "B" } }, default = "d\155" })
+    out:close()
+    assert.equals("B", v)
+    local shown = helper.read_file(out_path)
+    assert.is_nil(shown:find("[\27\7\r\155]"), shown)
+    assert.truthy(shown:find("  1) a\\x1b[1A\n  2) b\\x0d\n", 1, true), shown)
+    assert.truthy(shown:find("Token\\x1b]52;c;ZXZpbA==\\x07 (for s\\x1b[2J) [d\\x9b]: ", 1, true), shown)
+  end)
+
   it("a workspace file expands only the allowlisted variables: a secret never reaches the server", function()
     write({ mcpServers = {
       web = { url = "http://127.0.0.1:9/mcp", headers = { Authorization = "Bearer ${env:MY_SECRET}" } },

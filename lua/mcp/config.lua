@@ -10,6 +10,7 @@
 local errors = require("mcp.errors")
 local json = require("mcp.json")
 local trust = require("mcp.config.trust")
+local term = require("mcp.util.term")
 
 local M = {}
 
@@ -738,15 +739,16 @@ function M.tty_input(opts)
     local tty = not opts.input and io.open("/dev/tty", "r") or nil
     local tty_in = opts.input or tty or io.stdin
     local out = opts.output or io.open("/dev/tty", "w") or io.stderr
-    local prompt = (input.description or input.id)
-    if input.server then prompt = prompt .. " (for " .. input.server .. ")" end
+    -- The description, options and default come from the file: escaped (mcp.util.term).
+    local prompt = term.escape(input.description or input.id)
+    if input.server then prompt = prompt .. " (for " .. term.escape(input.server) .. ")" end
     if input.type == "pickString" and type(input.options) == "table" then
       for i, o in ipairs(input.options) do
         local label = type(o) == "table" and (o.label or o.value) or o
-        out:write(("  %d) %s\n"):format(i, tostring(label)))
+        out:write(("  %d) %s\n"):format(i, term.escape(label)))
       end
     end
-    if input.default ~= nil then prompt = prompt .. " [" .. tostring(input.default) .. "]" end
+    if input.default ~= nil then prompt = prompt .. " [" .. term.escape(input.default) .. "]" end
     out:write(prompt, ": ")
     out:flush()
     -- stty only on a terminal that opened (else the shell's redirect would print its own error);
