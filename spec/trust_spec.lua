@@ -214,6 +214,25 @@ describe("config trust", function()
     assert.equals("untrusted", cfg.errors.abs.kind)
     assert.equals("untrusted", cfg.errors.up.kind)
     assert.truthy(cfg.errors.up.message:find("must be a path inside the file's own directory", 1, true))
+    -- a symbolic link the repository carries does not lead out of it
+    helper.write_file(store .. "/credentials", "AWS_SECRET=s3cr3t\n")
+    os.execute(("ln -s '%s/credentials' '%s/.env.link'"):format(store, dir))
+    os.execute(("mkdir '%s/sub' && ln -s '%s' '%s/sub/up'"):format(dir, store, dir))
+    write({ mcpServers = {
+      link = { command = "x", envFile = ".env.link" },
+      dirlink = { command = "x", envFile = "sub/up/credentials" },
+      ok = { command = "x", envFile = ".env" },
+    } })
+    cfg = assert(mcp.config.load(file, { trust_dir = store, keep_going = true, trust = function() return "once" end }))
+    assert.same({ A = "beside" }, cfg.servers.ok.env)
+    for _, name in ipairs({ "link", "dirlink" }) do
+      assert.equals("untrusted", cfg.errors[name].kind, name)
+      assert.truthy(cfg.errors[name].message:find("leads out of", 1, true), cfg.errors[name].message)
+      assert.is_nil(cfg.servers[name].env)
+    end
+    -- the host trusts the file: its links are the user's
+    cfg = assert(mcp.config.load(file, { trusted = true, keep_going = true }))
+    assert.same({ AWS_SECRET = "s3cr3t" }, cfg.servers.link.env)
   end)
 
   it("a workspace file's autoApprove is ignored unless the host opts in", function()

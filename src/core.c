@@ -10,6 +10,7 @@
 #include "digest.h"
 #include "filelock.h"
 #include "private_file.h"
+#include "realpath.h"
 #include "redirect_listener.h"
 #include "run_program.h"
 #include "spawn_detached.h"
@@ -190,6 +191,7 @@ int luaopen_mcp_core(lua_State *L)
         {"read_private_file", mcp_read_private_file},
         {"spawn_detached", mcp_spawn_detached},
         {"run_program", mcp_run_program},
+        {"realpath", mcp_realpath},
         {NULL, NULL},
     };
     struct sigaction sa;

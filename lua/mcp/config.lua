@@ -348,6 +348,12 @@ local function read_env_file(ctx, server, path)
       .. "configuration, got " .. path, "untrusted")
   end
   if ctx.file and path:sub(1, 1) ~= "/" then path = dirname(ctx.file) .. "/" .. path end
+  if not ctx.trusted then
+    -- ...and not through a symbolic link that leads out of that directory
+    local real, rerr = trust.inside(path, ctx.file and dirname(ctx.file) or ".")
+    if real == nil then fail(ctx, server, "envFile", "is not read: " .. tostring(rerr), "untrusted") end
+    path = real
+  end
   local text, err = read_file(path)
   if not text then fail(ctx, server, "envFile", "cannot read " .. path .. ": " .. tostring(err)) end
   local out, ln = {}, 0

@@ -120,6 +120,23 @@ function M.user_file(path)
   return false
 end
 
+--- The real path of a file (symbolic links resolved) when it lies beneath the real directory
+--- dir, else nil, message: where a file that is not trusted names a file of its own (envFile),
+--- a symbolic link in a cloned repository must not lead out of it (~/.aws/credentials).
+---@param path string
+---@param dir string
+---@return string|nil real, string|nil err
+function M.inside(path, dir)
+  local real, err = core.realpath(path)
+  if real == nil then return nil, err end
+  local base, berr = core.realpath(dir)
+  if base == nil then return nil, berr end
+  if base ~= "/" and real:sub(1, #base + 1) ~= base .. "/" then
+    return nil, path .. " leads out of " .. dir .. " (to " .. real .. ")"
+  end
+  return real
+end
+
 -- ---- remembered answers --------------------------------------------------------------------------
 
 local function record_path(dir, abs)
