@@ -28,5 +28,13 @@ describe("mcp.auth.url.parse", function()
       assert.is_nil(u)
       assert.equals("contains control characters", err)
     end
+    -- a raw C1 byte (CSI to a terminal that is not UTF-8) or any other byte that is not UTF-8
+    for _, bad in ipairs({ "https://as.example/\155" .. "2K", "https://as.example/\157" .. "0;t", "https://as.example/\255" }) do
+      local u, err = url.parse(bad)
+      assert.is_nil(u)
+      assert.equals("contains bytes that are not UTF-8", err)
+    end
+    -- text in a URL as a browser shows it stays allowed
+    assert.truthy(url.parse("https://münchen.example/straße"))
   end)
 end)

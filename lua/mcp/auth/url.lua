@@ -2,6 +2,8 @@
 --- strings, relative references, and the address checks of the SSRF guard. Comparisons the
 --- specification wants exact (issuer, iss, resource) are done on the strings, never on parsed
 --- and re-serialised URLs.
+local term = require("mcp.util.term")
+
 local M = {}
 
 local function unescape(s)
@@ -26,6 +28,9 @@ function M.parse(s)
   if s:find("[%s%z]") then return nil, "contains white space" end
   -- Control characters (C0, DEL, C1) have no place in a URL and could drive a terminal it is shown on.
   if s:find("[\1-\31\127]") or s:find("\194[\128-\159]") then return nil, "contains control characters" end
+  -- A raw byte 0x80..0x9F is a C1 control (CSI, OSC) to a terminal that is not UTF-8; a URL
+  -- percent-encodes what is not text, so any byte that is not UTF-8 is refused.
+  if s:find("[\128-\255]") and term.escape(s) ~= s then return nil, "contains bytes that are not UTF-8" end
   local scheme, rest = s:match("^(%a[%w+.%-]*):(.*)$")
   if not scheme then return nil, "no scheme" end
   scheme = scheme:lower()
