@@ -134,6 +134,21 @@ describe("mcp.sandbox", function()
     c:close()
   end)
 
+  it("no signal from inside the sandbox reaches a process outside it (Landlock ABI 6 scoping)", function()
+    if ABI < 6 then pending("Landlock ABI " .. ABI .. " < 6: no scoping on this kernel"); return end
+    local p = io.popen("sleep 30 >/dev/null 2>&1 & echo $!")
+    local pid = tonumber(p:read("*l"))
+    p:close()
+    local c = assert(probe(nil))
+    assert.equals("signalled\n", text(c:call_tool("signal", { pid = pid })))
+    c:close()
+    c = assert(probe({ read = LUA_DIRS }))
+    local out = text(c:call_tool("signal", { pid = pid }))
+    assert.truthy(out:find("not permitted", 1, true), out)
+    c:close()
+    os.execute("kill " .. pid)
+  end)
+
   it("a config entry's \"sandbox\" confines its server in the hub, and mcp-lua --sandbox confines the CLI's", function()
     if ABI < 1 then pending("this kernel has no Landlock (enforcement untestable here)"); return end
     local file = dir .. "/mcp.json"

@@ -37,12 +37,14 @@
 #define LL_FS_WRITE_FILE (1ULL << 1)
 #define LL_FS_READ_FILE (1ULL << 2)
 #define LL_FS_READ_DIR (1ULL << 3)
-#define LL_FS_V1 ((1ULL << 13) - 1)    /* EXECUTE .. MAKE_SYM */
-#define LL_FS_REFER (1ULL << 13)       /* ABI 2 */
-#define LL_FS_TRUNCATE (1ULL << 14)    /* ABI 3 */
-#define LL_FS_IOCTL_DEV (1ULL << 15)   /* ABI 5 */
-#define LL_NET_BIND_TCP (1ULL << 0)    /* ABI 4 */
-#define LL_NET_CONNECT_TCP (1ULL << 1) /* ABI 4 */
+#define LL_FS_V1 ((1ULL << 13) - 1)        /* EXECUTE .. MAKE_SYM */
+#define LL_FS_REFER (1ULL << 13)           /* ABI 2 */
+#define LL_FS_TRUNCATE (1ULL << 14)        /* ABI 3 */
+#define LL_FS_IOCTL_DEV (1ULL << 15)       /* ABI 5 */
+#define LL_NET_BIND_TCP (1ULL << 0)        /* ABI 4 */
+#define LL_NET_CONNECT_TCP (1ULL << 1)     /* ABI 4 */
+#define LL_SCOPE_ABSTRACT_UNIX (1ULL << 0) /* ABI 6 */
+#define LL_SCOPE_SIGNAL (1ULL << 1)        /* ABI 6 */
 
 #define LL_READ (LL_FS_EXECUTE | LL_FS_READ_FILE | LL_FS_READ_DIR)
 #define LL_FILE_ONLY                                                                               \
@@ -50,7 +52,8 @@
 
 struct ll_ruleset_attr {
     uint64_t handled_access_fs;
-    uint64_t handled_access_net;
+    uint64_t handled_access_net; /* ABI 4 */
+    uint64_t scoped;             /* ABI 6 */
 };
 
 struct ll_path_beneath_attr {
@@ -82,6 +85,16 @@ static uint64_t fs_rights(int abi)
     if (abi >= 5)
         r |= LL_FS_IOCTL_DEV;
     return r;
+}
+
+/* The part of the attribute struct this kernel knows and this sandbox uses. */
+static size_t ruleset_attr_size(int abi, int deny_net)
+{
+    if (abi >= 6)
+        return sizeof(struct ll_ruleset_attr);
+    if (deny_net)
+        return 2 * sizeof(uint64_t);
+    return sizeof(uint64_t);
 }
 
 /* One path_beneath rule; a path that does not exist is no rule (nothing to reach there). */
@@ -136,8 +149,11 @@ int mcp_sandbox_prepare(const mcp_sandbox *sb, const char *command_file, char *e
     attr.handled_access_fs = fs_rights(abi);
     if (sb->deny_net)
         attr.handled_access_net = LL_NET_BIND_TCP | LL_NET_CONNECT_TCP; /* no rule: none allowed */
-    rs = (int)syscall(SYS_landlock_create_ruleset, &attr,
-                      sb->deny_net ? sizeof attr : sizeof attr.handled_access_fs, 0);
+    /* Where the kernel scopes (ABI 6): no signal to a process outside the sandbox (the host, the
+     * user's other programs) and no abstract UNIX socket made outside it (X11, some D-Bus). */
+    if (abi >= 6)
+        attr.scoped = LL_SCOPE_ABSTRACT_UNIX | LL_SCOPE_SIGNAL;
+    rs = (int)syscall(SYS_landlock_create_ruleset, &attr, ruleset_attr_size(abi, sb->deny_net), 0);
     if (rs < 0) {
         snprintf(err, errlen, "sandbox: landlock_create_ruleset: %s", strerror(errno));
         return -1;
