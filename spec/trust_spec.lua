@@ -110,6 +110,28 @@ describe("config trust", function()
       { name = asked.entry.name, type = asked.entry.type, command = asked.entry.command, args = asked.entry.args })
   end)
 
+  it("enable and restart of a workspace file's server ask the hook again: a no starts nothing", function()
+    local marker = dir .. "/ran"
+    write({ mcpServers = {
+      off = { command = "sh", args = { "-c", "touch " .. marker }, disabled = true },
+      bad = { command = "sh", args = { "-c", "touch " .. marker } },
+    } })
+    local asked, answer = {}, false
+    local hub = assert(mcp.hub(file, { trust_dir = store, trust = function(e) asked[#asked + 1] = e.name; return answer end }))
+    assert.same({ "bad" }, asked) -- a disabled server is not asked about until it is enabled
+    assert.equals("disabled", (hub:state("off")))
+    assert.equals("failed", (hub:state("bad")))
+    hub:enable("off")
+    hub:restart("bad")
+    assert.same({ "bad", "off", "bad" }, asked)
+    assert.equals("failed", (hub:state("off")))
+    assert.equals("untrusted", select(2, hub:state("off")).kind)
+    assert.equals("failed", (hub:state("bad")))
+    hub:close()
+    mcp.sleep(100)
+    assert.is_false(exists(marker))
+  end)
+
   it("the hook's yes starts it and is remembered for this content only; 'once' is not remembered", function()
     write({ mcpServers = { ok = { command = LUA, args = { T } } } })
     local n = 0
