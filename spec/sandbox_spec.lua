@@ -149,6 +149,35 @@ describe("mcp.sandbox", function()
     os.execute("kill " .. pid)
   end)
 
+  it("a confined server gets no terminal: its stderr comes through a pipe, escaped (no TIOCSTI, no escapes)", function()
+    if ABI < 1 then pending("this kernel has no Landlock (enforcement untestable here)"); return end
+    if not helper.have_command("script") then pending("script (util-linux) is missing: no terminal to test on"); return end
+    local script = dir .. "/tty.lua"
+    local function run_on_tty(sb_lua)
+      helper.write_file(script, ([[
+        local mcp = require("mcp")
+        local c = assert(mcp.create_stdio_client(%q, { %q }, { sandbox = %s }))
+        print("RESULT " .. c:call_tool("tty", { sti = true }).content[1].text)
+        c:close()
+      ]]):format(LUA, PROBE, sb_lua))
+      local cmd = ("LUA_PATH=%q LUA_CPATH=%q script -qec '%s %s' /dev/null"):format(package.path .. ";;",
+        package.cpath .. ";;", LUA, script)
+      local p = io.popen(cmd)
+      local out = p:read("*a")
+      p:close()
+      return out
+    end
+    local dirs = "{ " .. ("%q, "):rep(#LUA_DIRS):format(unpack(LUA_DIRS)) .. "}"
+    -- Unconfined, the server's stderr is the terminal (inherited): the test can see one.
+    local out = run_on_tty("nil")
+    assert.truthy(out:find("RESULT terminal", 1, true), out)
+    out = run_on_tty("{ read = " .. dirs .. " }")
+    assert.truthy(out:find("RESULT not a terminal", 1, true), out)
+    assert.is_nil(out:find("typed", 1, true), out)
+    assert.is_nil(out:find("\27", 1, true), out)
+    assert.truthy(out:find("\\x1b]0;pwned\\x07 from stderr", 1, true), out)
+  end)
+
   it("a config entry's \"sandbox\" confines its server in the hub, and mcp-lua --sandbox confines the CLI's", function()
     if ABI < 1 then pending("this kernel has no Landlock (enforcement untestable here)"); return end
     local file = dir .. "/mcp.json"

@@ -4,6 +4,7 @@ local core = require("mcp.core")
 local native = require("mcp.transport.native")
 local options = require("mcp.util.options")
 local sched = require("mcp.sched")
+local term = require("mcp.util.term")
 
 local M = {}
 
@@ -149,8 +150,10 @@ local function wrap(ccfg)
 end
 
 --- Create a stdio transport (NewStdioTransport). cfg: command, args, env, cwd (or working_dir),
---- stderr ("inherit" | "discard" | function(line)), max_message_size, max_write_queue,
---- max_stderr_lines, sandbox (mcp.sandbox: a preset name or {read, write, net, mode}).
+--- stderr ("inherit" | "discard" | function(line); with a sandbox, "inherit" is the host's
+--- stderr through a pipe, each line escaped: a confined server gets no terminal),
+--- max_message_size, max_write_queue, max_stderr_lines, sandbox (mcp.sandbox: a preset name or
+--- {read, write, net, mode}).
 ---@param cfg table
 ---@return mcp.StdioTransport
 function M.transport(cfg)
@@ -165,11 +168,16 @@ function M.transport(cfg)
     if type(args[i]) ~= "string" then error(("mcp.stdio_transport: args[%d] must be a string"):format(i), 2) end
   end
   local stderr = cfg.stderr
-  if type(stderr) == "function" then
-    stderr = M.stderr_queue(stderr, cfg.max_stderr_lines)
-  elseif stderr ~= nil and stderr ~= "inherit" and stderr ~= "discard" then
+  if stderr ~= nil and type(stderr) ~= "function" and stderr ~= "inherit" and stderr ~= "discard" then
     error('mcp.stdio_transport: stderr must be "inherit", "discard" or a function', 2)
   end
+  if (stderr == nil or stderr == "inherit") and cfg.sandbox ~= nil and cfg.sandbox ~= false then
+    -- A confined server gets no terminal: on an inherited one it could type into the user's
+    -- shell (TIOCSTI), outside the sandbox, or drive it with escapes. Its lines come through a
+    -- pipe, escaped, to the host's stderr.
+    stderr = function(line) io.stderr:write(term.escape(line), "\n") end
+  end
+  if type(stderr) == "function" then stderr = M.stderr_queue(stderr, cfg.max_stderr_lines) end
   local ccfg = {
     command = cfg.command,
     args = args,
