@@ -143,11 +143,11 @@ local function record_path(dir, abs)
   return dir .. "/trust-" .. hex(core.sha256(abs)):sub(1, 32) .. ".json"
 end
 
+-- A record another user owns or could have written (group/other access, a symbolic link) is no
+-- answer of this user's: read as the token store reads its records.
 local function read_record(dir, abs)
-  local f = io.open(record_path(dir, abs), "rb")
-  if not f then return nil end
-  local text = f:read("*a")
-  f:close()
+  local text = core.read_private_file(record_path(dir, abs))
+  if type(text) ~= "string" then return nil end
   local doc = json.decode(text)
   if type(doc) ~= "table" or doc.file ~= abs or type(doc.servers) ~= "table" then return nil end
   return doc
