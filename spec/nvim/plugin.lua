@@ -92,6 +92,15 @@ T.test("plugin/mcp.lua defines the commands on the runtimepath", function()
   })
 end)
 
+T.test("the trust prompt's first item, the one Enter takes in most pickers, is No", function()
+  answers = {}
+  local hook = require("mcp.nvim.ui").trust_hook()
+  T.eq(false, hook({ name = "x", type = "stdio", command = "c", args = {} }, "/ws/.mcp.json"))
+  answers = { { "wants to run", 3 } }
+  T.eq(true, hook({ name = "x", type = "stdio", command = "c", args = {} }, "/ws/.mcp.json"))
+  ui_log = {}
+end)
+
 T.test("servers start from the user file and, after the trust prompt, the workspace file", function()
   answers = { { "wants to run", 2 } } -- "Once"
   plugin.wait(20000 * slow)

@@ -11,7 +11,7 @@
 ---
 --- Servers come from the user's file (the mcpServers format of mcphub.nvim's servers.json,
 --- trusted) and the workspace's .vscode/mcp.json, .cursor/mcp.json and .mcp.json (each server
---- started only after a yes/once/no question through vim.ui.select). Each file is one mcp.hub.
+--- started only after a no/once/yes question through vim.ui.select, No first). Each file is one mcp.hub.
 --- A tool call is approved first (allow once / always for this tool / deny) unless the
 --- server's autoApprove says otherwise (ignored in a workspace file unless
 --- honor_workspace_auto_approve).

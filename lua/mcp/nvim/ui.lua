@@ -20,7 +20,7 @@ function M.choose(prompt, items, timeout_ms)
 end
 
 --- A `trust(entry, source)` hook for mcp.config.load / mcp.hub asking through vim.ui.select:
---- yes (remembered for this file's content), once, no.
+--- no (the first item), once, yes (remembered for this file's content).
 ---@return fun(entry: table, source: string|nil): boolean|string
 function M.trust_hook()
   return function(entry, source)
@@ -28,8 +28,9 @@ function M.trust_hook()
     local what = table.concat(require("mcp.config.trust").describe(entry), "; ")
     local prompt = ("%s is not in your own configuration. Server '%s' wants to %s. Start it?"):format(
       tostring(source or "this configuration"), tostring(entry.name), what)
-    local i = M.choose(prompt:gsub("[%c]", " "), { "Yes (remember for this file)", "Once", "No" })
-    if i == 1 then return true end
+    -- No first: what Enter takes in most pickers (telescope, dressing, snacks) must not trust.
+    local i = M.choose(prompt:gsub("[%c]", " "), { "No", "Once", "Yes (remember for this file)" })
+    if i == 3 then return true end
     if i == 2 then return "once" end
     return false
   end
