@@ -4,7 +4,7 @@ local term = require("mcp.util.term")
 local url = require("mcp.auth.url")
 
 describe("mcp.util.term.escape", function()
-  it("escapes C0 controls, DEL, C1 controls (UTF-8 and raw) and invalid UTF-8; keeps text, tabs and, asked, newlines", function()
+  it("escapes C0 controls, DEL, C1 controls (UTF-8 and raw), bidi controls and invalid UTF-8; keeps text, tabs and, asked, newlines", function()
     assert.equals("a\\x1b]0;t\\x07b", term.escape("a\27]0;t\7b"))
     assert.equals("x\\x0d\\x1b[2Ky", term.escape("x\r\27[2Ky"))
     assert.equals("\\x00\\x08\\x7f", term.escape("\0\8\127"))
@@ -14,6 +14,9 @@ describe("mcp.util.term.escape", function()
     assert.equals("l1\\x0al2\tc", term.escape("l1\nl2\tc"))
     assert.equals("l1\nl2", term.escape_text("l1\nl2"))
     assert.equals("42", term.escape(42))
+    -- bidi overrides and isolates (a command that reads otherwise than it runs); RTL text itself stays
+    assert.equals("run: x \\u202egpj.exe \\u2066y\\u2069 \\u200f", term.escape("run: x \226\128\174gpj.exe \226\129\166y\226\129\169 \226\128\143"))
+    assert.equals("مرحبا", term.escape("مرحبا"))
     local once = term.escape("\27[1m")
     assert.equals(once, term.escape(once))
   end)
@@ -29,10 +32,11 @@ describe("mcp.auth.url.parse", function()
       assert.equals("contains control characters", err)
     end
     -- a raw C1 byte (CSI to a terminal that is not UTF-8) or any other byte that is not UTF-8
-    for _, bad in ipairs({ "https://as.example/\155" .. "2K", "https://as.example/\157" .. "0;t", "https://as.example/\255" }) do
+    for _, bad in ipairs({ "https://as.example/\155" .. "2K", "https://as.example/\157" .. "0;t", "https://as.example/\255",
+        "https://as.example/\226\128\174moc.live" }) do
       local u, err = url.parse(bad)
       assert.is_nil(u)
-      assert.equals("contains bytes that are not UTF-8", err)
+      assert.equals("contains bytes that are not UTF-8 or bidirectional controls", err)
     end
     -- text in a URL as a browser shows it stays allowed
     assert.truthy(url.parse("https://münchen.example/straße"))

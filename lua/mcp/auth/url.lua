@@ -29,8 +29,11 @@ function M.parse(s)
   -- Control characters (C0, DEL, C1) have no place in a URL and could drive a terminal it is shown on.
   if s:find("[\1-\31\127]") or s:find("\194[\128-\159]") then return nil, "contains control characters" end
   -- A raw byte 0x80..0x9F is a C1 control (CSI, OSC) to a terminal that is not UTF-8; a URL
-  -- percent-encodes what is not text, so any byte that is not UTF-8 is refused.
-  if s:find("[\128-\255]") and term.escape(s) ~= s then return nil, "contains bytes that are not UTF-8" end
+  -- percent-encodes what is not text, so any byte that is not UTF-8 is refused, and so is a
+  -- bidirectional control (it makes a URL read otherwise than it goes).
+  if s:find("[\128-\255]") and term.escape(s) ~= s then
+    return nil, "contains bytes that are not UTF-8 or bidirectional controls"
+  end
   local scheme, rest = s:match("^(%a[%w+.%-]*):(.*)$")
   if not scheme then return nil, "no scheme" end
   scheme = scheme:lower()

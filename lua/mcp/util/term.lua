@@ -1,8 +1,9 @@
 --- Text from a server, a file or the network, made safe to write to a terminal: C0 controls
 --- (ESC, CR, BEL, backspace...), DEL, the C1 controls (U+0080..U+009F, and the raw bytes 0x80..0x9F
---- a non-UTF-8 terminal reads as CSI/OSC) and any byte that is not valid UTF-8 become visible
---- escapes (`\x1b`, `\u009b`), so such text cannot set the window title, write the clipboard
---- (OSC 52), move the cursor or erase what was printed before it.
+--- a non-UTF-8 terminal reads as CSI/OSC), the bidirectional formatting controls (U+202E...) and
+--- any byte that is not valid UTF-8 become visible escapes (`\x1b`, `\u009b`, `\u202e`), so
+--- such text cannot set the window title, write the clipboard (OSC 52), move the cursor, erase
+--- what was printed before it or reorder how it reads.
 local M = {}
 
 local sbyte, schar, sfind, sformat = string.byte, string.char, string.find, string.format
@@ -34,7 +35,14 @@ local function utf8_len(s, i)
   return len, cp
 end
 
--- Non-ASCII bytes: valid sequences stay, C1 controls and invalid bytes are escaped.
+-- The bidirectional formatting controls (LRM, RLM, ALM, the embeddings, overrides and isolates):
+-- on a terminal that shows bidirectional text they reorder what follows, so a command or URL
+-- would read otherwise than it is ("Trojan Source").
+local BIDI = { [0x061C] = true, [0x200E] = true, [0x200F] = true }
+for cp = 0x202A, 0x202E do BIDI[cp] = true end
+for cp = 0x2066, 0x2069 do BIDI[cp] = true end
+
+-- Non-ASCII bytes: valid sequences stay, C1 controls, bidi controls and invalid bytes are escaped.
 local function escape_high(s)
   if not sfind(s, "[\128-\255]") then return s end
   local out, i, n = {}, 1, #s
@@ -46,7 +54,10 @@ local function escape_high(s)
     end
     out[#out + 1] = s:sub(i, j - 1)
     local len, cp = utf8_len(s, j)
-    if len and cp >= 0xA0 then
+    if len and BIDI[cp] then
+      out[#out + 1] = sformat("\\u%04x", cp) -- reorders what follows on a bidi terminal
+      i = j + len
+    elseif len and cp >= 0xA0 then
       out[#out + 1] = s:sub(j, j + len - 1)
       i = j + len
     elseif len then
