@@ -196,6 +196,57 @@ describe("streamable HTTP #http", function()
     c:close()
   end)
 
+  -- A client that only listens (subscriptions, list_changed) makes no call that would meet the
+  -- refusal: the GET stream, live on the lost session, is what finds it.
+  it("makes a new session by itself when the GET stream finds the session lost and no call is made", function()
+    local events, updates = {}, {}
+    local c = assert(new_client(srv, {
+      on_session_expired = function(id) events[#events + 1] = "expired " .. id end,
+      on_reconnect = function(_, reason) events[#events + 1] = "reconnect " .. reason end,
+    }))
+    c:on_notification("notifications/resources/updated", function(p) updates[#updates + 1] = p.uri end)
+    local sid = c.transport:session_id()
+    assert(c:subscribe_resource("test://static/1"))
+    local function session(id)
+      for _, s in ipairs(H.state(srv).sessions) do if s.id == id then return s end end
+    end
+    assert.truthy(helper.wait_until(function() return (session(sid) or {}).get_stream_open end, helper.ms(5000)))
+    H.control(srv, { reset = true, name = "restarted" }) -- the server forgets every session, ends its streams
+    assert.truthy(helper.wait_until(function() return #events >= 2 end, helper.ms(10000)), table.concat(events, ", "))
+    assert.same({ "expired " .. sid, "reconnect session_expired" }, events)
+    local sid2 = c.transport:session_id()
+    assert.is_string(sid2)
+    assert.not_equal(sid, sid2)
+    assert.equal("restarted", c:server_info().name) -- the new InitializeResult
+    assert.truthy(helper.wait_until(function() return (session(sid2) or {}).get_stream_open end, helper.ms(5000)))
+    assert.same({ "test://static/1" }, session(sid2).subscriptions)
+    H.control(srv, { send_notification = { method = "notifications/resources/updated", params = { uri = "test://static/1" } } })
+    assert.truthy(helper.wait_until(function() return #updates > 0 end, helper.ms(5000)))
+    assert.same({ "test://static/1" }, updates)
+    c:close()
+  end)
+
+  it("does not renew by itself a session whose GET stream was never live (a server with no GET route)", function()
+    local reconnects, expired = 0, 0
+    H.control(srv, { get_stream = "404" })
+    local c = assert(new_client(srv, {
+      on_session_expired = function() expired = expired + 1 end,
+      on_reconnect = function() reconnects = reconnects + 1 end,
+    }))
+    assert.truthy(helper.wait_until(function() return expired > 0 end, helper.ms(5000)))
+    local inits = function()
+      local n = 0
+      for _, q in ipairs(H.state(srv).requests) do if q.rpc_method == "initialize" then n = n + 1 end end
+      return n
+    end
+    -- no loop of initialize, 404 on the GET, initialize ...: the next call makes the session
+    helper.wait_until(function() return inits() > 1 end, helper.ms(1000))
+    assert.equal(1, inits())
+    assert.equal(0, reconnects)
+    assert.equal("x", assert(c:call_tool("echo", { message = "x" })).content[1].text)
+    c:close()
+  end)
+
   it("makes one new session for every call in flight that found the old one lost", function()
     local reconnects = 0
     local c = assert(new_client(srv, { on_reconnect = function() reconnects = reconnects + 1 end }))

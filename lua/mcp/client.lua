@@ -688,6 +688,13 @@ function Client:_stream_lost()
     and self.session ~= nil and not self.session:is_open()
 end
 
+-- Streamable HTTP: fn() when the transport's GET stream found the session lost while no call was
+-- made (the transport's watch_idle_session); other transports have no such thing.
+function Client:_watch_idle_session(fn)
+  local t = self.transport
+  if t ~= nil and type(t.watch_idle_session) == "function" then t:watch_idle_session(fn) end
+end
+
 -- Whether a lost session is initialized again by itself (config auto_reinitialize, default true).
 function Client:_auto_reinitialize()
   return self.config.auto_reinitialize and self.state == "connected"

@@ -31,7 +31,8 @@ typedef struct streamable {
     mcp_http h;
     int inbound_wanted;
     int reconnects;
-    int empty_streams; /* inbound streams in a row that ended without a message */
+    int empty_streams;    /* inbound streams in a row that ended without a message */
+    int inbound_live_gen; /* the session (session_gen) the last live inbound stream carried */
     unsigned long inbound_retry_ms;
     char *inbound_last_id;
     mcp_timer reconnect_timer;
@@ -113,6 +114,27 @@ static void on_reconnect_timer(mcp_loop *loop, mcp_timer *t)
     mcp_transport_unref(&h->base);
 }
 
+/* A GET was refused for its session: a resumed POST stream fails its request; the standalone
+ * stream reports it, and when it had been live on that session (the server lost the session
+ * while no call was made: nothing else would notice), says so with "session_lost_idle". A GET
+ * refused before it was ever live (a server that routes no GET and answers 404) is not that. */
+static void get_refused(mcp_http *h, mcp_hreq *r, int status, const char *what)
+{
+    char msg[1400];
+    int idle = !r->for_request && r->sent_session == h->session_gen &&
+               r->sent_session == S(h)->inbound_live_gen;
+    expire_session(h, r);
+    snprintf(msg, sizeof msg,
+             "MCP HTTP Transport Error: GET SSE failed (%s). The MCP session expired", what);
+    if (r->for_request) {
+        mcp_http_post_failed(h, r, status, msg);
+        return;
+    }
+    mcp_http_report(h, msg);
+    if (idle)
+        mcp_http_emit(h, "session_lost_idle", NULL);
+}
+
 /* A GET of streamable HTTP finished: the standalone inbound stream (reconnect) or a resumed
  * POST stream (resume again while its request waits). */
 static void stream_done(mcp_http *h, mcp_hreq *r, CURLcode rc, const char *what)
@@ -130,13 +152,7 @@ static void stream_done(mcp_http *h, mcp_hreq *r, CURLcode rc, const char *what)
     if (status == 405 && !r->for_request) {
         S(h)->inbound_wanted = 0; /* the server offers no standalone stream: fine */
     } else if (session_refused(r, status)) {
-        expire_session(h, r);
-        snprintf(msg, sizeof msg,
-                 "MCP HTTP Transport Error: GET SSE failed (%s). The MCP session expired", what);
-        if (req != 0)
-            mcp_http_post_failed(h, r, (int)status, msg);
-        else
-            mcp_http_report(h, msg);
+        get_refused(h, r, (int)status, what);
     } else if (req != 0) {
         /* A resumed POST stream: resume again while the request waits, a bounded number of
          * times without progress. */
@@ -160,6 +176,7 @@ static void stream_done(mcp_http *h, mcp_hreq *r, CURLcode rc, const char *what)
             S(h)->inbound_retry_ms = r->retry_ms;
         if (r->mode == MCP_HREQ_STREAM || (rc == CURLE_OK && status >= 200 && status < 300)) {
             S(h)->reconnects = 0;
+            S(h)->inbound_live_gen = r->sent_session;
             /* A stream that ends without a single message is no progress: past max_reconnects
              * of them in a row the delay grows (1 s x 1.5 up to 30 s), so a server answering
              * every GET with "retry: 1" and an empty stream gets a few reconnects a minute,

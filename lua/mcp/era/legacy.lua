@@ -136,6 +136,22 @@ function Era:renew_connection()
   return true
 end
 
+-- The standalone GET stream found the session lost while no call was made (the server restarted;
+-- a client that only listens would never notice): a new session at once, in a task, as a refused
+-- call would make it, so the GET stream, the subscriptions and their notifications come back.
+-- The transport's state reaches the era weakly (it must not keep the client alive).
+local function watch_idle_session(self)
+  local weak = setmetatable({ era = self }, { __mode = "v" })
+  self.client:_watch_idle_session(function()
+    local era = weak.era
+    if era == nil or era.renewing or era.known_sid == nil then return end
+    local client, lost = era.client, era.known_sid
+    if client:_session_id() ~= nil or not client:_auto_reinitialize() then return end
+    sched.spawn_handler(function(e) client:_report(errors.new(nil, tostring(e), nil, { kind = "handler" })) end,
+      function() if client:_auto_reinitialize() then era:renew_session(lost) end end)
+  end)
+end
+
 --- A new session after the server lost lost_sid (it restarted, or expired it): initialize again
 --- (capabilities refreshed), notifications/initialized, the GET stream, the subscriptions, then
 --- the client's on_reconnect. Calls that start meanwhile wait for it. Whether there is a session.
@@ -310,6 +326,7 @@ function Era:start(init, reattached)
     if not ok then return nil, err end
   end
   client:_open_inbound()
+  watch_idle_session(self)
   return true
 end
 
