@@ -36,6 +36,43 @@ describe("a lost HTTP session #http", function()
     assert.truthy(caps.tools)
   end)
 
+  -- A client that only listens makes no call that would meet the refusal: its GET stream,
+  -- reconnecting to the restarted server, does; the new session comes at once, with the GET stream
+  -- and the subscription (server-everything sends resources/updated only to subscribed sessions,
+  -- and only on the GET stream).
+  it("comes back by itself for a client that only listens, with its GET stream and subscriptions", function()
+    local ev = H.start_everything("streamableHttp")
+    if not ev then pending("server-everything unavailable"); return end
+    local events, updates = {}, {}
+    local c = assert(mcp.create_http_client(ev.base .. "/mcp", {
+      request_timeout_ms = helper.ms(20000),
+      on_session_expired = function() events[#events + 1] = "expired" end,
+      on_reconnect = function(_, reason) events[#events + 1] = "reconnect " .. reason end,
+    }))
+    c:on_notification("notifications/resources/updated", function(p) updates[#updates + 1] = p.uri end)
+    local uri = "demo://resource/static/document/architecture.md"
+    assert(c:subscribe_resource(uri))
+    local init = c:initialize_result()
+    helper.wait_until(function() return false end, helper.ms(500)) -- the loop runs: the GET stream opens
+    H.stop_everything(ev)
+    helper.wait_dead(ev.pid, helper.ms(5000))
+    local ev2 = H.start_everything_on(ev.port, "streamableHttp")
+    assert.truthy(ev2, "server-everything did not come back on its port")
+    local back = helper.wait_until(function() return #events >= 2 end, helper.ms(20000))
+    local sid2 = c.transport:session_id()
+    local renewed_init = c:initialize_result()
+    local toggled = back and c:call_tool("toggle-subscriber-updates", {})
+    local got = back and helper.wait_until(function() return #updates > 0 end, helper.ms(10000))
+    c:close()
+    H.stop_everything(ev2)
+    assert.same({ "expired", "reconnect session_expired" }, events)
+    assert.is_string(sid2)
+    assert.not_equal(init, renewed_init) -- the new server's InitializeResult
+    assert.truthy(toggled)
+    assert.truthy(got, "no resources/updated on the new session's GET stream")
+    assert.equal(uri, updates[1])
+  end)
+
   it("over legacy SSE, connects again by itself when server-everything restarts", function()
     local ev = H.start_everything("sse")
     if not ev then pending("server-everything unavailable"); return end

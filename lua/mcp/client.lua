@@ -688,11 +688,11 @@ function Client:_stream_lost()
     and self.session ~= nil and not self.session:is_open()
 end
 
--- Streamable HTTP: fn() when the transport's GET stream found the session lost while no call was
--- made (the transport's watch_idle_session); other transports have no such thing.
-function Client:_watch_idle_session(fn)
+-- Streamable HTTP: fn() when the server lost a session that had worked, whether or not a call saw
+-- the refusal (the transport's watch_session_lost); other transports have no such thing.
+function Client:_watch_session_lost(fn)
   local t = self.transport
-  if t ~= nil and type(t.watch_idle_session) == "function" then t:watch_idle_session(fn) end
+  if t ~= nil and type(t.watch_session_lost) == "function" then t:watch_session_lost(fn) end
 end
 
 -- Whether a lost session is initialized again by itself (config auto_reinitialize, default true).

@@ -43,9 +43,8 @@ typedef enum mcp_sse_endpoint_state {
 } mcp_sse_endpoint_state;
 
 /* Transport events for the Lua binding: "session_id" (value or NULL), "session_expired"
- * (the old id), "session_lost_idle" (NULL: after "session_expired", the standalone GET stream,
- * live on that session, was refused it), "endpoint" (legacy SSE ready), "error" (a diagnostic,
- * also sent to the sink). */
+ * (the old id), "session_lost" (NULL: after "session_expired", when that session had worked),
+ * "endpoint" (legacy SSE ready), "error" (a diagnostic, also sent to the sink). */
 typedef void (*mcp_http_event_cb)(void *ctx, const char *kind, const char *value);
 
 /* The transport owner's layer over every HTTP exchange the transport makes (an auth layer's):

@@ -31,8 +31,8 @@ typedef struct streamable {
     mcp_http h;
     int inbound_wanted;
     int reconnects;
-    int empty_streams;    /* inbound streams in a row that ended without a message */
-    int inbound_live_gen; /* the session (session_gen) the last live inbound stream carried */
+    int empty_streams; /* inbound streams in a row that ended without a message */
+    int worked_gen; /* the last session (session_gen) a request was answered on or a GET stream was live on */
     unsigned long inbound_retry_ms;
     char *inbound_last_id;
     mcp_timer reconnect_timer;
@@ -79,10 +79,15 @@ static int session_refused(mcp_hreq *r, long status)
 }
 
 /* The server refused r's session: forget it, unless r carried an older one (a new session was
- * made meanwhile, which stays). */
+ * made meanwhile, which stays). A session that had worked (a request answered, a live GET stream)
+ * was lost by the server: "session_lost" says so, also when no call was there to see the refusal
+ * (the GET stream's reconnection, a notification). One that never worked (a server that routes
+ * no GET and answers 404: notifications/initialized is answered 202, then the GET refused) is not
+ * said to be lost, so that a new one is not made over and over. */
 static void expire_session(mcp_http *h, mcp_hreq *r)
 {
     char *old = h->session_id;
+    int worked = r->sent_session == S(h)->worked_gen;
     if (old == NULL || r->sent_session != h->session_gen)
         return; /* another exchange already found it expired (and maybe made a new one) */
     h->session_id = NULL;
@@ -93,6 +98,8 @@ static void expire_session(mcp_http *h, mcp_hreq *r)
     mcp_http_emit(h, "session_expired", old);
     mcp_http_emit(h, "session_id", NULL);
     free(old);
+    if (worked)
+        mcp_http_emit(h, "session_lost", NULL);
 }
 
 static unsigned long backoff_ms(int attempt)
@@ -114,25 +121,18 @@ static void on_reconnect_timer(mcp_loop *loop, mcp_timer *t)
     mcp_transport_unref(&h->base);
 }
 
-/* A GET was refused for its session: a resumed POST stream fails its request; the standalone
- * stream reports it, and when it had been live on that session (the server lost the session
- * while no call was made: nothing else would notice), says so with "session_lost_idle". A GET
- * refused before it was ever live (a server that routes no GET and answers 404) is not that. */
+/* A GET was refused for its session: a resumed POST stream fails its request, the standalone
+ * stream reports it. */
 static void get_refused(mcp_http *h, mcp_hreq *r, int status, const char *what)
 {
     char msg[1400];
-    int idle = !r->for_request && r->sent_session == h->session_gen &&
-               r->sent_session == S(h)->inbound_live_gen;
     expire_session(h, r);
     snprintf(msg, sizeof msg,
              "MCP HTTP Transport Error: GET SSE failed (%s). The MCP session expired", what);
-    if (r->for_request) {
+    if (r->for_request)
         mcp_http_post_failed(h, r, status, msg);
-        return;
-    }
-    mcp_http_report(h, msg);
-    if (idle)
-        mcp_http_emit(h, "session_lost_idle", NULL);
+    else
+        mcp_http_report(h, msg);
 }
 
 /* A GET of streamable HTTP finished: the standalone inbound stream (reconnect) or a resumed
@@ -149,6 +149,8 @@ static void stream_done(mcp_http *h, mcp_hreq *r, CURLcode rc, const char *what)
     id[0] = '\0';
     if (last_id != NULL)
         snprintf(id, sizeof id, "%.*s", (int)idlen, last_id);
+    if (!r->for_request && status >= 200 && status < 300)
+        S(h)->worked_gen = r->sent_session; /* the stream was live on this session */
     if (status == 405 && !r->for_request) {
         S(h)->inbound_wanted = 0; /* the server offers no standalone stream: fine */
     } else if (session_refused(r, status)) {
@@ -176,7 +178,6 @@ static void stream_done(mcp_http *h, mcp_hreq *r, CURLcode rc, const char *what)
             S(h)->inbound_retry_ms = r->retry_ms;
         if (r->mode == MCP_HREQ_STREAM || (rc == CURLE_OK && status >= 200 && status < 300)) {
             S(h)->reconnects = 0;
-            S(h)->inbound_live_gen = r->sent_session;
             /* A stream that ends without a single message is no progress: past max_reconnects
              * of them in a row the delay grows (1 s x 1.5 up to 30 s), so a server answering
              * every GET with "retry: 1" and an empty stream gets a few reconnects a minute,
@@ -370,6 +371,8 @@ static int ready(const mcp_http *h)
 /* After a 202 (initialized): the standalone GET stream, when it is wanted and not open. */
 static void post_finished(mcp_http *h, mcp_hreq *r)
 {
+    if (r->sent_session && r->request_id != 0 && r->status >= 200 && r->status < 300)
+        S(h)->worked_gen = r->sent_session; /* a request answered on this session */
     if (h->protocol_version != NULL && S(h)->inbound_wanted && h->inbound == NULL &&
         r->status == 202)
         mcp_http_open_inbound(&h->base);

@@ -136,13 +136,14 @@ function Era:renew_connection()
   return true
 end
 
--- The standalone GET stream found the session lost while no call was made (the server restarted;
--- a client that only listens would never notice): a new session at once, in a task, as a refused
--- call would make it, so the GET stream, the subscriptions and their notifications come back.
--- The transport's state reaches the era weakly (it must not keep the client alive).
-local function watch_idle_session(self)
+-- The server lost a session that had worked: a new session at once, in a task, whether or not a
+-- call saw the refusal (a client that only listens makes none: its GET stream, reconnecting, or a
+-- notification met it), so the GET stream, the subscriptions and their notifications come back; a
+-- call that saw it waits for this renewal (renew_session). The transport's state reaches the era
+-- weakly (it must not keep the client alive).
+local function watch_session_lost(self)
   local weak = setmetatable({ era = self }, { __mode = "v" })
-  self.client:_watch_idle_session(function()
+  self.client:_watch_session_lost(function()
     local era = weak.era
     if era == nil or era.renewing or era.known_sid == nil then return end
     local client, lost = era.client, era.known_sid
@@ -326,7 +327,7 @@ function Era:start(init, reattached)
     if not ok then return nil, err end
   end
   client:_open_inbound()
-  watch_idle_session(self)
+  watch_session_lost(self)
   return true
 end
 

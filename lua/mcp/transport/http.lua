@@ -32,8 +32,8 @@ local function on_event(kind, value, key)
     if cfg.on_session_id_change then sched.spawn_handler(st.fail, cfg.on_session_id_change, value) end
   elseif kind == "session_expired" then
     if cfg.on_session_expired then sched.spawn_handler(st.fail, cfg.on_session_expired, value) end
-  elseif kind == "session_lost_idle" then
-    if st.on_lost_idle then st.on_lost_idle() end
+  elseif kind == "session_lost" then
+    if st.on_lost then st.on_lost() end
   elseif kind == "endpoint_auth" then
     -- "<status>\n<header lines>" of a 401/403 on the legacy stream's GET (before endpoint_failed)
     local status, lines = value:match("^(%d+)\n(.*)$")
@@ -117,12 +117,12 @@ function Http:close(wait_ms)
   return true
 end
 
---- fn() (the client's, which only queues work) when the server refused the session on the
---- standalone GET stream that had been live on it: the server lost the session while no call
---- was made, so no call will notice. nil stops it.
+--- fn() (the client's, which only queues work) when the server lost a session that had worked (a
+--- request answered, a live GET stream): after on_session_expired, also when no call saw the refusal
+--- (the GET stream reconnecting, a notification). nil stops it.
 ---@param fn fun()|nil
-function Http:watch_idle_session(fn)
-  states[self.handle].on_lost_idle = fn
+function Http:watch_session_lost(fn)
+  states[self.handle].on_lost = fn
 end
 
 --- The protocol version, sent as MCP-Protocol-Version (nil: none).
