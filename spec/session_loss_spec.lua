@@ -96,6 +96,42 @@ describe("a lost HTTP session #http", function()
     assert.same({ "stream_closed" }, reasons)
   end)
 
+  -- A call made while the server is still down fails (its new connection failed); the client is
+  -- not closed for good: the next call, once the server is back, connects again, subscriptions too.
+  it("over legacy SSE, a new connection that failed is tried again by the next call", function()
+    local ev = H.start_everything("sse")
+    if not ev then pending("server-everything unavailable"); return end
+    local reasons, updates = {}, {}
+    local c = assert(mcp.create_sse_client(ev.base .. "/sse", {
+      request_timeout_ms = helper.ms(20000),
+      on_reconnect = function(_, reason) reasons[#reasons + 1] = reason end,
+    }))
+    c:on_notification("notifications/resources/updated", function(p) updates[#updates + 1] = p.uri end)
+    local uri = "demo://resource/static/document/architecture.md"
+    assert(c:subscribe_resource(uri))
+    H.stop_everything(ev)
+    helper.wait_dead(ev.pid, helper.ms(5000))
+    helper.wait_until(function() return not c.session:is_open() end, helper.ms(5000))
+    local down_res, down_err = c:call_tool("echo", { message = "while down" })
+    local ev2 = H.start_everything_on(ev.port, "sse")
+    assert.truthy(ev2, "server-everything did not come back on its port")
+    local res, err = c:call_tool("echo", { message = "after" })
+    local toggled = res and c:call_tool("toggle-subscriber-updates", {})
+    local got = toggled and helper.wait_until(function() return #updates > 0 end, helper.ms(10000))
+    c:close()
+    local closed_res, closed_err = c:call_tool("echo", { message = "closed" })
+    H.stop_everything(ev2)
+    assert.is_nil(down_res)
+    assert.truthy(helper.has(down_err.message, "a new connection failed"), down_err.message)
+    assert.is_nil(err)
+    assert.truthy(helper.has(res.content[1].text, "after"))
+    assert.same({ "stream_closed" }, reasons)
+    assert.truthy(got, "the subscription was not made again")
+    assert.equal(uri, updates[1])
+    assert.is_nil(closed_res) -- closed by its user: no new connection
+    assert.equal("closed", closed_err.kind)
+  end)
+
   it("stays lost with auto_reinitialize = false", function()
     local ev = H.start_everything("streamableHttp")
     if not ev then pending("server-everything unavailable"); return end

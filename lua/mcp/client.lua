@@ -684,6 +684,7 @@ end
 -- The legacy SSE stream ended (the server restarted, or dropped the connection): the connection
 -- is gone, and a new one (transport_factory, initialize) is what brings the client back.
 function Client:_stream_lost()
+  if self.stream_lost_again then return self.state == "closed" end
   return self.state == "connected" and self.closed_reason == "the SSE stream closed"
     and self.session ~= nil and not self.session:is_open()
 end
@@ -695,9 +696,21 @@ function Client:_watch_session_lost(fn)
   if t ~= nil and type(t.watch_session_lost) == "function" then t:watch_session_lost(fn) end
 end
 
+-- The new connection made after the legacy SSE stream ended failed (the server is still down):
+-- the client is lost, not closed for good, so that the next call tries again (close() ends that);
+-- subs (uri -> true) are the subscriptions to make on the connection that works.
+function Client:_reconnect_failed(subs)
+  self.stream_lost_again = subs
+end
+
+-- The subscriptions a failed reconnection left to make (see _reconnect_failed), or nil.
+function Client:_lost_subscriptions()
+  return self.stream_lost_again
+end
+
 -- Whether a lost session is initialized again by itself (config auto_reinitialize, default true).
 function Client:_auto_reinitialize()
-  return self.config.auto_reinitialize and self.state == "connected"
+  return self.config.auto_reinitialize and (self.state == "connected" or self.stream_lost_again ~= nil)
 end
 
 -- The era initialized a new session (the old one was lost): init is the server's new
@@ -774,6 +787,7 @@ end
 --- once and the loop finishes that in the background.
 ---@return boolean
 function Client:close()
+  self.stream_lost_again = nil -- (a lost SSE connection is not tried again after a close)
   if self.state == "closed" and self.transport_closed then return true end
   self.state = "closed"
   self.transport_closed = true

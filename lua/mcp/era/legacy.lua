@@ -68,7 +68,9 @@ local function session_request(self, client, method, params, opts)
   if self.renewing and method ~= "initialize" then await_renewal(self) end
   if method ~= "initialize" and client:_stream_lost() and client:_auto_reinitialize() then
     -- legacy SSE: nothing was sent on the dead stream; a new connection takes the request
-    if self:renew_connection() then return client:request(method, params, opts) end
+    local ok, rerr = self:renew_connection()
+    if ok then return client:request(method, params, opts) end
+    if rerr then return nil, rerr end -- (the server is still down: the next call tries again)
   end
   local sid = client:_session_id()
   if sid ~= nil then
@@ -111,8 +113,9 @@ end
 
 --- A new connection after the legacy SSE stream ended (client:reconnect: a transport from the
 --- transport_factory, initialize, a new era object), the subscriptions made again, then the
---- client's on_reconnect. Calls that start meanwhile wait for it. Whether it is connected.
----@return boolean
+--- client's on_reconnect. Calls that start meanwhile wait for it. Whether it is connected; when
+--- this call's try failed, why (the next call tries again).
+---@return boolean ok, mcp.Error|nil err
 function Era:renew_connection()
   local client = self.client
   if self.renewing then
@@ -120,13 +123,15 @@ function Era:renew_connection()
     return client:_connected() and not client:_stream_lost()
   end
   self.renewing = {}
-  local subs = self.subscriptions
+  local subs = client:_lost_subscriptions() or self.subscriptions -- (a failed try's era had them)
   local ok, err = client:reconnect()
   end_renewal(self)
   if not ok then
-    client:_report(errors.new(nil, "the SSE stream closed and a new connection failed: " .. tostring(err and err.message),
-      nil, { kind = err and err.kind or "transport", cause = err }))
-    return false
+    client:_reconnect_failed(subs) -- the next call tries again
+    local e = errors.new(nil, "the SSE stream closed and a new connection failed: " .. tostring(err and err.message),
+      nil, { kind = err and err.kind or "transport", cause = err })
+    client:_report(e)
+    return false, e
   end
   for uri in pairs(subs) do
     local _, serr = client:subscribe_resource(uri)
