@@ -146,6 +146,24 @@ describe("faults in the wild over HTTP #http", function()
     settle()
     assert.is_true(core._heap_bytes() - base < 4 * 1024 * 1024)
   end)
+
+  -- legacy SSE carries every response on its one long-lived GET stream: its buffer of delivered
+  -- events kept the largest one's size until the stream ended (32 MiB after a 24 MiB result)
+  it("a large result over legacy SSE is not kept by the stream once it is dropped", function()
+    if core._heap_bytes == nil or core._heap_bytes() == nil then pending("no mallinfo2 here") return end
+    local c = assert(mcp.create_sse_client(srv.base .. "/sse", { request_timeout_ms = helper.ms(20000) }))
+    assert(c:ping())
+    settle()
+    local base = core._heap_bytes()
+    local r = assert(c:call_tool("big", { bytes = 24 * 1024 * 1024 }))
+    assert.equal(24 * 1024 * 1024, #r.content[1].text)
+    r = nil -- luacheck: ignore 311
+    settle()
+    local kept = core._heap_bytes() - base
+    assert(c:ping()) -- (the stream is still open)
+    c:close()
+    assert.is_true(kept < 4 * 1024 * 1024, ("%d bytes kept after the result was dropped"):format(kept))
+  end)
 end)
 
 describe("at the hard descriptor limit", function()

@@ -24,6 +24,9 @@ static size_t get_u32(const char *p)
     return ((size_t)v[0] << 24) | ((size_t)v[1] << 16) | ((size_t)v[2] << 8) | v[3];
 }
 
+/* What the inbox of delivered events keeps after a larger one. */
+#define INBOX_KEEP (64 * 1024)
+
 static void on_sse_event(void *ctx, const mcp_sse_event *ev)
 {
     mcp_hreq *r = ctx;
@@ -189,6 +192,10 @@ static void deliver(mcp_hreq *r)
         if (!r->doomed)
             mcp_buf_consume(&r->inbox, 8 + tlen + dlen);
     }
+    /* A long-lived stream (legacy SSE carries every response on it, the standalone GET) gives
+     * back the memory of a large event once it is delivered, not when the stream ends. */
+    if (!r->doomed)
+        mcp_buf_shrink(&r->inbox, INBOX_KEEP);
 }
 
 static void flush(mcp_xfer *x)
