@@ -153,7 +153,8 @@ describe("streamable HTTP #http", function()
         }))
         local sid = c.transport:session_id()
         assert(c:subscribe_resource("test://static/1"))
-        H.control(srv, { expire_session = status })
+        assert.equal("lua-mcp-test-server", c:server_info().name)
+        H.control(srv, { expire_session = status, name = "renewed" }) -- the next initialize's serverInfo
         local r = assert(c:call_tool("echo", { message = "after" }))
         assert.equal("after", r.content[1].text)
         local sid2 = c.transport:session_id()
@@ -172,6 +173,7 @@ describe("streamable HTTP #http", function()
             for _, m in ipairs(seen) do if m ~= "ping" then out[#out + 1] = m end end
             return out
           end)())
+        assert.equal("renewed", c:server_info().name) -- the new InitializeResult replaced the old one
         assert.truthy(c:server_capabilities().tools)
         c:close()
       end)
