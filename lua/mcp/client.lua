@@ -690,10 +690,10 @@ function Client:_stream_lost()
 end
 
 -- Streamable HTTP: fn() when the server lost a session that had worked, whether or not a call saw
--- the refusal (the transport's watch_session_lost); other transports have no such thing.
+-- the refusal (the transport's watch_session_lost: it declares session_lost); others have none.
 function Client:_watch_session_lost(fn)
   local t = self.transport
-  if t ~= nil and type(t.watch_session_lost) == "function" then t:watch_session_lost(fn) end
+  if t ~= nil and capable(t, "session_lost") then t:watch_session_lost(fn) end
 end
 
 -- The new connection made after the legacy SSE stream ended failed (the server is still down):

@@ -192,7 +192,7 @@ local function make(cfg, legacy)
   -- legacy SSE is a 2024-11-05 transport. Both have a session id or a stream to lose.
   local t = native.new(Http, box, {
     protocol_discovery = not legacy, tool_parameter_headers = not legacy, protocol_version = true,
-    inbound = not legacy, session_id = true,
+    inbound = not legacy, session_id = true, session_lost = not legacy,
   })
   -- OAuth (auth_provider, or the static oauth fields): lua/mcp/auth/transport.lua, a layer over
   -- the transport object and over every exchange of its handle.
