@@ -149,15 +149,24 @@ static size_t put_utf8(char *o, unsigned long cp)
     return 4;
 }
 
-/* p is just past "\u". Writes the code point (joining a surrogate pair) at *o and returns the next byte, or NULL.
- * Every escape decodes to fewer bytes than its source text, so o never outruns the scratch. */
-static const char *unicode_escape(dec *d, const char *p, char **o)
+/* The byte a two-byte escape \X stands for, by X: 0 for no escape, ESC_U for \u (its code point
+ * follows). One table for both decoders (decode_escaped, decode_inplace, mcp_json_dec_escape). */
+#define ESC_U 1
+static const char ESCAPES[256] = {
+    ['"'] = '"',  ['\\'] = '\\', ['/'] = '/',  ['b'] = '\b',  ['f'] = '\f',
+    ['n'] = '\n', ['r'] = '\r',  ['t'] = '\t', ['u'] = ESC_U,
+};
+
+/* p is just past "\u". Writes the code point (joining a surrogate pair) at *o and returns the
+ * next byte, or NULL when four hex digits do not follow. Every escape decodes to fewer bytes than
+ * its source text, so o never outruns the scratch. */
+static const char *unicode_escape(const char *p, const char *end, char **o)
 {
     int hi, lo;
-    if (d->end - p < 4 || (hi = hex4(p)) < 0)
-        return fail(d, p - 2, "invalid \\u escape");
+    if (end - p < 4 || (hi = hex4(p)) < 0)
+        return NULL;
     p += 4;
-    if (hi >= 0xd800 && hi <= 0xdbff && d->end - p >= 6 && p[0] == '\\' && p[1] == 'u' &&
+    if (hi >= 0xd800 && hi <= 0xdbff && end - p >= 6 && p[0] == '\\' && p[1] == 'u' &&
         (lo = hex4(p + 2)) >= 0xdc00 && lo <= 0xdfff) {
         *o += put_utf8(*o, 0x10000 + (((unsigned long)hi - 0xd800) << 10) +
                                ((unsigned long)lo - 0xdc00));
@@ -166,6 +175,21 @@ static const char *unicode_escape(dec *d, const char *p, char **o)
     /* A lone surrogate is kept as its 3-byte form (as WTF-8 does) rather than rejected. */
     *o += put_utf8(*o, (unsigned long)hi);
     return p;
+}
+
+/* The escape at p (a backslash) written at *o (advanced); the byte after it, or NULL when it is
+ * no valid escape (escape_failure says why). */
+static inline const char *decode_escape(const char *p, const char *end, char **o)
+{
+    char c;
+    if (end - p < 2)
+        return NULL;
+    c = ESCAPES[(unsigned char)p[1]];
+    if (c > ESC_U) {
+        *(*o)++ = c;
+        return p + 2;
+    }
+    return c == ESC_U ? unicode_escape(p + 2, end, o) : NULL;
 }
 
 /* Finds the closing quote of a string, p being inside it; checks only what ends or breaks a string. */
@@ -210,6 +234,16 @@ static const char *escaped_failure(dec *d, const char *esc, const char *at, cons
     if (string_end(d, esc) == NULL)
         return NULL;
     return msg != NULL ? fail(d, at, msg) : NULL;
+}
+
+/* decode_escape refused the escape at esc: why. */
+static const char *escape_failure(dec *d, const char *esc)
+{
+    if (d->end - esc < 2)
+        return escaped_failure(d, esc, esc + 1, "unterminated string");
+    return escaped_failure(d, esc, esc,
+                           ESCAPES[(unsigned char)esc[1]] == ESC_U ? "invalid \\u escape"
+                                                                   : "invalid escape");
 }
 
 /* A plain run ended at p inside an escaped string without its closing quote. */
@@ -303,31 +337,9 @@ static const char *decode_escaped(dec *d, const char *start, const char *p)
     memcpy(o, start, (size_t)(p - start));
     o += p - start;
     for (;;) {
-        const char *run;
-        char c;
-        /* p is at a backslash */
-        if (d->end - p < 2)
-            return escaped_failure(d, p, p + 1, "unterminated string");
-        switch (p[1]) {
-        case '"': c = '"'; break;
-        case '\\': c = '\\'; break;
-        case '/': c = '/'; break;
-        case 'b': c = '\b'; break;
-        case 'f': c = '\f'; break;
-        case 'n': c = '\n'; break;
-        case 'r': c = '\r'; break;
-        case 't': c = '\t'; break;
-        case 'u': c = 0; break;
-        default: return escaped_failure(d, p, p, "invalid escape");
-        }
-        if (c != 0) {
-            *o++ = c;
-            p += 2;
-        } else {
-            const char *esc = p;
-            if ((p = unicode_escape(d, p + 2, &o)) == NULL)
-                return escaped_failure(d, esc, NULL, NULL); /* unicode_escape's message */
-        }
+        const char *run, *esc = p; /* a backslash */
+        if ((p = decode_escape(esc, d->end, &o)) == NULL)
+            return escape_failure(d, esc);
         run = p;
         p = scan_plain(p, d->end);
         memcpy(o, run, (size_t)(p - run));
@@ -357,31 +369,16 @@ static const char *decode_inplace(dec *d, const char *start, const char *p)
         esc = p; /* a backslash; o <= esc, so the source from esc on is intact */
         if (d->end - p < 2)
             goto bad_escape;
-        switch (p[1]) {
-        case '"': c = '"'; break;
-        case '\\': c = '\\'; break;
-        case 'b': c = '\b'; break;
-        case 'f': c = '\f'; break;
-        case 'n': c = '\n'; break;
-        case 'r': c = '\r'; break;
-        case 't': c = '\t'; break;
-        case '/':
-            if (logged)
-                goto not_restorable;
-            c = '/';
-            break;
-        case 'u':
-            if (logged)
-                goto not_restorable;
-            c = 0;
-            break;
-        default: goto bad_escape;
-        }
-        if (c != 0) {
-            *o++ = c;
+        c = ESCAPES[(unsigned char)p[1]];
+        if (c > ESC_U && (c != '/' || !logged)) {
+            *o++ = c; /* the common case, as decode_escape */
             p += 2;
-        } else if ((p = unicode_escape(d, p + 2, &o)) == NULL) {
-            return escaped_failure(d, esc, NULL, NULL); /* unicode_escape's message */
+        } else if (c == 0) {
+            goto bad_escape;
+        } else if (logged) {
+            goto not_restorable; /* \/ or \u: reescape could not write them back */
+        } else if ((p = unicode_escape(p + 2, d->end, &o)) == NULL) {
+            return escape_failure(d, esc);
         }
         run = p;
         p = scan_plain(p, d->end);
@@ -408,8 +405,7 @@ static const char *decode_inplace(dec *d, const char *start, const char *p)
 bad_escape:
     if (logged)
         reescape(s, (size_t)(o - s), (size_t)(esc - start));
-    return escaped_failure(d, esc, d->end - esc < 2 ? esc + 1 : esc,
-                           d->end - esc < 2 ? "unterminated string" : "invalid escape");
+    return escape_failure(d, esc);
 not_restorable:
     reescape(s, (size_t)(o - s), (size_t)(esc - start));
     return decode_escaped(d, start, first);
@@ -934,38 +930,7 @@ const char *mcp_json_dec_plain(const char *p, const char *end) { return scan_pla
 
 const char *mcp_json_dec_escape(const char *p, const char *end, char **o)
 {
-    char c;
-    int hi, lo;
-    if (end - p < 2)
-        return NULL;
-    switch (p[1]) {
-    case '"': c = '"'; break;
-    case '\\': c = '\\'; break;
-    case '/': c = '/'; break;
-    case 'b': c = '\b'; break;
-    case 'f': c = '\f'; break;
-    case 'n': c = '\n'; break;
-    case 'r': c = '\r'; break;
-    case 't': c = '\t'; break;
-    case 'u': c = 0; break;
-    default: return NULL;
-    }
-    if (c != 0) {
-        *(*o)++ = c;
-        return p + 2;
-    }
-    p += 2; /* as unicode_escape */
-    if (end - p < 4 || (hi = hex4(p)) < 0)
-        return NULL;
-    p += 4;
-    if (hi >= 0xd800 && hi <= 0xdbff && end - p >= 6 && p[0] == '\\' && p[1] == 'u' &&
-        (lo = hex4(p + 2)) >= 0xdc00 && lo <= 0xdfff) {
-        *o += put_utf8(*o, 0x10000 + (((unsigned long)hi - 0xd800) << 10) +
-                               ((unsigned long)lo - 0xdc00));
-        return p + 6;
-    }
-    *o += put_utf8(*o, (unsigned long)hi);
-    return p;
+    return decode_escape(p, end, o);
 }
 
 void mcp_json_dec_make_array(mcp_json_dec *d, int base, int n, int hint)
