@@ -8,6 +8,7 @@
 ---   local cfg = assert(mcp.config.load("mcp.json", { on_input = mcp.config.tty_input() }))
 ---   for _, name in ipairs(cfg.order) do print(name, cfg.servers[name].type) end
 local errors = require("mcp.errors")
+local files = require("mcp.util.file")
 local json = require("mcp.json")
 local trust = require("mcp.config.trust")
 local term = require("mcp.util.term")
@@ -328,14 +329,6 @@ local function boolean(ctx, server, field, v)
   return v
 end
 
-local function read_file(path)
-  local fh, err = io.open(path, "rb")
-  if not fh then return nil, err end
-  local text = fh:read("*a")
-  fh:close()
-  return text
-end
-
 local function dirname(p)
   return p:match("^(.*)/[^/]*$") or "."
 end
@@ -354,7 +347,7 @@ local function read_env_file(ctx, server, path)
     if real == nil then fail(ctx, server, "envFile", "is not read: " .. tostring(rerr), "untrusted") end
     path = real
   end
-  local text, err = read_file(path)
+  local text, err = files.read(path)
   if not text then fail(ctx, server, "envFile", "cannot read " .. path .. ": " .. tostring(err)) end
   local out, ln = {}, 0
   for line in (text .. "\n"):gmatch("([^\n]*)\n") do
@@ -711,7 +704,7 @@ function M.load(source, opts)
   local doc
   if type(source) == "string" then
     ctx.file = source
-    local text, rerr = read_file(source)
+    local text, rerr = files.read(source)
     if not text then return nil, config_error(ctx, nil, nil, "cannot read the file: " .. tostring(rerr)) end
     local derr
     doc, derr = M.decode_jsonc(text)

@@ -15,6 +15,7 @@
 local config = require("mcp.config")
 local core = require("mcp.core")
 local errors = require("mcp.errors")
+local files = require("mcp.util.file")
 local json = require("mcp.json")
 local trust = require("mcp.config.trust")
 
@@ -174,14 +175,6 @@ local function real_path(path)
   return p or path
 end
 
-local function read(path)
-  local fh, err = io.open(path, "rb")
-  if not fh then return nil, err end
-  local text = fh:read("*a")
-  fh:close()
-  return text
-end
-
 -- The servers of the file the trust prompt said a remembered yes to (for its current content).
 local function remembered(dir, path, hash, doc)
   local out = {}
@@ -209,7 +202,7 @@ function M.set_enabled(path, server, enabled, opts)
   end
   if type(enabled) ~= "boolean" then error("mcp.config.write.set_enabled: enabled must be a boolean", 2) end
   opts = opts or {}
-  local text, rerr = read(path)
+  local text, rerr = files.read(path)
   if not text then return nil, werr(path, "cannot read the file: " .. tostring(rerr)) end
   local trusted = opts.trusted
   if trusted == nil then trusted = trust.user_file(path) end
