@@ -622,6 +622,17 @@ static void fail_answered_request(lua_State *L, mcp_session *s, const inbound *i
     lua_settop(L, top);
 }
 
+/* The error on top of the stack, raised while processing a message, reported as invalid_message;
+ * the stack is back at top and what the failed decode took is collected first. */
+static void report_failed(lua_State *L, mcp_session *s, int top)
+{
+    char text[300];
+    snprintf(text, sizeof text, "failed to process a message: %s", lua_tostring(L, -1));
+    lua_settop(L, top);
+    lua_gc(L, LUA_GCCOLLECT, 0); /* what the failed decode took, before anything else */
+    report_error(L, s, "invalid_message", text);
+}
+
 /* One message, decoded in one go. */
 static void receive_now(lua_State *L, mcp_session *s, const char *msg, size_t len, int writable,
                         mcp_buf *undo)
@@ -643,11 +654,7 @@ static void receive_now(lua_State *L, mcp_session *s, const char *msg, size_t le
     lua_pushcfunction(L, process_message);
     lua_pushlightuserdata(L, &in);
     if (lua_pcall(L, 1, 0, 0) != 0) {
-        char text[300];
-        snprintf(text, sizeof text, "failed to process a message: %s", lua_tostring(L, -1));
-        lua_settop(L, top);
-        lua_gc(L, LUA_GCCOLLECT, 0); /* what the failed decode took, before anything else */
-        report_error(L, s, "invalid_message", text);
+        report_failed(L, s, top);
         fail_answered_request(L, s, &in);
     }
     lua_settop(L, top);
@@ -755,12 +762,10 @@ static int step_job(lua_State *L, mcp_session *s)
     lua_pushlightuserdata(L, s);
     lua_pushlightuserdata(L, &rc);
     if (lua_pcall(L, 2, 0, 0) != 0) {
-        char text[300];
-        snprintf(text, sizeof text, "failed to process a message: %s", lua_tostring(L, -1));
-        lua_settop(L, top);
         if (s->job_ref != LUA_NOREF) { /* raised while decoding: the one-shot path reports it */
             size_t len;
             const char *msg;
+            lua_settop(L, top);
             lua_rawgeti(L, LUA_REGISTRYINDEX, s->job_ref);
             luaL_unref(L, LUA_REGISTRYINDEX, s->job_ref);
             s->job_ref = LUA_NOREF;
@@ -768,7 +773,7 @@ static int step_job(lua_State *L, mcp_session *s)
             lua_gc(L, LUA_GCCOLLECT, 0);
             receive_now(L, s, msg, len, 0, NULL);
         } else {
-            report_error(L, s, "invalid_message", text);
+            report_failed(L, s, top);
         }
         rc = MCP_RESUME_DONE;
     }
