@@ -29,8 +29,9 @@ function M.new(client, o)
     connect_timeout_ms = o.connect_timeout_ms,
     subscriptions = {}, -- uri -> true: subscribed again on a new session
     renewing = nil, -- while a lost session is initialized again: the calls waiting for it
-    known_sid = nil, -- the session the client had: once the transport drops it (the server refused
-    -- it, for this call or another; or the last renewal failed), the next call makes a new one first
+    known_sid = nil, -- the session the client had (set by Era:start): once the transport drops it
+    -- (the server refused it, for this call or another; or the last renewal failed), the next call
+    -- makes a new one first
     sessions = nil, -- whether the transport has a session to lose (client:_has_sessions), asked once
   }, Era)
 end
@@ -73,15 +74,12 @@ local function session_request(self, client, method, params, opts)
     if rerr then return nil, rerr end -- (the server is still down: the next call tries again)
   end
   local sid = client:_session_id()
-  if sid ~= nil then
-    self.known_sid = sid
-  elseif self.known_sid and method ~= "initialize" and client:_auto_reinitialize() then
+  if sid == nil and self.known_sid and method ~= "initialize" and client:_auto_reinitialize() then
     -- sent now, it would go without a session (400 "Mcp-Session-Id header is required")
     self:renew_session(self.known_sid)
     sid = client:_session_id()
   end
   local res, err = client:_roundtrip(method, params, opts)
-  if res ~= nil and method == "initialize" then self.known_sid = client:_session_id() end
   -- The server refused the request before any handler ran (an unknown session: the transport
   -- dropped its id); a new session is made once for every call that saw this, then it is sent again.
   if res == nil and sid ~= nil and method ~= "initialize" and (err.status_code == 404 or err.status_code == 400)
@@ -182,7 +180,6 @@ function Era:renew_session(lost_sid)
       nil, { kind = err and err.kind or "transport", cause = err }))
     return false
   end
-  self.known_sid = client:_session_id()
   for uri in pairs(self.subscriptions) do
     local _, serr = client:_roundtrip("resources/subscribe", { uri = uri }, {})
     if serr then client:_report(serr) end
@@ -326,6 +323,9 @@ end
 ---@return boolean|nil ok, mcp.Error|nil err
 function Era:start(init, reattached)
   local client = self.client
+  -- the session this connection starts with (initialized or reattached): once the transport
+  -- drops it, the next call makes a new one (session_request)
+  self.known_sid = client:_session_id()
   client:_set_transport_version(init.protocolVersion)
   if not reattached then
     local ok, err = client:notify("notifications/initialized")
