@@ -31,18 +31,7 @@ local function installed()
   return f ~= nil and helper.have_command("node") and helper.have_command("curl")
 end
 
-local function sh(cmd)
-  local f = assert(io.popen(cmd, "r"))
-  local out = f:read("*a")
-  f:close()
-  return out
-end
-
-local function tmpdir()
-  local d = os.tmpname()
-  os.remove(d)
-  return d
-end
+local sh = helper.sh
 
 -- Step the loop until the access tokens issued so far have expired.
 local function outlive_token()
@@ -75,6 +64,7 @@ describe("oidc leg: lua-mcp against oidc-provider and a TS SDK resource server #
   teardown(function()
     if srv.control then sh(("curl -s -X POST %s/exit"):format(srv.control)) end
     if srv.f then srv.f:close() end
+    helper.remove_tmpdirs()
   end)
 
   local function control(what)
@@ -121,7 +111,7 @@ describe("oidc leg: lua-mcp against oidc-provider and a TS SDK resource server #
     return cmd
   end
 
-  local dir = tmpdir()
+  local dir = helper.tmpdir()
 
   it("logs in the first time: dynamic registration, PKCE (S256), the resource indicator", function()
     local p, opened = provider(dir)
@@ -177,7 +167,7 @@ describe("oidc leg: lua-mcp against oidc-provider and a TS SDK resource server #
   end)
 
   it("reports consent denied as access_denied", function()
-    local p, opened = provider(tmpdir(), { mode = "deny" })
+    local p, opened = provider(helper.tmpdir(), { mode = "deny" })
     local c, err = mcp.create_http_client(srv.mcp, { auth_provider = p, request_timeout_ms = 30000 })
     local me
     if c then
@@ -236,7 +226,7 @@ describe("oidc leg: lua-mcp against oidc-provider and a TS SDK resource server #
   -- which refuses the registration made with the old one (invalid_client at the token endpoint):
   -- the server's keys rotated and the client forgotten at once.
   it("goes on after the server's signing keys were rotated and it forgot the client", function()
-    local fresh = tmpdir()
+    local fresh = helper.tmpdir()
     local p, opened = provider(fresh)
     local c = assert(mcp.create_http_client(srv.mcp, { auth_provider = p, request_timeout_ms = 30000 }))
     local before = assert(whoami(c))

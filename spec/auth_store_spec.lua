@@ -10,24 +10,11 @@ local A = require("auth_helper")
 local auth, core = mcp.auth, mcp.core
 local URL = "https://mcp.example/mcp"
 
-local function tmpdir()
-  local d = os.tmpname()
-  os.remove(d)
-  return d
-end
-
 local function sh(cmd)
   local f = assert(io.popen(cmd .. " 2>&1", "r"))
   local out = f:read("*a")
   f:close()
   return out
-end
-
-local function read(path)
-  local f = assert(io.open(path, "rb"))
-  local s = f:read("*a")
-  f:close()
-  return s
 end
 
 -- A provider over store with no network use (the refresh grants are the specs' own functions).
@@ -40,15 +27,11 @@ local function tokens(n, expires_at)
     expires_at = expires_at or (os.time() + 3600) }
 end
 
-local dirs = {}
+-- A store directory not made yet, in a directory of its own.
 local function newdir()
-  local d = tmpdir() .. "/lua-mcp"
-  dirs[#dirs + 1] = d:match("^(.*)/lua%-mcp$")
-  return d
+  return helper.tmpdir() .. "/lua-mcp"
 end
-teardown(function()
-  for _, d in ipairs(dirs) do os.execute("rm -rf '" .. d .. "'") end
-end)
+teardown(helper.remove_tmpdirs)
 
 describe("mcp.core.file_lock #auth", function()
   it("is exclusive across lock objects, and released by unlock, close and __gc", function()
@@ -165,11 +148,11 @@ describe("mcp.auth.file_store: owner, mode and symbolic links #auth", function()
     local rec, err = store:load(URL)
     assert.is_nil(rec)
     assert.truthy(helper.has(err.message, path .. " is a symbolic link (never followed): remove it"), err.message)
-    local before = read(elsewhere)
+    local before = helper.read_file(elsewhere)
     local ok, serr = store:save(URL, { tokens = tokens(2) })
     assert.is_nil(ok)
     assert.truthy(helper.has(serr.message, "symbolic link"), serr.message)
-    assert.equal(before, read(elsewhere)) -- nothing written through the link
+    assert.equal(before, helper.read_file(elsewhere)) -- nothing written through the link
     assert.equal(elsewhere, sh(("readlink '%s'"):format(path)):gsub("%s+$", ""))
   end)
 

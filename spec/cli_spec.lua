@@ -277,13 +277,11 @@ describe("bin/mcp-lua", function()
 
   describe("--config FILE --server NAME", function()
     -- The file is in the user's own configuration ($XDG_CONFIG_HOME), so it is trusted.
-    local cfgdir = os.tmpname()
-    os.remove(cfgdir)
-    assert(mcp.core.mkdir_private(cfgdir))
+    local cfgdir = helper.tmpdir()
     local file = cfgdir .. "/mcp.json"
     local XDG = "XDG_CONFIG_HOME=" .. shq(cfgdir) .. " "
     local function run_xdg(args, stdin) return run_env(XDG, args, stdin) end
-    teardown(function() os.execute("rm -rf " .. shq(cfgdir)) end)
+    teardown(helper.remove_tmpdirs)
 
     it("starts a server of a config file, interpolated, and reports config errors with exit 3", function()
       helper.write_file(file, ([[{

@@ -3,8 +3,7 @@
 local mcp = require("mcp")
 local helper = require("helper")
 
-local dir = os.tmpname()
-os.remove(dir)
+local dir = helper.tmpdir()
 os.execute("mkdir -p '" .. dir .. "/proj/.vscode' '" .. dir .. "/proj/.cursor'")
 
 local function write(path, text)
@@ -13,7 +12,7 @@ local function write(path, text)
 end
 
 describe("mcp.config parity", function()
-  teardown(function() os.execute("rm -rf '" .. dir .. "'") end)
+  teardown(helper.remove_tmpdirs)
 
   it("expands VS Code's workspaceFolder (the directory holding .vscode/) and its siblings", function()
     local f = write(dir .. "/proj/.vscode/mcp.json", [[{ "servers": { "a": { "command": "x",

@@ -2,6 +2,7 @@
 -- at the entry (comments kept), atomically, with the file's mode; untrusted files refused.
 local mcp = require("mcp")
 local core = require("mcp.core")
+local helper = require("helper")
 local write = require("mcp.config.write")
 local trust = require("mcp.config.trust")
 
@@ -39,14 +40,8 @@ local MCPHUB = [[{
 ]]
 
 describe("mcp.config.write", function()
-  before_each(function()
-    dir = os.tmpname()
-    os.remove(dir)
-    assert(core.mkdir_private(dir))
-  end)
-  after_each(function()
-    core.run_program({ "rm", "-rf", dir })
-  end)
+  before_each(function() dir = helper.tmpdir() end)
+  after_each(helper.remove_tmpdirs)
 
   it("disables a server: a \"disabled\" key on its own line, indented, comments and commas kept", function()
     local p = put("servers.json", MCPHUB)

@@ -209,6 +209,29 @@ function helper.close_tracked()
   end
 end
 
+-- The directories helper.tmpdir made, until helper.remove_tmpdirs.
+local tmpdirs = {}
+
+--- A new empty directory (mode 0700) under the system's temporary directory. A spec file that
+--- makes them removes them, with what they hold, by `teardown(helper.remove_tmpdirs)` (or
+--- `after_each`) at its top.
+---@return string path
+function helper.tmpdir()
+  local d = os.tmpname()
+  os.remove(d)
+  assert(mcp.core.mkdir_private(d))
+  tmpdirs[#tmpdirs + 1] = d
+  return d
+end
+
+--- Remove the directories helper.tmpdir made (rm -rf).
+function helper.remove_tmpdirs()
+  for i = #tmpdirs, 1, -1 do
+    mcp.core.run_program({ "rm", "-rf", "--", tmpdirs[i] }, nil, 10000)
+    tmpdirs[i] = nil
+  end
+end
+
 function helper.write_file(path, text)
   local fh = assert(io.open(path, "wb"))
   fh:write(text)

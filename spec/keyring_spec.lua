@@ -32,9 +32,7 @@ describe("mcp.auth.keyring_store", function()
     for _, cmd in ipairs({ "secret-tool", "dbus-run-session", "gnome-keyring-daemon" }) do
       if not have(cmd) then pending(cmd .. " is not installed (Debian: libsecret-tools, dbus-daemon, gnome-keyring)"); return end
     end
-    local home = os.tmpname()
-    os.remove(home)
-    assert(mcp.core.mkdir_private(home))
+    local home = helper.tmpdir()
     local marker = home .. "/pwned"
     local script = home .. "/t.lua"
     -- Under a sanitizer only the Lua interpreter keeps the preloaded runtime: the keyring's
@@ -70,7 +68,7 @@ describe("mcp.auth.keyring_store", function()
     p:close()
     local f = io.open(marker)
     if f then f:close() end
-    os.execute("rm -rf '" .. home .. "'")
+    helper.remove_tmpdirs()
     assert.truthy(out:find("keyring ok", 1, true), out)
     assert.is_nil(f)
   end)

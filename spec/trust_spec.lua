@@ -10,13 +10,6 @@ local LUA = helper.lua_cmd()
 local T = helper.test_server_path
 local json_null = mcp.json.null
 
-local function tmpdir()
-  local d = os.tmpname()
-  os.remove(d)
-  assert(mcp.core.mkdir_private(d))
-  return d
-end
-
 local function exists(path)
   local f = io.open(path, "rb")
   if f then f:close() end
@@ -26,12 +19,10 @@ end
 describe("config trust", function()
   local dir, store, file
   before_each(function()
-    dir, store = tmpdir(), tmpdir()
+    dir, store = helper.tmpdir(), helper.tmpdir()
     file = dir .. "/.vscode-mcp.json" -- a workspace's file: not under $XDG_CONFIG_HOME nor ~/.claude.json
   end)
-  after_each(function()
-    os.execute("rm -rf '" .. dir .. "' '" .. store .. "'")
-  end)
+  after_each(helper.remove_tmpdirs)
 
   local function write(doc)
     helper.write_file(file, mcp.json.encode(doc))
