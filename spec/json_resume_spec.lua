@@ -317,6 +317,54 @@ end
     last:close()
   end)
 
+  it("closes the connection with a clear error when the messages behind one in decoding exceed max_queued", function()
+    local path = os.tmpname()
+    helper.write_file(path, [=[
+local n = tonumber(arg[1])
+local function out(...) io.stdout:write(...) io.stdout:flush() end
+for line in io.stdin:lines() do
+  local id = line:match('"id":%s*([^,}]+)')
+  local method = line:match('"method":%s*"([^"]+)"')
+  if id and method == "initialize" then
+    local v = line:match('"protocolVersion":%s*"([^"]+)"') or "2025-06-18"
+    out('{"jsonrpc":"2.0","id":', id, ',"result":{"protocolVersion":"', v,
+      '","capabilities":{"tools":{},"logging":{}},"serverInfo":{"name":"flood","version":"1"}}}\n')
+  elseif id and method == "tools/call" then
+    local parts = {}
+    for i = 1, n do parts[i] = ('{"i":%d}'):format(i) end
+    local log = '{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"'
+      .. ("x"):rep(64 * 1024) .. '"}}\n'
+    -- the large answer, then a flood of large messages while it is being decoded
+    out('{"jsonrpc":"2.0","id":', id, ',"result":{"content":[],"structuredContent":{"items":[',
+      table.concat(parts, ","), ']}}}\n', log:rep(64))
+  elseif id and method then
+    out('{"jsonrpc":"2.0","id":', id, ',"error":{"code":-32601,"message":"no"}}\n')
+  end
+end
+]=])
+    local flood
+    mcp.spawn(function() flood = assert(mcp.create_stdio_client(helper.lua_cmd(), { path, "20000" }, { stderr = "discard" })) end)
+    local limit = core.now_ms() + helper.ms(30000)
+    while not flood and core.now_ms() < limit do mcp.loop.step(0) end
+    os.remove(path)
+    assert.are.equal(64 * 1024 * 1024, flood.session:max_queued(1024 * 1024)) -- the default, then 1 MiB
+    mcp.loop.set_budget(0.001) -- every step decodes a slice and stops
+    local res, err, done = nil, nil, false
+    mcp.spawn(function()
+      res, err = flood:call_tool("items", {})
+      done = true
+    end)
+    while not done and core.now_ms() < limit do mcp.loop.step(0) end
+    assert.is_true(done)
+    assert.is_nil(res)
+    assert.are.equal("closed", err.kind)
+    assert.truthy(helper.has(err.message, "the server sent more than 1048576 bytes of messages while one was being decoded"),
+      err.message)
+    assert.is_false(flood.session:decoding())
+    assert.is_false(flood.session:is_open())
+    flood:close()
+  end)
+
   it("fails the call and frees the message when the client closes in the middle of it", function()
     mcp.loop.set_budget(0.001)
     local res, err, done = nil, nil, false

@@ -22,6 +22,11 @@
  * it only for "properties", as the one-shot decoder does by default). */
 #define RESUME_MIN MCP_SINK_TAKE_MIN
 
+/* The bytes of messages that may wait behind one being decoded over several steps: the default
+ * max_message_size of the stdio and HTTP transports (one message's bound). A message always
+ * joins an empty queue; past this the server's connection is closed (queue_overflow). */
+#define QUEUE_MAX ((size_t)64 * 1024 * 1024)
+
 /* A message that arrived behind one being decoded over several steps, waiting its turn. */
 typedef struct queued {
     struct queued *next;
@@ -55,6 +60,7 @@ typedef struct mcp_session {
     int job_ref;
     mcp_timer job_timer;
     queued *qhead, *qtail;
+    size_t queued_bytes, queue_max; /* what waits in the queue; its bound (QUEUE_MAX) */
     char *close_reason; /* the transport closed behind them: told once they are dispatched */
     int pumping;
 } mcp_session;
@@ -85,6 +91,7 @@ static void free_queue(mcp_session *s)
         free(q);
     }
     s->qtail = NULL;
+    s->queued_bytes = 0;
     free(s->close_reason);
     s->close_reason = NULL;
 }
@@ -834,6 +841,7 @@ static void pump(lua_State *L, mcp_session *s)
         s->qhead = q->next;
         if (s->qhead == NULL)
             s->qtail = NULL;
+        s->queued_bytes -= q->len;
         if (q->len < RESUME_MIN || deadline == 0 || start_job(L, s, NULL, q->msg, q->len) != 0)
             receive_now(L, s, q->msg, q->len, 1, NULL);
         free(q);
@@ -858,24 +866,6 @@ static void on_job_timer(mcp_loop *loop, mcp_timer *t)
     session_unref(s);
 }
 
-/* The message waits behind the one in hand. */
-static void enqueue(lua_State *L, mcp_session *s, const char *msg, size_t len)
-{
-    queued *q = malloc(sizeof *q + len);
-    if (q == NULL) {
-        report_error(L, s, "out_of_memory", "dropped a message: out of memory");
-        return;
-    }
-    q->next = NULL;
-    q->len = len;
-    memcpy(q->msg, msg, len);
-    if (s->qtail != NULL)
-        s->qtail->next = q;
-    else
-        s->qhead = q;
-    s->qtail = q;
-}
-
 /* The session's message in hand and those behind it are dropped (closed, finalized). */
 static void drop_jobs(lua_State *L, mcp_session *s)
 {
@@ -884,6 +874,47 @@ static void drop_jobs(lua_State *L, mcp_session *s)
         luaL_unref(L, LUA_REGISTRYINDEX, s->job_ref);
     s->job_ref = LUA_NOREF;
     free_queue(s);
+}
+
+/* The server sent more than the queue holds while a message was being decoded: its connection
+ * is closed (the transport stopped, what is in flight failed with the reason). */
+static void queue_overflow(lua_State *L, mcp_session *s)
+{
+    char reason[200];
+    snprintf(reason, sizeof reason,
+             "the server sent more than %lu bytes of messages while one was being decoded "
+             "(the bound of the queue behind it)",
+             (unsigned long)s->queue_max);
+    if (s->t != NULL)
+        s->t->vt->close(s->t);
+    drop_jobs(L, s);
+    sink_closed(s, reason);
+}
+
+/* The message waits behind the one in hand. */
+static void enqueue(lua_State *L, mcp_session *s, const char *msg, size_t len)
+{
+    queued *q;
+    if (s->closed)
+        return;
+    if (s->qhead != NULL && s->queued_bytes + len > s->queue_max) {
+        queue_overflow(L, s);
+        return;
+    }
+    q = malloc(sizeof *q + len);
+    if (q == NULL) {
+        report_error(L, s, "out_of_memory", "dropped a message: out of memory");
+        return;
+    }
+    q->next = NULL;
+    q->len = len;
+    s->queued_bytes += len;
+    memcpy(q->msg, msg, len);
+    if (s->qtail != NULL)
+        s->qtail->next = q;
+    else
+        s->qhead = q;
+    s->qtail = q;
 }
 
 /* A message from the transport: behind the one in hand, or large in a step with a budget (decoded
@@ -1276,6 +1307,20 @@ static int l_key_order(lua_State *L)
     return 0;
 }
 
+/* s:max_queued([bytes]) -> the bound of the messages waiting behind one being decoded (before
+ * the change); bytes sets it (specs lower it). */
+static int l_max_queued(lua_State *L)
+{
+    mcp_session *s = check_session(L);
+    lua_pushnumber(L, (lua_Number)s->queue_max);
+    if (!lua_isnoneornil(L, 2)) {
+        lua_Number n = luaL_checknumber(L, 2);
+        luaL_argcheck(L, n >= 0, 2, "must be a number >= 0");
+        s->queue_max = (size_t)n;
+    }
+    return 1;
+}
+
 static int l_gc(lua_State *L)
 {
     session_box *box = luaL_checkudata(L, 1, MCP_SESSION_MT);
@@ -1321,6 +1366,7 @@ int mcp_session_new(lua_State *L)
     mcp_pending_map_init(&s->pending);
     mcp_buf_init(&s->out);
     s->job_ref = LUA_NOREF;
+    s->queue_max = QUEUE_MAX;
     mcp_timer_init(&s->job_timer, on_job_timer, s);
     lua_pushvalue(L, 2);
     s->handler_ref = luaL_ref(L, LUA_REGISTRYINDEX);
@@ -1348,6 +1394,7 @@ void mcp_session_open(lua_State *L)
         {"decoding", l_decoding},
         {"trace_pings", l_trace_pings},
         {"key_order", l_key_order},
+        {"max_queued", l_max_queued},
         {NULL, NULL},
     };
     mcp_class_metatable(L, MCP_SESSION_MT, methods, l_gc);
