@@ -196,21 +196,28 @@ local function parse_args(args, usage)
   return name, arguments
 end
 
+-- A command on a named tool or prompt ("{name} [{json}]"): the hub whose list (method) has it
+-- runs run(hub, name, arguments) in a task.
+local function named_command(args, usage, method, what, run)
+  local name, arguments = parse_args(args, usage)
+  if not name then return fail(arguments) end
+  M.wait()
+  local hub = find(method, "name", name)
+  if not hub then return fail("no " .. what .. " named \"" .. name .. "\"") end
+  task(function() run(hub, name, arguments) end)
+end
+
 --- :McpCall {tool} [{json}]
 ---@param args string
 function M.cmd_call(args)
-  local tool, arguments = parse_args(args, "usage: :McpCall {server__tool} [{json arguments}]")
-  if not tool then return fail(arguments) end
-  M.wait()
-  local hub = find("list_tools", "name", tool)
-  if not hub then return fail("no tool named \"" .. tool .. "\"") end
-  task(function()
-    local progress = require("mcp.nvim").progress("MCP: " .. tool)
-    local result, err = hub:call_tool(tool, arguments, { on_progress = progress.on_progress })
-    progress.finish(result and "done" or "failed", result and vim.log.levels.INFO or vim.log.levels.WARN)
-    if not result then return fail(tool .. ": " .. tostring(err)) end
-    ui.show("mcp://call/" .. tool, ui.result_lines(tool, result))
-  end)
+  named_command(args, "usage: :McpCall {server__tool} [{json arguments}]", "list_tools", "tool",
+    function(hub, tool, arguments)
+      local progress = require("mcp.nvim").progress("MCP: " .. tool)
+      local result, err = hub:call_tool(tool, arguments, { on_progress = progress.on_progress })
+      progress.finish(result and "done" or "failed", result and vim.log.levels.INFO or vim.log.levels.WARN)
+      if not result then return fail(tool .. ": " .. tostring(err)) end
+      ui.show("mcp://call/" .. tool, ui.result_lines(tool, result))
+    end)
 end
 
 --- :McpRead {uri}
@@ -242,22 +249,18 @@ end
 --- :McpPrompt {name} [{json}]
 ---@param args string
 function M.cmd_prompt(args)
-  local name, arguments = parse_args(args, "usage: :McpPrompt {server__prompt} [{json arguments}]")
-  if not name then return fail(arguments) end
-  M.wait()
-  local hub = find("list_prompts", "name", name)
-  if not hub then return fail("no prompt named \"" .. name .. "\"") end
-  task(function()
-    local result, err = hub:get_prompt(name, arguments)
-    if not result then return fail(name .. ": " .. tostring(err)) end
-    local lines = { "# " .. name .. (result.description and (": " .. result.description) or ""), "" }
-    for _, m in ipairs(result.messages or {}) do
-      lines[#lines + 1] = "## " .. tostring(m.role)
-      ui.content_lines(lines, { m.content })
-      lines[#lines + 1] = ""
-    end
-    ui.show("mcp://prompt/" .. name, lines)
-  end)
+  named_command(args, "usage: :McpPrompt {server__prompt} [{json arguments}]", "list_prompts", "prompt",
+    function(hub, name, arguments)
+      local result, err = hub:get_prompt(name, arguments)
+      if not result then return fail(name .. ": " .. tostring(err)) end
+      local lines = { "# " .. name .. (result.description and (": " .. result.description) or ""), "" }
+      for _, m in ipairs(result.messages or {}) do
+        lines[#lines + 1] = "## " .. tostring(m.role)
+        ui.content_lines(lines, { m.content })
+        lines[#lines + 1] = ""
+      end
+      ui.show("mcp://prompt/" .. name, lines)
+    end)
 end
 
 -- Save a server's enabled state into the file it came from (mcp.config.write): the user's file,
