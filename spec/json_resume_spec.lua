@@ -274,9 +274,9 @@ describe("a large result over budgeted host steps", function()
     assert.is_true(same(res.structuredContent, r.structuredContent))
   end)
 
-  it("gives the result that came before the server exited, then the end of the connection", function()
-    local path = os.tmpname()
-    helper.write_file(path, [=[
+  -- A server of its own (a script) whose tools/call answers `n` items, then does what `after` says
+  -- (Lua code run once the answer is written; it may add to the same write with `more`).
+  local ITEMS_SERVER = [=[
 local n = tonumber(arg[1])
 local function out(...) io.stdout:write(...) io.stdout:flush() end
 for line in io.stdin:lines() do
@@ -285,30 +285,47 @@ for line in io.stdin:lines() do
   if id and method == "initialize" then
     local v = line:match('"protocolVersion":%s*"([^"]+)"') or "2025-06-18"
     out('{"jsonrpc":"2.0","id":', id, ',"result":{"protocolVersion":"', v,
-      '","capabilities":{"tools":{}},"serverInfo":{"name":"last","version":"1"}}}\n')
+      '","capabilities":{"tools":{},"logging":{}},"serverInfo":{"name":"items","version":"1"}}}\n')
   elseif id and method == "tools/call" then
-    local parts = {}
+    local parts, more = {}, ""
     for i = 1, n do parts[i] = ('{"i":%d}'):format(i) end
+    @MORE@
     out('{"jsonrpc":"2.0","id":', id, ',"result":{"content":[],"structuredContent":{"items":[',
-      table.concat(parts, ","), ']}}}\n')
-    os.exit(0) -- the answer, then the end of stdout and the exit, while it is being decoded
+      table.concat(parts, ","), ']}}}\n', more)
+    @AFTER@
   elseif id and method then
     out('{"jsonrpc":"2.0","id":', id, ',"error":{"code":-32601,"message":"no"}}\n')
   end
 end
-]=])
-    local last
-    mcp.spawn(function() last = assert(mcp.create_stdio_client(helper.lua_cmd(), { path, "20000" }, { stderr = "discard" })) end)
+]=]
+
+  -- That server with n items started; then its tools/call with the budget cut (every step decodes
+  -- a slice and stops), stepped until it is over. Returns the client, result and error. setup(c)
+  -- runs before the call.
+  local function sliced_call(n, more, after, setup)
+    local path = os.tmpname()
+    helper.write_file(path, (ITEMS_SERVER:gsub("@MORE@", function() return more end)
+      :gsub("@AFTER@", function() return after end)))
+    local c
+    mcp.spawn(function() c = assert(mcp.create_stdio_client(helper.lua_cmd(), { path, tostring(n) }, { stderr = "discard" })) end)
     local limit = core.now_ms() + helper.ms(30000)
-    while not last and core.now_ms() < limit do mcp.loop.step(0) end
-    mcp.loop.set_budget(0.001) -- every step decodes a slice and stops
+    while not c and core.now_ms() < limit do mcp.loop.step(0) end
+    os.remove(path)
+    if setup then setup(c) end
+    mcp.loop.set_budget(0.001)
     local res, err, done = nil, nil, false
     mcp.spawn(function()
-      res, err = last:call_tool("items", {})
+      res, err = c:call_tool("items", {})
       done = true
     end)
     while not done and core.now_ms() < limit do mcp.loop.step(0) end
-    os.remove(path)
+    assert.is_true(done)
+    return c, res, err
+  end
+
+  it("gives the result that came before the server exited, then the end of the connection", function()
+    -- the answer, then the end of stdout and the exit, while it is being decoded
+    local last, res, err = sliced_call(20000, "", "os.exit(0)")
     assert.is_nil(err)
     assert.are.equal(20000, #res.structuredContent.items)
     assert.are.equal(20000, res.structuredContent.items[20000].i)
@@ -318,44 +335,12 @@ end
   end)
 
   it("closes the connection with a clear error when the messages behind one in decoding exceed max_queued", function()
-    local path = os.tmpname()
-    helper.write_file(path, [=[
-local n = tonumber(arg[1])
-local function out(...) io.stdout:write(...) io.stdout:flush() end
-for line in io.stdin:lines() do
-  local id = line:match('"id":%s*([^,}]+)')
-  local method = line:match('"method":%s*"([^"]+)"')
-  if id and method == "initialize" then
-    local v = line:match('"protocolVersion":%s*"([^"]+)"') or "2025-06-18"
-    out('{"jsonrpc":"2.0","id":', id, ',"result":{"protocolVersion":"', v,
-      '","capabilities":{"tools":{},"logging":{}},"serverInfo":{"name":"flood","version":"1"}}}\n')
-  elseif id and method == "tools/call" then
-    local parts = {}
-    for i = 1, n do parts[i] = ('{"i":%d}'):format(i) end
-    local log = '{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"'
-      .. ("x"):rep(64 * 1024) .. '"}}\n'
-    -- the large answer, then a flood of large messages while it is being decoded
-    out('{"jsonrpc":"2.0","id":', id, ',"result":{"content":[],"structuredContent":{"items":[',
-      table.concat(parts, ","), ']}}}\n', log:rep(64))
-  elseif id and method then
-    out('{"jsonrpc":"2.0","id":', id, ',"error":{"code":-32601,"message":"no"}}\n')
-  end
-end
-]=])
-    local flood
-    mcp.spawn(function() flood = assert(mcp.create_stdio_client(helper.lua_cmd(), { path, "20000" }, { stderr = "discard" })) end)
-    local limit = core.now_ms() + helper.ms(30000)
-    while not flood and core.now_ms() < limit do mcp.loop.step(0) end
-    os.remove(path)
-    assert.are.equal(64 * 1024 * 1024, flood.session:max_queued(1024 * 1024)) -- the default, then 1 MiB
-    mcp.loop.set_budget(0.001) -- every step decodes a slice and stops
-    local res, err, done = nil, nil, false
-    mcp.spawn(function()
-      res, err = flood:call_tool("items", {})
-      done = true
-    end)
-    while not done and core.now_ms() < limit do mcp.loop.step(0) end
-    assert.is_true(done)
+    -- the large answer, then a flood of large messages (4 MiB in all) while it is being decoded
+    local flood, res, err = sliced_call(20000, [[more = ('{"jsonrpc":"2.0","method":"notifications/message",'
+      .. '"params":{"level":"info","data":"' .. ("x"):rep(64 * 1024) .. '"}}\n'):rep(64)]], "",
+      function(c)
+        assert.are.equal(64 * 1024 * 1024, c.session:max_queued(1024 * 1024)) -- the default, then 1 MiB
+      end)
     assert.is_nil(res)
     assert.are.equal("closed", err.kind)
     assert.truthy(helper.has(err.message, "the server sent more than 1048576 bytes of messages while one was being decoded"),
