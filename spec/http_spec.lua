@@ -6,6 +6,19 @@ local H = require("http_helper")
 
 local available = H.have_node() and H.have_curl()
 
+-- The server refuses c's session (404) to a notification: the transport drops it with no call
+-- there to renew it. Then a call goes; it must find a new session made first.
+local function call_after_dropped_session(srv, c)
+  H.control(srv, { expire_session = 404 })
+  assert(c:notify("notifications/roots/list_changed"))
+  helper.wait_until(function() return c.transport:session_id() == nil end, helper.ms(5000))
+  assert.is_nil(c.transport:session_id())
+  local r, err = c:call_tool("echo", { message = "after" })
+  assert(r, tostring(err))
+  assert.equal("after", r.content[1].text)
+  assert.is_string(c.transport:session_id())
+end
+
 local function new_client(srv, opts)
   local o = { request_timeout_ms = helper.ms(20000), client_name = "http-spec" }
   for k, v in pairs(opts or {}) do o[k] = v end
@@ -185,15 +198,7 @@ describe("streamable HTTP #http", function()
   it("a call started after the transport dropped the lost session, before its renewal, waits for a new one", function()
     local reconnects = 0
     local c = assert(new_client(srv, { on_reconnect = function() reconnects = reconnects + 1 end }))
-    H.control(srv, { expire_session = 404 })
-    -- a notification meets the 404: the transport drops the session, no call is there to renew it
-    assert(c:notify("notifications/roots/list_changed"))
-    helper.wait_until(function() return c.transport:session_id() == nil end, helper.ms(5000))
-    assert.is_nil(c.transport:session_id())
-    local r, err = c:call_tool("echo", { message = "after" })
-    assert(r, tostring(err))
-    assert.equal("after", r.content[1].text)
-    assert.is_string(c.transport:session_id())
+    call_after_dropped_session(srv, c)
     assert.equal(1, reconnects)
     c:close()
   end)
@@ -636,15 +641,7 @@ describe("resuming a streamable HTTP session #http", function()
       b:close()
       H.stop(srv)
     end)
-    H.control(srv, { expire_session = 404 })
-    -- a notification meets the 404 before any request: the transport drops the reattached session
-    assert(b:notify("notifications/roots/list_changed"))
-    helper.wait_until(function() return b.transport:session_id() == nil end, helper.ms(5000))
-    assert.is_nil(b.transport:session_id())
-    local r, err = b:call_tool("echo", { message = "after" })
-    assert(r, tostring(err))
-    assert.equal("after", r.content[1].text)
-    assert.is_string(b.transport:session_id())
+    call_after_dropped_session(srv, b) -- before any request of b's
     assert.not_equal(sid, b.transport:session_id())
     assert.equal(1, reconnects)
   end)
