@@ -335,15 +335,17 @@ end
   end)
 
   it("closes the connection with a clear error when the messages behind one in decoding exceed max_queued", function()
-    -- the large answer, then a flood of large messages (4 MiB in all) while it is being decoded
-    local flood, res, err = sliced_call(20000, [[more = ('{"jsonrpc":"2.0","method":"notifications/message",'
+    -- the large answer, then a flood of large messages (4 MiB in all) while it is being decoded;
+    -- a bound of two of them, so that the first reads that follow the answer (a pipe's worth
+    -- each) pass it long before the answer's slices are all decoded
+    local flood, res, err = sliced_call(100000, [[more = ('{"jsonrpc":"2.0","method":"notifications/message",'
       .. '"params":{"level":"info","data":"' .. ("x"):rep(64 * 1024) .. '"}}\n'):rep(64)]], "",
       function(c)
-        assert.are.equal(64 * 1024 * 1024, c.session:max_queued(1024 * 1024)) -- the default, then 1 MiB
+        assert.are.equal(64 * 1024 * 1024, c.session:max_queued(128 * 1024)) -- the default, then 128 KiB
       end)
     assert.is_nil(res)
     assert.are.equal("closed", err.kind)
-    assert.truthy(helper.has(err.message, "the server sent more than 1048576 bytes of messages while one was being decoded"),
+    assert.truthy(helper.has(err.message, "the server sent more than 131072 bytes of messages while one was being decoded"),
       err.message)
     assert.is_false(flood.session:decoding())
     assert.is_false(flood.session:is_open())
