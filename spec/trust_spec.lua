@@ -42,7 +42,7 @@ describe("config trust", function()
   end)
 
   it("a workspace's file inside the user's config dirs is still a workspace's; a '..' path is not trusted", function()
-    local home = tmpdir()
+    local home = helper.tmpdir()
     -- user_locations reads the environment: a HOME of its own through a child interpreter
     local function judged(path, xdg)
       local script = ("print(require('mcp.config.trust').user_file(%q))"):format(path)
