@@ -1069,6 +1069,15 @@ local function retries_failed(attempts, err)
     { kind = err.kind, method = "tools/call", status_code = err.status_code, cause = err })
 end
 
+-- A tools/call result without content, as the era returns it: the legacy era follows a
+-- CreateTaskResult (2025-11-25) to the tool's result, which is checked in turn (a result the era
+-- returns as it came is checked already).
+local function era_tool_result(self, res, opts)
+  local final, err = self.era:tool_result(res, opts or NO_OPTIONS)
+  if final == res or final == nil then return final, err end
+  return expect_table(final, nil, "tools/call")
+end
+
 --- Call a tool (CallTool). arguments is a table (or nil for none).
 ---@param name string
 ---@param arguments table|nil
@@ -1095,13 +1104,10 @@ function Client:call_tool(name, arguments, opts)
   if res == nil then return nil, attempts > 1 and retries_failed(attempts, err) or err end
   res, err = expect_table(res, nil, "tools/call")
   if res == nil then return nil, err end
-  -- the legacy era follows a CreateTaskResult (2025-11-25) to the tool's result, which is checked
-  -- in turn (a result the era returns as it came is checked already)
-  local final
-  final, err = self.era:tool_result(res, opts or NO_OPTIONS)
-  if final ~= res then
-    if final == nil then return nil, err end
-    res, err = expect_table(final, nil, "tools/call")
+  -- A result with content is the tool's in every era: the era is asked only without (a method
+  -- call less on every call's path).
+  if res.content == nil then
+    res, err = era_tool_result(self, res, opts)
     if res == nil then return nil, err end
   end
   if res.content == nil and res.structuredContent ~= nil then

@@ -24,7 +24,7 @@ M.INTERFACE = {
   "roots_changed", -- () -> true | nil, err: the roots changed
   "is_task_result", -- (method, res, opts) -> whether call_tool follows res as a task
   "tool_call_params", -- (params, task) -> the tools/call params (asked only with a task)
-  "tool_result", -- (res, opts) -> the tools/call result (a task followed) | nil, err
+  "tool_result", -- (res, opts) -> the tools/call result (a task followed) | nil, err (asked only without content)
   "tools_page", -- (res, first) -> the tools/list page as the client returns it
   "list_tasks", -- (opts) -> tasks | nil, err
   "start", -- (init, reattached) -> true | nil, err: the connection is up
