@@ -1,7 +1,8 @@
 -- The seam between the client and the protocol eras (lua/mcp/era/, docs/ARCHITECTURE.md):
 -- client.lua never asks which era it has, both era objects implement the one interface the
 -- client calls, and the era machinery (the era objects, listen.lua, tasks.lua, modern.lua,
--- cache.lua) reaches the client through named methods only, never its fields.
+-- cache.lua) and the modules beside it (url_elicitation.lua, output_schema.lua, span.lua, trace.lua,
+-- handlers/, elicitation/) reach the client through named methods only, never its fields.
 local eras = require("mcp.era")
 local helper = require("helper")
 local mcp = require("mcp")
@@ -79,6 +80,10 @@ describe("the era seam", function()
     for _, path in ipairs({
       "lua/mcp/era/init.lua", "lua/mcp/era/legacy.lua", "lua/mcp/era/modern.lua", "lua/mcp/listen.lua",
       "lua/mcp/tasks.lua", "lua/mcp/modern.lua", "lua/mcp/cache.lua",
+      -- and the modules beside the eras: each one's state is an object the client holds
+      "lua/mcp/url_elicitation.lua", "lua/mcp/output_schema.lua", "lua/mcp/span.lua", "lua/mcp/trace.lua",
+      "lua/mcp/handlers/init.lua", "lua/mcp/handlers/roots.lua", "lua/mcp/handlers/sampling.lua",
+      "lua/mcp/elicitation/init.lua",
     }) do
       local code = code_of(path)
       local field = code:match("[^%w_]client%.([%w_]+)")

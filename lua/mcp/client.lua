@@ -238,8 +238,8 @@ function Client:_on_notification(method, params)
   if not self.era:on_notification(method, params) then return end
   if method == "notifications/elicitation/complete" then
     require("mcp.url_elicitation").completed(self, params) -- a -32042 retry may wait for it
-  elseif method == "notifications/tools/list_changed" then
-    require("mcp.output_schema").forget(self) -- validate_output reads the tool list again
+  elseif method == "notifications/tools/list_changed" and self.tool_schemas then
+    require("mcp.output_schema").forget(self.tool_schemas) -- validate_output reads the tool list again
   end
   if method == "notifications/progress" then
     local cb = self.progress[params.progressToken]
@@ -281,7 +281,7 @@ function Client:_on_event(kind, a, b, c)
   elseif kind == "closed" then
     self.closed_reason = a
     -- a -32042 retry waiting for a completion stops waiting (lua/mcp/url_elicitation.lua)
-    if self.url_elicitations then require("mcp.url_elicitation").closed(self) end
+    if self.url_elicitations then require("mcp.url_elicitation").closed(self.url_elicitations) end
     if self.config.on_close and not self.probing then
       sched.spawn_handler(function(e) self:_report(new_error(nil, tostring(e), nil, { kind = "handler" })) end,
         self.config.on_close, a)
@@ -781,6 +781,50 @@ function Client:_set_progress(token, fn)
   self.progress[token] = fn
 end
 
+-- For the modules beside the eras (url_elicitation.lua, output_schema.lua, span.lua, trace.lua,
+-- handlers/, elicitation/): each one's state is its own object the client holds, made when first
+-- used, and what they read of the client's goes through these.
+
+-- The URL elicitations' completions and waiters (url_elicitation.lua).
+function Client:_url_elicitations()
+  local s = self.url_elicitations
+  if s == nil then
+    s = require("mcp.url_elicitation").new()
+    self.url_elicitations = s
+  end
+  return s
+end
+
+-- The tools/list pages validate_output checks against (output_schema.lua).
+function Client:_tool_schemas()
+  local s = self.tool_schemas
+  if s == nil then
+    s = require("mcp.output_schema").new()
+    self.tool_schemas = s
+  end
+  return s
+end
+
+-- What each server request handler declares beyond the basics (the handler_caps key).
+local HANDLER_EXTENSION = { elicitation = "elicitation_url", sampling = "sampling_tools" }
+
+-- The registered handler of kind ("elicitation", "sampling", "roots") or nil, and whether it takes
+-- its extension (elicitation: URL mode; sampling: tools).
+function Client:_handler(kind)
+  local ext = HANDLER_EXTENSION[kind]
+  return self.handlers[kind], ext ~= nil and self.handler_caps[ext] == true
+end
+
+-- The roots set_roots (or the config) gave, nil when none.
+function Client:_roots()
+  return self.roots
+end
+
+-- A hook of the config (on_span_start, on_span_end, trace_context, on_message), nil when unset.
+function Client:_hook(name)
+  return self.config[name]
+end
+
 --- Close the connection and stop the server (idempotent). Outside a task it waits, bounded,
 --- until the transport is done (the server process reaped, the session DELETE sent); inside a
 --- task, or when a host drives the loop (mcp.nvim, a replaced scheduler block), it returns at
@@ -927,7 +971,7 @@ local function page(self, method, field, cursor, opts)
   -- the 2026-07-28 era over HTTP drops a tool whose x-mcp-header bindings are invalid
   if res ~= nil and method == "tools/list" then
     res = self.era:tools_page(res, params == nil)
-    require("mcp.output_schema").learn(self, res.tools, params == nil) -- for call_tool's validate_output
+    require("mcp.output_schema").learn(self:_tool_schemas(), res.tools, params == nil) -- for validate_output
   end
   return res, err
 end

@@ -10,37 +10,45 @@ local errors = require("mcp.errors")
 
 local M = {}
 
+--- A client's kept tools/list pages and their index (built when first checked). The client holds
+--- it (Client:_tool_schemas() makes it when first used).
+---@return table
+function M.new()
+  return { pages = nil, index = nil }
+end
+
 --- Keep a tools/list page for validate_output. Only the page is kept (no work per tool: a client
 --- that never validates pays one table slot per page); the index by name is built when a result is
 --- first checked. first: the listing's first page (the pages of an older listing are dropped).
----@param client mcp.Client
+---@param state table the client's (M.new)
 ---@param tools table[]
 ---@param first boolean
-function M.learn(client, tools, first)
-  local pages = (not first and client.tool_pages) or {}
+function M.learn(state, tools, first)
+  local pages = (not first and state.pages) or {}
   pages[#pages + 1] = tools
-  client.tool_pages, client.output_schemas = pages, nil
+  state.pages, state.index = pages, nil
 end
 
 --- Forget what was learned (the server's tool list changed).
----@param client mcp.Client
-function M.forget(client)
-  client.tool_pages, client.output_schemas = nil, nil
+---@param state table the client's (M.new)
+function M.forget(state)
+  state.pages, state.index = nil, nil
 end
 
 -- Tool name -> outputSchema (false: none), built from the kept pages once per listing.
 local function index(client)
-  local known = client.output_schemas
+  local state = client:_tool_schemas()
+  local known = state.index
   if known then return known end
   known = {}
-  for _, tools in ipairs(client.tool_pages or {}) do
+  for _, tools in ipairs(state.pages or {}) do
     for _, t in ipairs(tools) do
       if type(t) == "table" and type(t.name) == "string" then
         known[t.name] = type(t.outputSchema) == "table" and t.outputSchema or false
       end
     end
   end
-  client.output_schemas = known
+  state.index = known
   return known
 end
 

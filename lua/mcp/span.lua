@@ -26,7 +26,7 @@ local function report(client, what, e)
 end
 
 local function hook(client, name, span)
-  local fn = client.config[name]
+  local fn = client:_hook(name)
   if fn == nil then return nil end
   local ok, res = pcall(fn, span)
   if not ok then
@@ -44,7 +44,7 @@ end
 ---@return table|nil
 function M.context(client, span, from_hook)
   if type(from_hook) == "table" and from_hook.traceparent ~= nil then return from_hook end
-  local tc = client.config.trace_context
+  local tc = client:_hook("trace_context")
   if type(tc) == "function" then
     local ok, res = pcall(tc, span)
     if not ok then
@@ -81,7 +81,7 @@ end
 ---@param params table|nil
 ---@return table span
 function M.start(client, method, params)
-  local info = client.init_result and client.init_result.serverInfo
+  local info = client:server_info()
   local tool = method == "tools/call" and type(params) == "table" and type(params.name) == "string" and params.name or nil
   return {
     name = tool and (method .. " " .. tool) or method,

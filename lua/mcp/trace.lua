@@ -13,7 +13,7 @@ local json = require("mcp.json")
 local M = {}
 
 local function emit(client, direction, msg)
-  local fn = client.config.on_message
+  local fn = client:_hook("on_message")
   if not fn then return end
   local ok, err = pcall(fn, direction, msg)
   if not ok then

@@ -27,13 +27,15 @@ M.COMPLETION_TIMEOUT_MS = 300000
 --- forgotten first.
 M.KEEP = 64
 
+--- A client's URL elicitation state: the completions that arrived (done, in order) and who waits
+--- for which (waiters). The client holds it (Client:_url_elicitations() makes it when first used).
+---@return table
+function M.new()
+  return { done = {}, order = {}, waiters = {} }
+end
+
 local function state(client)
-  local s = client.url_elicitations
-  if s == nil then
-    s = { done = {}, order = {}, waiters = {} }
-    client.url_elicitations = s
-  end
-  return s
+  return client:_url_elicitations()
 end
 
 --- notifications/elicitation/complete: remember the id and wake who waits for it. An unknown or
@@ -86,10 +88,8 @@ local function start_wait(cb, client, id, ms)
 end
 
 --- The connection closed: every wait ends (the call then fails as it resends on a closed client).
----@param client mcp.Client
-function M.closed(client)
-  local s = client.url_elicitations
-  if s == nil then return end
+---@param s table the client's state (M.new)
+function M.closed(s)
   local waiters = s.waiters
   s.waiters = {}
   for _, list in pairs(waiters) do
@@ -168,7 +168,8 @@ end
 ---@return any result, mcp.Error|nil err
 function M.after_required(client, method, err, resend, timeout_ms)
   if timeout_ms == nil or timeout_ms <= 0 then timeout_ms = M.COMPLETION_TIMEOUT_MS end
-  if client.handlers.elicitation == nil or not client.handler_caps.elicitation_url then return nil, err end
+  local handler, url = client:_handler("elicitation")
+  if handler == nil or not url then return nil, err end
   local rounds = 0
   while err ~= nil and err.code == M.URL_ELICITATION_REQUIRED and rounds < M.MAX_ROUNDS do
     local list = listed(err)

@@ -346,7 +346,7 @@ end
 
 -- The asking server's title or name (serverInfo), for a handler to show: the user must see who asks.
 local function server_name(client)
-  local info = type(client.server_info) == "function" and client:server_info() or nil
+  local info = client:server_info()
   if type(info) ~= "table" then return nil end
   local name = type(info.title) == "string" and info.title ~= "" and info.title or info.name
   return type(name) == "string" and name ~= "" and name or nil
@@ -372,12 +372,13 @@ function M.handle(client, params)
     return nil, errors.new(errors.ERROR_CODES.INVALID_PARAMS, "Invalid elicitation request: url mode without a url",
       params, { kind = "protocol", method = "elicitation/create" })
   end
-  if req.mode == "url" and not (client.handler_caps and client.handler_caps.elicitation_url) then
+  local handler, url = client:_handler("elicitation")
+  if req.mode == "url" and not url then
     -- 2025-11-25: a mode the client did not declare (elicitation.url) is refused with -32602
     return nil, errors.new(errors.ERROR_CODES.INVALID_PARAMS, "Invalid elicitation request: this client did not "
       .. "declare URL-mode elicitation", params, { kind = "protocol", method = "elicitation/create" })
   end
-  local result, err = client.handlers.elicitation(req)
+  local result, err = handler(req)
   if result == nil then return nil, err end
   return M.finish(req, result)
 end

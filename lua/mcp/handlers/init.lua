@@ -12,16 +12,16 @@ local M = {}
 --- -> result | nil, err (may yield) }.
 M.SERVER_REQUESTS = {
   ["elicitation/create"] = {
-    enabled = function(client) return client.handlers.elicitation ~= nil end,
+    enabled = function(client) return client:_handler("elicitation") ~= nil end,
     -- Checks the params, applies the schema's defaults, validates the answer (mcp/elicitation/init.lua).
     run = function(client, params) return require("mcp.elicitation").handle(client, params) end,
   },
   ["sampling/createMessage"] = {
-    enabled = function(client) return client.handlers.sampling ~= nil end,
+    enabled = function(client) return client:_handler("sampling") ~= nil end,
     run = function(client, params) return require("mcp.handlers.sampling").handle(client, params) end,
   },
   ["roots/list"] = {
-    enabled = function(client) return client.handlers.roots ~= nil or client.roots ~= nil end,
+    enabled = function(client) return client:_handler("roots") ~= nil or client:_roots() ~= nil end,
     run = function(client) return require("mcp.handlers.roots").handle(client) end,
   },
 }

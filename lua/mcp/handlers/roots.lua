@@ -51,11 +51,12 @@ end
 ---@return table|nil result, mcp.Error|nil err
 function M.handle(client)
   local roots, err
-  if client.handlers.roots then
-    roots, err = client.handlers.roots()
+  local handler = client:_handler("roots")
+  if handler then
+    roots, err = handler()
     if roots == nil then return nil, err end
   else
-    roots = client.roots
+    roots = client:_roots()
   end
   local list
   list, err = M.check(roots)

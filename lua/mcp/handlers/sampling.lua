@@ -223,14 +223,14 @@ function M.handle(client, params)
     return nil, errors.new(errors.ERROR_CODES.INVALID_PARAMS, "Invalid sampling request: messages must be an array",
       params, { kind = "protocol", method = "sampling/createMessage" })
   end
-  if (params.tools ~= nil or params.toolChoice ~= nil)
-      and not (client.handler_caps and client.handler_caps.sampling_tools) then
+  local handler, tools = client:_handler("sampling")
+  if (params.tools ~= nil or params.toolChoice ~= nil) and not tools then
     -- 2025-11-25: tools only when the client declared sampling.tools
     return bad_request("tools or toolChoice, but this client did not declare sampling.tools", params)
   end
   local ok, why = M.check_tool_messages(params.messages)
   if not ok then return bad_request(why, params) end
-  local result, err = client.handlers.sampling(params)
+  local result, err = handler(params)
   if result == nil then return nil, err end
   return M.finish(result)
 end
