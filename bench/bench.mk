@@ -19,7 +19,7 @@ LUA54_STATIC ?= $(shell $(CC) -print-file-name=liblua5.4.a)
 LUAJIT_INCDIR ?= $(or $(patsubst -I%,%,$(firstword $(filter -I%,$(shell $(PKG_CONFIG) --cflags-only-I luajit 2>/dev/null)))),/usr/include/luajit-2.1)
 LUA54_INCDIR ?= $(or $(patsubst -I%,%,$(firstword $(filter -I%,$(shell $(PKG_CONFIG) --cflags-only-I lua5.4 2>/dev/null)))),/usr/include/lua5.4)
 
-.PHONY: bench bench-build bench-profile bench-floor-ratio bench-hostloop
+.PHONY: bench bench-build bench-profile bench-floor-ratio bench-hostloop bench-spawncost
 
 $(BENCH_BUILDDIR)/tiny_server: bench/tiny_server.c bench/bench.mk
 	@mkdir -p $(@D)
@@ -88,3 +88,10 @@ HEAPS ?= 0,512,1024
 bench-hostloop: build $(BENCH_BUILDDIR)/5.4/benchclock.so
 	LUA_PATH='./lua/?.lua;./lua/?/init.lua;;' LUA_CPATH='./$(BUILDDIR)/?.so;./$(BENCH_BUILDDIR)/5.4/?.so;;' \
 	  lua5.4 bench/hostloop.lua $(HEAPS)
+
+# Spawn cost against the host's heap (SPAWN_HEAPS, MB): plain, sandboxed, run_program (issue 28,
+# bench/spawncost.lua).
+SPAWN_HEAPS ?= 100,1024,2048
+bench-spawncost: build $(BENCH_BUILDDIR)/5.4/benchclock.so
+	LUA_PATH='./lua/?.lua;./lua/?/init.lua;;' LUA_CPATH='./$(BUILDDIR)/?.so;./$(BENCH_BUILDDIR)/5.4/?.so;;' \
+	  lua5.4 bench/spawncost.lua $(SPAWN_HEAPS)

@@ -241,4 +241,29 @@ describe("mcp.sandbox", function()
     out = run_capped(0, sb:format(dirs, "best_effort"))
     assert.truthy(out:find("started\tmcp.sandbox: the sandbox is not enforced: this kernel has no Landlock", 1, true), out)
   end)
+
+  -- The ruleset is opened before the pipes: in a host whose 0-2 are closed it lands on one of them,
+  -- and putting the pipes on 0-2 in the child must not overwrite it (it did: EBADFD).
+  it("a host whose stdin, stdout and stderr are closed starts a confined server that works", function()
+    if ABI < 1 then pending("this kernel has no Landlock (enforcement untestable here)"); return end
+    local script, result = dir .. "/host.lua", dir .. "/result"
+    local dirs = "{ " .. ("%q, "):rep(#LUA_DIRS):format(unpack(LUA_DIRS)) .. "}"
+    helper.write_file(script, ([[
+      local mcp = require("mcp")
+      local out = assert(io.open(%q, "w"))
+      local c, err = mcp.create_stdio_client(%q, { %q }, { stderr = "discard", sandbox = { read = { %q, unpack(%s) } } })
+      if not c then out:write("error=", tostring(err and err.message or err), "\n") out:close() return end
+      local function text(r) return r and r.content and r.content[1] and r.content[1].text end
+      out:write("inside=", tostring(text(c:call_tool("read", { path = %q }))), "\n")
+      out:write("outside=", tostring(text(c:call_tool("read", { path = %q }))), "\n")
+      c:close()
+      out:close()
+    ]]):format(result, LUA, PROBE, dir .. "/inside", dirs, dir .. "/inside/in.txt", dir .. "/outside.txt"))
+    local cmd = ("LUA_PATH=%q LUA_CPATH=%q %s -e 'unpack = table.unpack or unpack' %s 0<&- 1>&- 2>&-"):format(
+      package.path .. ";;", package.cpath .. ";;", LUA, script)
+    os.execute(cmd)
+    local out = helper.read_file(result) or "(no result)"
+    assert.truthy(out:find("inside=read: hello inside", 1, true), out)
+    assert.truthy(out:find("outside=[^\n]*Permission denied"), out)
+  end)
 end)

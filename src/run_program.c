@@ -1,12 +1,11 @@
 /* core.run_program(argv, input, timeout_ms) -> {status = exit status (or 128 + signal), stdout =,
  * stderr =} | nil, message. argv[1] is looked up in PATH; no shell is involved, so no argument is
  * ever interpreted. The program gets the same hygiene as a stdio server (every descriptor above
- * 2 close-on-exec, signals at their defaults), `input` on its stdin, and is waited for, blocking,
+ * 2 close-on-exec, signals at their defaults, started without copying the host: spawn.h),
+ * `input` on its stdin, and is waited for, blocking,
  * at most timeout_ms (default 10000; then it is killed and nil, "... timed out" returned).
- * Output beyond 1 MiB per stream is dropped. */
-#if defined(__linux__) && !defined(_GNU_SOURCE)
-#define _GNU_SOURCE /* pipe2 */
-#endif
+ * Output beyond 1 MiB per stream is dropped. A program that cannot be executed (not found in PATH,
+ * not executable) gives status 127, as a shell reports it. */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -18,8 +17,9 @@
 #include <unistd.h>
 
 #include "run_program.h"
-#include "transports/child.h"
-#include "transports/child.h"
+#include "transports/spawn.h"
+
+extern char **environ;
 
 #define MAX_ARGS 32
 #define MAX_OUTPUT (1024 * 1024)
@@ -44,17 +44,6 @@ static long long now_ms(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* Between fork and exec: the pipes on 0-2, nothing else inherited. */
-static void run_child(const char *const *argv, int p[3][2], int maxfd)
-{
-    mcp_default_signals();
-    if (dup2(p[0][0], 0) < 0 || dup2(p[1][1], 1) < 0 || dup2(p[2][1], 2) < 0)
-        _exit(127);
-    mcp_cloexec_from(3, maxfd);
-    execvp(argv[0], (char *const *)argv);
-    _exit(127);
 }
 
 static void take(run_io *io, int i)
@@ -98,19 +87,43 @@ static int pump(run_io *io, int wait_ms)
     return io->fd[0] < 0 && io->fd[1] < 0 && io->fd[2] < 0;
 }
 
-/* Fork and exec with three pipes; the parent keeps its ends in io->fd. 0, or an errno. */
-static int start(const char *const *argv, run_io *io, pid_t *pid)
+/* The program on the three pipes, in the host's environment and process group. 0, or an errno
+ * with *step (MCP_SPAWN_STEP_EXEC: it could not be executed). */
+static int start_child(const char *const *argv, int p[3][2], pid_t *pid, int *step)
 {
-    int i, e, p[3][2], maxfd = mcp_fd_limit();
+    char file[4096];
+    mcp_spawn_plan pl;
+    int e = mcp_spawn_resolve(argv[0], environ, file, sizeof file);
+    if (e != 0) {
+        *step = MCP_SPAWN_STEP_EXEC;
+        return e;
+    }
+    pl.file = file;
+    pl.argv = (char *const *)argv;
+    pl.envp = environ;
+    pl.cwd = NULL;
+    pl.fd[0] = p[0][0];
+    pl.fd[1] = p[1][1];
+    pl.fd[2] = p[2][1];
+    pl.mode = MCP_SPAWN_SAME_GROUP;
+    pl.nofile = NULL;
+    pl.sandbox_fd = -1;
+    pl.maxfd = mcp_fd_limit();
+    return mcp_spawn_start(&pl, pid, step);
+}
+
+/* Start with three pipes; the parent keeps its ends in io->fd. 0, or an errno with *step. */
+static int start(const char *const *argv, run_io *io, pid_t *pid, int *step)
+{
+    int i, e = 0, p[3][2];
     for (i = 0; i < 3; i++)
         p[i][0] = p[i][1] = -1;
-    for (i = 0; i < 3; i++)
+    *step = MCP_SPAWN_STEP_CLONE;
+    for (i = 0; i < 3 && e == 0; i++)
         if (mcp_pipe_cloexec(p[i]) != 0)
-            break;
-    *pid = i == 3 ? fork() : -1;
-    if (*pid == 0)
-        run_child(argv, p, maxfd);
-    e = errno;
+            e = errno;
+    if (e == 0)
+        e = start_child(argv, p, pid, step);
     close_fd(&p[0][0]);
     close_fd(&p[1][1]);
     close_fd(&p[2][1]);
@@ -120,7 +133,7 @@ static int start(const char *const *argv, run_io *io, pid_t *pid)
     for (i = 0; i < 3; i++)
         if (io->fd[i] >= 0)
             fcntl(io->fd[i], F_SETFL, O_NONBLOCK);
-    return *pid < 0 ? e : 0;
+    return e;
 }
 
 /* Pump until the program closed its output and exited, or the deadline: its wait status, or
@@ -148,11 +161,26 @@ static int finish(run_io *io, pid_t pid, int timeout_ms)
     return status;
 }
 
+/* {status =, stdout =, stderr =} from a wait status and what was read; frees the buffers. */
+static int push_result(lua_State *L, int status, run_io *io)
+{
+    lua_createtable(L, 0, 3);
+    lua_pushinteger(L, WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+    lua_setfield(L, -2, "status");
+    lua_pushlstring(L, io->buf[1] ? io->buf[1] : "", io->len[1]);
+    lua_setfield(L, -2, "stdout");
+    lua_pushlstring(L, io->buf[2] ? io->buf[2] : "", io->len[2]);
+    lua_setfield(L, -2, "stderr");
+    free(io->buf[1]);
+    free(io->buf[2]);
+    return 1;
+}
+
 int mcp_run_program(lua_State *L)
 {
     const char *argv[MAX_ARGS + 1];
-    int n, i, status, e;
-    pid_t pid;
+    int n, i, status, e, step;
+    pid_t pid = -1;
     run_io io;
     luaL_checktype(L, 1, LUA_TTABLE);
     n = (int)mcp_rawlen(L, 1);
@@ -167,10 +195,12 @@ int mcp_run_program(lua_State *L)
         argv[i] = lua_tostring(L, -1); /* stays on the stack, so stays valid */
     }
     argv[n] = NULL;
-    e = start(argv, &io, &pid);
+    e = start(argv, &io, &pid, &step);
     if (e != 0) {
         for (i = 0; i < 3; i++)
             close_fd(&io.fd[i]);
+        if (step == MCP_SPAWN_STEP_EXEC)
+            return push_result(L, 127 << 8, &io);
         lua_pushnil(L);
         lua_pushfstring(L, "cannot run %s: %s", argv[0], strerror(e));
         return 2;
@@ -183,14 +213,5 @@ int mcp_run_program(lua_State *L)
         lua_pushfstring(L, "%s timed out", argv[0]);
         return 2;
     }
-    lua_createtable(L, 0, 3);
-    lua_pushinteger(L, WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
-    lua_setfield(L, -2, "status");
-    lua_pushlstring(L, io.buf[1] ? io.buf[1] : "", io.len[1]);
-    lua_setfield(L, -2, "stdout");
-    lua_pushlstring(L, io.buf[2] ? io.buf[2] : "", io.len[2]);
-    lua_setfield(L, -2, "stderr");
-    free(io.buf[1]);
-    free(io.buf[2]);
-    return 1;
+    return push_result(L, status, &io);
 }

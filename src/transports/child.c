@@ -1,11 +1,8 @@
-#if defined(__linux__) && !defined(_GNU_SOURCE)
-#define _GNU_SOURCE /* pipe2 */
-#endif
 #include "child.h"
 
 #include "fdlimit.h"
 #include "sandbox.h"
-#include "spawn_fast.h"
+#include "spawn.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -286,67 +283,7 @@ void mcp_child_reap_all(mcp_loop *loop)
     }
 }
 
-/* ---- spawning ----------------------------------------------------------------------------- */
-
-static const char *env_lookup(char *const *envp, const char *name)
-{
-    size_t n = strlen(name);
-    for (; envp && *envp; envp++)
-        if (strncmp(*envp, name, n) == 0 && (*envp)[n] == '=')
-            return *envp + n + 1;
-    return NULL;
-}
-
-/* Resolve the command through the child's PATH before fork: the child may only call
- * async-signal-safe functions, and execvp is not one. */
-static int resolve_command(const mcp_spawn_opts *o, char *out, size_t outlen)
-{
-    const char *path, *p;
-    struct stat st;
-    if (strchr(o->command, '/') != NULL) {
-        /* checked here, not left to exec: posix_spawn under valgrind (no shared-memory vfork)
-         * cannot report exec's errno, and the missing file would show as a child exiting 127 */
-        if (strlen(o->command) >= outlen)
-            return ENAMETOOLONG;
-        if (stat(o->command, &st) != 0)
-            return errno;
-        if (!S_ISREG(st.st_mode))
-            return EACCES;
-        if (access(o->command, X_OK) != 0)
-            return errno;
-        strcpy(out, o->command);
-        return 0;
-    }
-    path = env_lookup(o->envp, "PATH");
-    if (path == NULL)
-        path = "/usr/local/bin:/usr/bin:/bin";
-    for (p = path;; p++) {
-        const char *end = strchr(p, ':');
-        size_t dlen = end ? (size_t)(end - p) : strlen(p);
-        int n = snprintf(out, outlen, "%.*s%s%s", (int)dlen, p, dlen ? "/" : "", o->command);
-        if (n > 0 && (size_t)n < outlen && stat(out, &st) == 0 && S_ISREG(st.st_mode) &&
-            access(out, X_OK) == 0)
-            return 0;
-        if (end == NULL)
-            break;
-        p = end;
-    }
-    return ENOENT;
-}
-
-/* A pipe whose two ends are close-on-exec from birth (shared with the other spawners). */
-int mcp_pipe_cloexec(int p[2])
-{
-#ifdef __linux__
-    return pipe2(p, O_CLOEXEC);
-#else
-    if (pipe(p) != 0)
-        return -1;
-    fcntl(p[0], F_SETFD, FD_CLOEXEC);
-    fcntl(p[1], F_SETFD, FD_CLOEXEC);
-    return 0;
-#endif
-}
+/* ---- spawning (spawn.h: without copying the host) ------------------------------------------ */
 
 static int set_nonblock(int fd)
 {
@@ -363,108 +300,12 @@ static void close_pair(int p[2])
     p[0] = p[1] = -1;
 }
 
-/* The highest fd number the child might hold, found before fork (sysconf and getrlimit are not
- * async-signal-safe). */
-int mcp_fd_limit(void)
-{
-    struct rlimit rl;
-    long n = sysconf(_SC_OPEN_MAX);
-    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && (long)rl.rlim_cur > n)
-        n = (long)rl.rlim_cur;
-    if (n <= 0 || n > (1L << 20))
-        n = 1L << 20;
-    return (int)n;
-}
-
-/* closefrom-style sweep in the child: every fd from 3 up becomes close-on-exec, so the server
- * inherits nothing the host opened without FD_CLOEXEC (files from io.open, sockets of libraries,
- * other clients' connections). Marking instead of closing keeps report_fd open until exec.
- * close_range(CLOSE_RANGE_CLOEXEC) does it in one call (Linux >= 5.11); otherwise one fcntl per
- * possible fd (EBADF on the unused ones). */
-void mcp_cloexec_from(int lowfd, int maxfd)
-{
-    int fd;
-#if defined(__linux__) && defined(SYS_close_range)
-    if (syscall(SYS_close_range, (unsigned)lowfd, ~0U, 4U /* CLOSE_RANGE_CLOEXEC */) == 0)
-        return;
-#endif
-    for (fd = lowfd; fd < maxfd; fd++)
-        fcntl(fd, F_SETFD, FD_CLOEXEC);
-}
-
-/* Between fork and exec: every signal back to its default action and none blocked, so the
- * program does not inherit the host's ignored SIGPIPE or its mask. */
-void mcp_default_signals(void)
-{
-    int sig;
-    sigset_t none;
-    for (sig = 1; sig < 32; sig++)
-        if (sig != SIGKILL && sig != SIGSTOP)
-            signal(sig, SIG_DFL);
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, NULL);
-}
-
-/* dup2 that also works when the fd already has its number (dup2 then keeps FD_CLOEXEC). */
-static int move_fd(int from, int to)
-{
-    if (from == to)
-        return fcntl(to, F_SETFD, 0);
-    return dup2(from, to);
-}
-
-/* What the child needs between fork and exec, all prepared before fork. */
-typedef struct exec_plan {
-    const mcp_spawn_opts *o;
-    const char *file;
-    int report_fd, maxfd, sandbox_fd;
-    const struct rlimit *nofile;
-} exec_plan;
-
-/* An errno the child reports when entering the sandbox failed (told apart from exec's). */
-#define SANDBOX_ERRNO_BASE 0x10000
-
-/* Between fork and exec: async-signal-safe calls only. Reports errno through report_fd. */
-static void exec_child(const exec_plan *p, int in[2], int out[2], int errp[2])
-{
-    const mcp_spawn_opts *o = p->o;
-    int e;
-    setpgid(0, 0);
-    mcp_default_signals();
-    if (move_fd(in[0], 0) < 0 || move_fd(out[1], 1) < 0)
-        goto fail;
-    /* stderr: a pipe, or /dev/null (opened by the parent, where running out of descriptors
-     * can be handled) */
-    if (errp[1] >= 0 && move_fd(errp[1], 2) < 0)
-        goto fail;
-    if (o->cwd != NULL && chdir(o->cwd) != 0)
-        goto fail;
-    mcp_cloexec_from(3, p->maxfd);
-    /* The soft fd limit the host had before the core raised it (fdlimit.h). setrlimit is not
-     * on POSIX's async-signal-safe list, but it is one system call (prlimit64 on Linux) that
-     * takes no lock; Go's runtime does the same between its fork and exec. */
-    if (p->nofile != NULL)
-        setrlimit(RLIMIT_NOFILE, p->nofile);
-    if (p->sandbox_fd >= 0 && mcp_sandbox_enter(p->sandbox_fd) != 0) {
-        e = errno + SANDBOX_ERRNO_BASE;
-        goto report;
-    }
-    execve(p->file, o->argv, o->envp);
-fail:
-    e = errno;
-report:
-    if (write(p->report_fd, &e, sizeof e) < 0) {
-        /* nothing more to do */
-    }
-    _exit(127);
-}
-
-/* The descriptors of one spawn: stdin, stdout, the exec report and stderr (a pipe, or /dev/null
- * to discard). 0, or an errno with all of them closed. */
-static int open_spawn_fds(const mcp_spawn_opts *o, int in[2], int out[2], int errp[2], int rep[2])
+/* The descriptors of one spawn: stdin, stdout and stderr (a pipe, or /dev/null to discard).
+ * 0, or an errno with all of them closed. */
+static int open_spawn_fds(const mcp_spawn_opts *o, int in[2], int out[2], int errp[2])
 {
     int e;
-    if (mcp_pipe_cloexec(in) != 0 || mcp_pipe_cloexec(out) != 0 || mcp_pipe_cloexec(rep) != 0)
+    if (mcp_pipe_cloexec(in) != 0 || mcp_pipe_cloexec(out) != 0)
         goto fail;
     if (o->stderr_mode == MCP_STDERR_PIPE && mcp_pipe_cloexec(errp) != 0)
         goto fail;
@@ -479,7 +320,6 @@ fail:
     close_pair(in);
     close_pair(out);
     close_pair(errp);
-    close_pair(rep);
     return e;
 }
 
@@ -488,7 +328,7 @@ static int check_command(const mcp_spawn_opts *o, char *file, size_t filelen, ch
                          size_t errlen)
 {
     struct stat st;
-    int e = resolve_command(o, file, filelen);
+    int e = mcp_spawn_resolve(o->command, o->envp, file, filelen);
     if (e != 0) {
         snprintf(err, errlen, "cannot start '%s': %s%s", o->command, strerror(e),
                  strchr(o->command, '/') ? "" : " (searched PATH)");
@@ -502,78 +342,51 @@ static int check_command(const mcp_spawn_opts *o, char *file, size_t filelen, ch
     return 0;
 }
 
-/* After fork: the report pipe closes on a successful exec (CLOEXEC) and carries errno when exec
- * (or entering the sandbox) failed; then the child is reaped here. 0, or -1 with err. */
-static int await_exec(const mcp_spawn_opts *o, pid_t pid, int rep[2], char *err, size_t errlen)
+/* Why the child never ran the program: the step that failed and its errno. */
+static void describe_failure(const mcp_spawn_opts *o, int step, int e, char *err, size_t errlen)
 {
-    int child_errno = 0;
-    ssize_t n;
-    close(rep[1]);
-    rep[1] = -1;
-    do
-        n = read(rep[0], &child_errno, sizeof child_errno);
-    while (n < 0 && errno == EINTR);
-    close(rep[0]);
-    rep[0] = -1;
-    if (n != (ssize_t)sizeof child_errno)
-        return 0;
-    while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-        ;
-    if (child_errno >= SANDBOX_ERRNO_BASE)
-        snprintf(err, errlen, "cannot start '%s': sandbox: cannot enter it: %s", o->command,
-                 strerror(child_errno - SANDBOX_ERRNO_BASE));
+    char why[160];
+    if (step == MCP_SPAWN_STEP_CLONE) /* the report pipe: EMFILE at the hard limit */
+        mcp_fdlimit_describe(e, why, sizeof why);
+    else if (step == MCP_SPAWN_STEP_FDS)
+        snprintf(why, sizeof why, "cannot set up its stdin/stdout/stderr: %s", strerror(e));
+    else if (step == MCP_SPAWN_STEP_CHDIR)
+        snprintf(why, sizeof why, "cannot enter its working directory: %s", strerror(e));
+    else if (step == MCP_SPAWN_STEP_SANDBOX)
+        snprintf(why, sizeof why, "sandbox: cannot enter it: %s", strerror(e));
     else
-        snprintf(err, errlen, "cannot start '%s': %s", o->command, strerror(child_errno));
-    return -1;
+        snprintf(why, sizeof why, "%s", strerror(e));
+    snprintf(err, errlen, "cannot start '%s': %s", o->command, why);
 }
 
-/* The server started by posix_spawn (spawn_fast.h) when nothing needs code of ours in the child:
- * no sandbox, and the fd limit the host had is the current one. 1 started, 0 take the fork
- * path, -1 failed (err set). */
-static int try_spawn_fast(const exec_plan *p, int in[2], int out[2], int errp[2], pid_t *pid,
-                          char *err, size_t errlen)
+/* The server started (spawn.h) with the pipes on 0-2, in its own process group, entering the
+ * sandbox's ruleset when there is one, with the fd limit the host had before the core raised
+ * it. 0, or -1 with err. */
+static int start_process(mcp_loop *loop, const mcp_spawn_opts *o, const char *file, int sandbox_fd,
+                         const int fds[3], pid_t *pid, char *err, size_t errlen)
 {
-    mcp_spawn_fast f;
-    struct rlimit cur;
-    int e;
-    if (p->sandbox_fd >= 0)
-        return 0;
-    if (p->nofile != NULL &&
-        (getrlimit(RLIMIT_NOFILE, &cur) != 0 || cur.rlim_cur != p->nofile->rlim_cur))
-        return 0;
-    f.file = p->file;
-    f.argv = p->o->argv;
-    f.envp = p->o->envp;
-    f.cwd = p->o->cwd;
-    f.fd0 = in[0];
-    f.fd1 = out[1];
-    f.fd2 = errp[1];
-    if (!mcp_spawn_fast_fits(&f))
-        return 0;
-    e = mcp_spawn_fast_start(&f, pid);
+    mcp_spawn_plan p;
+    struct rlimit nofile;
+    int step, e;
+    p.file = file;
+    p.argv = o->argv;
+    p.envp = o->envp;
+    p.cwd = o->cwd;
+    p.fd[0] = fds[0];
+    p.fd[1] = fds[1];
+    p.fd[2] = fds[2];
+    p.mode = MCP_SPAWN_NEW_GROUP;
+    p.sandbox_fd = sandbox_fd;
+    /* The report pipe may find the descriptors exhausted too: raise the limit as for the pipes. */
+    do {
+        p.nofile = mcp_fdlimit_for_child(loop, &nofile) ? &nofile : NULL;
+        p.maxfd = mcp_fd_limit();
+        e = mcp_spawn_start(&p, pid, &step);
+    } while (e != 0 && step == MCP_SPAWN_STEP_CLONE && mcp_fdlimit_retry(loop, e));
     if (e == 0)
-        return 1;
-    snprintf(err, errlen, "cannot start '%s': %s", p->o->command, strerror(e));
+        return 0;
+    describe_failure(o, step, e, err, errlen);
     return -1;
-}
-
-/* posix_spawn where it fits, else fork and exec_child (a sandbox is entered in the child). */
-static int start_process(const exec_plan *p, int in[2], int out[2], int errp[2], int rep[2],
-                         pid_t *pid, char *err, size_t errlen)
-{
-    int r = try_spawn_fast(p, in, out, errp, pid, err, errlen);
-    if (r != 0) {
-        close_pair(rep); /* posix_spawn reports exec's errno itself */
-        return r > 0 ? 0 : -1;
-    }
-    *pid = fork();
-    if (*pid < 0) {
-        snprintf(err, errlen, "cannot start '%s': fork: %s", p->o->command, strerror(errno));
-        return -1;
-    }
-    if (*pid == 0)
-        exec_child(p, in, out, errp);
-    return await_exec(p->o, *pid, rep, err, errlen);
 }
 
 /* The parent's ends made non-blocking and handed out; the child's ends closed. */
@@ -611,14 +424,30 @@ static void child_register(mcp_loop *loop, mcp_child *c, mcp_child **head, pid_t
     *c->pprev = c;
 }
 
+/* The sandbox's ruleset (sandbox.h), built before the child exists: an fd, or -1 when there is
+ * no sandbox (*failed 0) or it cannot be built (*failed 1, err set). */
+static int prepare_sandbox(const mcp_spawn_opts *o, const char *file, int *failed, char *err,
+                           size_t errlen)
+{
+    char why[512];
+    int fd;
+    *failed = 0;
+    if (o->sandbox == NULL)
+        return -1;
+    fd = mcp_sandbox_prepare(o->sandbox, file, why, sizeof why);
+    if (fd < 0) {
+        *failed = 1;
+        snprintf(err, errlen, "cannot start '%s': %s", o->command, why);
+    }
+    return fd;
+}
+
 int mcp_child_spawn(mcp_loop *loop, const mcp_spawn_opts *o, mcp_child **outc, int fds[3],
                     char *err, size_t errlen)
 {
-    int in[2] = {-1, -1}, out[2] = {-1, -1}, errp[2] = {-1, -1}, rep[2] = {-1, -1};
+    int in[2] = {-1, -1}, out[2] = {-1, -1}, errp[2] = {-1, -1}, e, failed, sandbox_fd = -1;
+    int child_fds[3];
     char file[4096];
-    int e;
-    struct rlimit nofile;
-    exec_plan plan;
     pid_t pid;
     mcp_child *c = NULL, **head;
 
@@ -630,17 +459,11 @@ int mcp_child_spawn(mcp_loop *loop, const mcp_spawn_opts *o, mcp_child **outc, i
         snprintf(err, errlen, "out of memory");
         return -1;
     }
-    plan.sandbox_fd = -1;
-    if (o->sandbox != NULL) {
-        char why[512];
-        plan.sandbox_fd = mcp_sandbox_prepare(o->sandbox, file, why, sizeof why);
-        if (plan.sandbox_fd < 0) {
-            snprintf(err, errlen, "cannot start '%s': %s", o->command, why);
-            goto fail;
-        }
-    }
+    sandbox_fd = prepare_sandbox(o, file, &failed, err, errlen);
+    if (failed)
+        goto fail;
     /* Out of descriptors (EMFILE): raise the soft limit and try again, up to the hard one. */
-    while ((e = open_spawn_fds(o, in, out, errp, rep)) != 0 && mcp_fdlimit_retry(loop, e))
+    while ((e = open_spawn_fds(o, in, out, errp)) != 0 && mcp_fdlimit_retry(loop, e))
         ;
     if (e != 0) {
         char why[128];
@@ -648,15 +471,13 @@ int mcp_child_spawn(mcp_loop *loop, const mcp_spawn_opts *o, mcp_child **outc, i
         snprintf(err, errlen, "cannot start '%s': %s", o->command, why);
         goto fail;
     }
-    plan.o = o;
-    plan.file = file;
-    plan.report_fd = rep[1];
-    plan.maxfd = mcp_fd_limit();
-    plan.nofile = mcp_fdlimit_for_child(loop, &nofile) ? &nofile : NULL;
-    if (start_process(&plan, in, out, errp, rep, &pid, err, errlen) != 0)
+    child_fds[0] = in[0];
+    child_fds[1] = out[1];
+    child_fds[2] = errp[1];
+    if (start_process(loop, o, file, sandbox_fd, child_fds, &pid, err, errlen) != 0)
         goto fail;
-    if (plan.sandbox_fd >= 0)
-        close(plan.sandbox_fd);
+    if (sandbox_fd >= 0)
+        close(sandbox_fd);
     /* The group, so that a stop reaches helpers; also done in the child to close the race. */
     setpgid(pid, pid);
     hand_out_fds(in, out, errp, fds);
@@ -664,12 +485,11 @@ int mcp_child_spawn(mcp_loop *loop, const mcp_spawn_opts *o, mcp_child **outc, i
     *outc = c;
     return 0;
 fail:
-    if (plan.sandbox_fd >= 0)
-        close(plan.sandbox_fd);
+    if (sandbox_fd >= 0)
+        close(sandbox_fd);
     close_pair(in);
     close_pair(out);
     close_pair(errp);
-    close_pair(rep);
     free(c);
     return -1;
 }

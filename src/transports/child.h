@@ -67,13 +67,4 @@ int mcp_child_stopping(mcp_loop *loop);
 /* A readable text for an exit status: "exited with status 3", "killed by signal 9". */
 void mcp_child_describe(const mcp_child *c, char *out, size_t outlen);
 
-/* Spawn hygiene shared with core.spawn_detached. Before fork: the highest fd number a child may
- * hold. Between fork and exec (async-signal-safe): every fd from lowfd up made close-on-exec;
- * every signal back to its default and none blocked. */
-int mcp_fd_limit(void);
-void mcp_cloexec_from(int lowfd, int maxfd);
-/* pipe(2) with both ends close-on-exec from birth; 0 or -1 (errno). */
-int mcp_pipe_cloexec(int p[2]);
-void mcp_default_signals(void);
-
 #endif

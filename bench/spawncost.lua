@@ -1,0 +1,59 @@
+-- Spawn cost against the host's heap (issue 28): how long starting a stdio server takes in a host
+-- with 0.1, 1 and 2 GB resident, for a plain server, a sandboxed one (Landlock entered in the
+-- child) and run_program. Each start is clone(CLONE_VM | CLONE_VFORK): the cost should not grow
+-- with the heap, where fork() copied the host's page tables (68-191 ms at 2 GB). Not a test: it
+-- prints numbers (`make bench-spawncost [SPAWN_HEAPS=100,1024,2048]`).
+--   lua5.4 bench/spawncost.lua [heap MB list]
+local mcp = require("mcp")
+local bc = require("benchclock")
+
+local N = 20
+local heaps = {}
+for mb in (arg[1] or "100,1024,2048"):gmatch("%d+") do heaps[#heaps + 1] = tonumber(mb) end
+
+local SANDBOX = { read = { "/usr", "/lib", "/lib64", "/etc" }, write = {} }
+
+local function stats(t)
+  table.sort(t)
+  local n = #t
+  return ("p50 %7.3f ms  p90 %7.3f ms  max %7.3f ms"):format(t[math.ceil(n * 0.5)] * 1000,
+    t[math.ceil(n * 0.9)] * 1000, t[n] * 1000)
+end
+
+-- The time of start() alone, N times.
+local function starts(cfg)
+  local t = {}
+  for i = 1, N do
+    local tr = mcp.stdio_transport(cfg)
+    local t0 = bc.wall()
+    assert(tr:start())
+    t[i] = bc.wall() - t0
+    tr:close()
+  end
+  return t
+end
+
+local function run_programs()
+  local t = {}
+  for i = 1, N do
+    local t0 = bc.wall()
+    assert(mcp.core.run_program({ "true" }))
+    t[i] = bc.wall() - t0
+  end
+  return t
+end
+
+local function row(name, mb, t) print(("%-22s heap %5d MB  %s"):format(name, mb, stats(t))) end
+
+print(("%d starts per row, %s, Landlock ABI %d"):format(N, _VERSION, mcp.core.sandbox_abi()))
+for _, mb in ipairs(heaps) do
+  local heap = string.rep("x", mb * 1024 * 1024) -- resident: written by rep
+  assert(#heap == mb * 1024 * 1024)
+  row("plain start", mb, starts({ command = "true", stderr = "discard" }))
+  if mcp.core.sandbox_abi() > 0 then
+    row("sandboxed start", mb, starts({ command = "true", stderr = "discard", sandbox = SANDBOX }))
+  end
+  row("run_program", mb, run_programs())
+  heap = nil -- luacheck: ignore (released before the next size)
+  collectgarbage()
+end

@@ -1,0 +1,110 @@
+/* Starting a program without copying the host (spawn.h): the stack, the signals blocked across
+ * the clone, the report pipe read once the child has gone on to execve or failed. */
+#if defined(__linux__) && !defined(_GNU_SOURCE)
+#define _GNU_SOURCE /* pipe2 */
+#endif
+#include "spawn.h"
+#include "spawn_child.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* The child's stack: its few frames, and a sanitizer's interceptors under a checked build. */
+#define MCP_SPAWN_STACK (64 * 1024)
+
+#if !defined(MAP_ANONYMOUS) && defined(MAP_ANON)
+#define MAP_ANONYMOUS MAP_ANON
+#endif
+#ifndef MAP_STACK
+#define MAP_STACK 0
+#endif
+
+int mcp_pipe_cloexec(int p[2])
+{
+#ifdef __linux__
+    return pipe2(p, O_CLOEXEC);
+#else
+    if (pipe(p) != 0)
+        return -1;
+    fcntl(p[0], F_SETFD, FD_CLOEXEC);
+    fcntl(p[1], F_SETFD, FD_CLOEXEC);
+    return 0;
+#endif
+}
+
+int mcp_fd_limit(void)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur == 0 ||
+        rl.rlim_cur > ((rlim_t)1 << 20))
+        return 1 << 20;
+    return (int)rl.rlim_cur;
+}
+
+/* The child's report, once it has gone: 0 after a successful exec (the pipe closed by it), else
+ * the errno it sent with *step. */
+static int read_report(int fd, int *step)
+{
+    mcp_spawn_report r;
+    ssize_t n;
+    do
+        n = read(fd, &r, sizeof r);
+    while (n < 0 && errno == EINTR);
+    if (n != (ssize_t)sizeof r)
+        return 0;
+    *step = r.step;
+    return r.err != 0 ? r.err : EIO;
+}
+
+/* Create the child running fn on a fresh stack, every signal blocked meanwhile: no handler of
+ * the host may run in a child that shares its memory (the child sets them to default before it
+ * unblocks). The pid, or -1 with errno. */
+static pid_t start_child(mcp_spawn_fn fn, mcp_spawn_ctx *c, int detach)
+{
+    size_t size = detach ? 2 * MCP_SPAWN_STACK : MCP_SPAWN_STACK;
+    sigset_t all, old;
+    pid_t pid;
+    int e;
+    char *stack =
+        mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+    if (stack == MAP_FAILED)
+        return -1;
+    c->stack2 = stack + MCP_SPAWN_STACK;
+    c->stack2_size = MCP_SPAWN_STACK;
+    sigfillset(&all);
+    sigprocmask(SIG_SETMASK, &all, &old);
+    pid = mcp_spawn_clone(fn, c, stack, MCP_SPAWN_STACK);
+    e = errno;
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    munmap(stack, size); /* the child has exec'd or exited: it runs on it no more */
+    errno = e;
+    return pid;
+}
+
+int mcp_spawn_start(const mcp_spawn_plan *p, pid_t *pid, int *step)
+{
+    mcp_spawn_ctx c;
+    int rep[2], e, detach = p->mode == MCP_SPAWN_DETACHED;
+    *step = MCP_SPAWN_STEP_CLONE;
+    if (mcp_pipe_cloexec(rep) != 0)
+        return errno;
+    c.plan = p;
+    c.report_fd = rep[1];
+    *pid = start_child(detach ? mcp_spawn_child_detach : mcp_spawn_child_exec, &c, detach);
+    e = errno;
+    close(rep[1]);
+    if (*pid < 0) {
+        close(rep[0]);
+        return e;
+    }
+    e = read_report(rep[0], step);
+    close(rep[0]);
+    if (e != 0 || detach) /* a failed child, or the intermediate: reaped here */
+        while (waitpid(*pid, NULL, 0) < 0 && errno == EINTR)
+            ;
+    return e;
+}
