@@ -4,6 +4,7 @@
 -- grows with the host's resident memory. Seen from outside with strace; Linux only. Under
 -- valgrind such clones run as forks, so the check is left out there.
 local helper = require("helper")
+local mcp = require("mcp")
 
 local function shq(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
 
@@ -74,5 +75,35 @@ describe_traced("starting a process", function()
     assert.are.equal(sandboxed, entered)
     -- the limit was raised, and the servers started after that got the host's back before exec
     assert.is_true(restored >= 1, r.out)
+  end)
+end)
+
+-- A step that fails in the child reaches the parent: through the memory it shares with the child,
+-- or through the report pipe where the clone ran as a fork (valgrind).
+describe("a start whose child fails", function()
+  local dir, bad
+  before_each(function()
+    dir = os.tmpname()
+    os.remove(dir)
+    assert(mcp.core.mkdir_private(dir))
+    bad = dir .. "/not-a-program"
+    helper.write_file(bad, "\127ELF but not really\n") -- executable, and no format the kernel knows
+    os.execute("chmod +x " .. shq(bad))
+  end)
+  after_each(function() os.execute("rm -rf " .. shq(dir)) end)
+
+  it("fails with exec's error and leaves no child: a server, run_program, spawn_detached", function()
+    local before = mcp.core.children()
+    local t = mcp.stdio_transport({ command = bad, stderr = "discard" })
+    local ok, err = t:start()
+    assert.is_nil(ok)
+    assert.are.equal(("cannot start '%s': Exec format error"):format(bad), err.message or err)
+    t:close()
+    assert.are.equal(before, mcp.core.children())
+    local r = assert(mcp.core.run_program({ bad }))
+    assert.are.equal(127, r.status)
+    local done, why = mcp.core.spawn_detached({ bad })
+    assert.is_nil(done)
+    assert.are.equal(("cannot run %s: Exec format error"):format(bad), why)
   end)
 end)

@@ -45,16 +45,24 @@ int mcp_fd_limit(void)
     return (int)rl.rlim_cur;
 }
 
-/* The child's report, once it has gone: 0 after a successful exec (the pipe closed by it), else
- * the errno it sent with *step. */
-static int read_report(int fd, int *step)
+/* The child's report, once it has gone: 0 after a successful exec, else the errno it sent with
+ * *step. Read from the shared memory where there was one, else from the pipe (closed by a
+ * successful exec). */
+static int read_report(const mcp_spawn_ctx *c, int fd, int *step)
 {
     mcp_spawn_report r;
     ssize_t n;
-    do
-        n = read(fd, &r, sizeof r);
-    while (n < 0 && errno == EINTR);
-    if (n != (ssize_t)sizeof r)
+    if (c->shared) {
+        r.step = c->report.step;
+        r.err = c->report.err;
+    } else {
+        do
+            n = read(fd, &r, sizeof r);
+        while (n < 0 && errno == EINTR);
+        if (n != (ssize_t)sizeof r)
+            return 0;
+    }
+    if (r.step == 0)
         return 0;
     *step = r.step;
     return r.err != 0 ? r.err : EIO;
@@ -94,6 +102,9 @@ int mcp_spawn_start(const mcp_spawn_plan *p, pid_t *pid, int *step)
         return errno;
     c.plan = p;
     c.report_fd = rep[1];
+    c.shared = 0;
+    c.report.step = 0;
+    c.report.err = 0;
     *pid = start_child(detach ? mcp_spawn_child_detach : mcp_spawn_child_exec, &c, detach);
     e = errno;
     close(rep[1]);
@@ -101,7 +112,7 @@ int mcp_spawn_start(const mcp_spawn_plan *p, pid_t *pid, int *step)
         close(rep[0]);
         return e;
     }
-    e = read_report(rep[0], step);
+    e = read_report(&c, rep[0], step);
     close(rep[0]);
     if (e != 0 || detach) /* a failed child, or the intermediate: reaped here */
         while (waitpid(*pid, NULL, 0) < 0 && errno == EINTR)

@@ -26,11 +26,13 @@
 #endif
 
 /* Tell the parent which step failed and why, and leave. */
-MCP_IN_CHILD static void fail(int report_fd, int step, int err)
+MCP_IN_CHILD static void fail(mcp_spawn_ctx *c, int report_fd, int step, int err)
 {
     mcp_spawn_report r;
     r.step = step;
     r.err = err;
+    c->report.step = step; /* seen by the parent where the memory is shared */
+    c->report.err = err;
     if (write(report_fd, &r, sizeof r) < 0) {
         /* nothing more to do */
     }
@@ -103,32 +105,34 @@ MCP_IN_CHILD static int place_fds(const mcp_spawn_plan *p, int *report_fd, int *
 
 MCP_IN_CHILD int mcp_spawn_child_exec(void *arg)
 {
-    const mcp_spawn_ctx *c = arg;
+    mcp_spawn_ctx *c = arg;
     const mcp_spawn_plan *p = c->plan;
     int report_fd = c->report_fd, sandbox_fd = p->sandbox_fd;
+    c->shared = 1;
     if (p->mode == MCP_SPAWN_NEW_GROUP)
         setpgid(0, 0); /* a stop reaches the helpers it starts (the parent does it too) */
     default_signals();
     if (place_fds(p, &report_fd, &sandbox_fd) != 0)
-        fail(report_fd, MCP_SPAWN_STEP_FDS, errno);
+        fail(c, report_fd, MCP_SPAWN_STEP_FDS, errno);
     if (p->cwd != NULL && chdir(p->cwd) != 0)
-        fail(report_fd, MCP_SPAWN_STEP_CHDIR, errno);
+        fail(c, report_fd, MCP_SPAWN_STEP_CHDIR, errno);
     cloexec_from(3, p->maxfd);
     if (p->nofile != NULL)
         setrlimit(RLIMIT_NOFILE, p->nofile); /* the host's limit from before the core raised it */
     if (sandbox_fd >= 0 && mcp_sandbox_enter(sandbox_fd) != 0)
-        fail(report_fd, MCP_SPAWN_STEP_SANDBOX, errno);
+        fail(c, report_fd, MCP_SPAWN_STEP_SANDBOX, errno);
     execve(p->file, p->argv, p->envp);
-    fail(report_fd, MCP_SPAWN_STEP_EXEC, errno);
+    fail(c, report_fd, MCP_SPAWN_STEP_EXEC, errno);
     return 127;
 }
 
 MCP_IN_CHILD int mcp_spawn_child_detach(void *arg)
 {
-    const mcp_spawn_ctx *c = arg;
+    mcp_spawn_ctx *c = arg;
+    c->shared = 1;
     setsid();
     if (mcp_spawn_clone(mcp_spawn_child_exec, arg, c->stack2, c->stack2_size) < 0)
-        fail(c->report_fd, MCP_SPAWN_STEP_CLONE, errno);
+        fail(c, c->report_fd, MCP_SPAWN_STEP_CLONE, errno);
     _exit(0);
     return 0;
 }

@@ -26,7 +26,13 @@ typedef struct mcp_spawn_report {
 typedef struct mcp_spawn_ctx {
     const mcp_spawn_plan *plan;
     int report_fd; /* the write end of the report pipe (close-on-exec) */
-    void *stack2;  /* detach: the grandchild's stack */
+    /* Where the memory is shared (a real CLONE_VM), the child also reports here: set to 1 first
+     * thing, then a failure's step and errno. The parent, resumed once the child has exec'd or
+     * exited, reads these and need not wait on the pipe, which closes only later in exec. Under
+     * valgrind (the clone runs as a fork) or a fork elsewhere, shared stays 0: the pipe tells. */
+    volatile int shared;
+    volatile mcp_spawn_report report;
+    void *stack2; /* detach: the grandchild's stack */
     size_t stack2_size;
 } mcp_spawn_ctx;
 
