@@ -52,8 +52,12 @@ local function push_ready(co, ...)
   queue[qtail] = { co = co, args = pack(...) }
 end
 
+-- Tasks waiting for the next budgeted round (M.pace_start), and the round count: a round is one
+-- host step's budget (run_ready_budget called without ms_left).
+local deferred, round, paced_round, pacing = {}, 0, -1, false
+
 local function has_ready()
-  return qhead <= qtail
+  return qhead <= qtail or deferred[1] ~= nil
 end
 M.has_ready = has_ready
 
@@ -144,9 +148,33 @@ local function resume_next()
   end
 end
 
+-- Queue the tasks that waited for the next round.
+local function release_deferred()
+  if deferred[1] == nil then return end
+  local d = deferred
+  deferred = {}
+  for i = 1, #d do push_ready(d[i]) end
+end
+
+--- Starting a server (posix_spawn: the host waits until the kernel has run the child up to its
+--- exec, which a loaded machine can stretch far past the budget) is paced in a host loop: a task
+--- that starts a second server in one budgeted step waits for the next step. Outside a budgeted
+--- step (blocking calls, mcp.run(), set_budget(0)) it returns at once.
+function M.pace_start()
+  if not pacing then return end
+  local co = M.current()
+  if co == nil then return end
+  if paced_round == round then
+    deferred[#deferred + 1] = co
+    coroutine.yield()
+  end
+  paced_round = round
+end
+
 --- Resume every queued task once. Task failures go to the task error hook; this never raises
 --- them (any waiting call runs it).
 function M.run_ready()
+  release_deferred()
   while qhead <= qtail do resume_next() end
   qhead, qtail = 1, 0
 end
@@ -187,12 +215,18 @@ function M.run_ready_budget(ms_left)
     M.run_ready()
     return math.huge
   end
+  if ms_left == nil then -- a new step's budget
+    round = round + 1
+    release_deferred()
+  end
   local start = core.now_ms()
   local deadline = start + (ms_left or budget_ms)
+  pacing = true
   while qhead <= qtail do
     resume_next()
     if core.now_ms() >= deadline then break end
   end
+  pacing = false
   if qhead > qtail then qhead, qtail = 1, 0 end
   return deadline - core.now_ms()
 end
@@ -209,7 +243,9 @@ function M.step(timeout_ms)
   -- the dispatch is bounded too: a large message is decoded over several steps (at least a
   -- slice each, however much the tasks took)
   local n = core.step(t, budget_ms > 0 and (left > MIN_SLICE_MS and left or MIN_SLICE_MS) or nil)
-  M.run_ready_budget(left > 0 and left or 0)
+  -- the tasks the dispatch woke: what is left of the budget (at least one task when the first
+  -- run left some); none when the first run spent it, they run on the next step
+  if left > 0 then M.run_ready_budget(left) end
   raise_held()
   return n
 end
@@ -221,11 +257,11 @@ local function noop() end
 -- One round of loop_block without a deadline: run ready tasks, else step the loop once (sleeping
 -- in the core until an fd or a timer fires). True when pred() holds after it.
 local function block_round(pred)
-  if qhead <= qtail then -- (run_ready with nothing queued does nothing)
+  if has_ready() then -- (run_ready with nothing queued does nothing)
     M.run_ready()
     if pred() then return true end
   end
-  local n, alive = core.step(qhead <= qtail and 0 or -1)
+  local n, alive = core.step(has_ready() and 0 or -1)
   if n == 0 and not alive and qhead > qtail and not pred() then
     error("mcp: waiting for a result but nothing is in flight (deadlock)", 4)
   end

@@ -121,6 +121,7 @@ function Stdio:__tostring() return "mcp.stdio_transport" end
 
 --- Spawn the server. Returns true or nil, err. (events: unused; the session is attached in C.)
 function Stdio:start()
+  sched.pace_start() -- in a host loop, one server start per step
   return self.handle:start()
 end
 
