@@ -53,6 +53,19 @@ describe("servers started from tasks in a host loop", function()
     for i = 1, 4 do assert.is_truthy(ts[i]:pid()) end
   end)
 
+  it("are started one per step also when several waited for the same step", function()
+    local at, steps = {}, 0
+    ts = start_in_tasks(6, at, function() return steps end)
+    steps = 1
+    mcp.loop.step(0) -- one starts, five wait for the next step: released together, one starts
+    while count(at) < 6 and steps < 100 do
+      steps = steps + 1
+      mcp.loop.step(0)
+    end
+    assert.are.equal(6, count(at))
+    assert.is_true(distinct(at), "one start per step")
+  end)
+
   it("keep loop.timeout() at 0 while a start waits for the next step", function()
     local at, steps = {}, 0
     ts = start_in_tasks(2, at, function() return steps end)

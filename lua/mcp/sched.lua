@@ -164,7 +164,7 @@ function M.pace_start()
   if not pacing then return end
   local co = M.current()
   if co == nil then return end
-  if paced_round == round then
+  while paced_round == round do -- (released tasks start in turn: one per step still)
     deferred[#deferred + 1] = co
     coroutine.yield()
   end
