@@ -148,25 +148,40 @@ local function resume_next()
   end
 end
 
--- Queue the tasks that waited for the next round.
-local function release_deferred()
-  if deferred[1] == nil then return end
-  local d = deferred
-  deferred = {}
-  for i = 1, #d do push_ready(d[i]) end
+-- Queue the tasks waiting to start a server, at the front of the queue (they were ready before
+-- any task queued since): all of them for an unpaced run, only the first in line for a new round
+-- (the others would only wait again, and stay in line behind it, ahead of any later start).
+local function release_deferred(first_only)
+  local n = #deferred
+  if n == 0 then return end
+  if first_only then n = 1 end
+  for i = n, 1, -1 do
+    qhead = qhead - 1
+    queue[qhead] = { co = deferred[i], args = pack() }
+  end
+  if first_only then
+    table.remove(deferred, 1)
+  else
+    deferred = {}
+  end
 end
 
 --- Starting a server (posix_spawn: the host waits until the kernel has run the child up to its
 --- exec, which a loaded machine can stretch far past the budget) is paced in a host loop: a task
---- that starts a second server in one budgeted step waits for the next step. Outside a budgeted
---- step (blocking calls, mcp.run(), set_budget(0)) it returns at once.
+--- that starts a second server in one budgeted step waits for the next step, in line behind the
+--- tasks already waiting. Outside a budgeted step (blocking calls, mcp.run(), set_budget(0)) it
+--- returns at once, and so does a waiting task resumed there: such a run would otherwise only put
+--- it back in line, round after round, and never start it (a blocking wait or mcp.run() spun).
 function M.pace_start()
   if not pacing then return end
   local co = M.current()
   if co == nil then return end
-  while paced_round == round do -- (released tasks start in turn: one per step still)
-    deferred[#deferred + 1] = co
-    coroutine.yield()
+  if paced_round == round or deferred[1] ~= nil then
+    repeat
+      deferred[#deferred + 1] = co
+      coroutine.yield()
+      if not pacing then return end
+    until paced_round ~= round
   end
   paced_round = round
 end
@@ -174,9 +189,14 @@ end
 --- Resume every queued task once. Task failures go to the task error hook; this never raises
 --- them (any waiting call runs it).
 function M.run_ready()
+  -- unpaced, also when a blocking wait runs inside a budgeted step (a coroutine of the host's
+  -- own in a task): the waiting starts may be what it waits for
+  local was = pacing
+  pacing = false
   release_deferred()
   while qhead <= qtail do resume_next() end
   qhead, qtail = 1, 0
+  pacing = was
 end
 
 -- The work one host step may do, in ms (0: unbounded). A host's frame is bounded by it: tasks
@@ -217,7 +237,7 @@ function M.run_ready_budget(ms_left)
   end
   if ms_left == nil then -- a new step's budget
     round = round + 1
-    release_deferred()
+    release_deferred(true)
   end
   local start = core.now_ms()
   local deadline = start + (ms_left or budget_ms)
