@@ -241,12 +241,13 @@ function M.run_ready_budget(ms_left)
   end
   local start = core.now_ms()
   local deadline = start + (ms_left or budget_ms)
+  local was = pacing
   pacing = true
   while qhead <= qtail do
     resume_next()
     if core.now_ms() >= deadline then break end
   end
-  pacing = false
+  pacing = was
   if qhead > qtail then qhead, qtail = 1, 0 end
   return deadline - core.now_ms()
 end
