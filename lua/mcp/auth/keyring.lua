@@ -1,7 +1,13 @@
---- A token store in the desktop keyring (the freedesktop Secret Service: GNOME Keyring, KWallet,
---- KeePassXC), through `secret-tool` run with an argument vector (core.run_program: no shell, the
---- secret on its stdin, never in an argument). Each record is one secret with the attributes
---- `service` (opts.service, default "lua-mcp") and `key` (a SHA-256 of the provider's key).
+--- A token store in the OS keyring, through its command-line tool run with an argument vector
+--- (core.run_program: no shell) and the secret never in an argument (argv is visible in `ps`):
+---   * "secret-tool" (the freedesktop Secret Service: GNOME Keyring, KWallet, KeePassXC): the
+---     secret on its stdin; attributes `service` (opts.service, default "lua-mcp") and `key`.
+---   * "security" (the macOS keychain): a generic password with service opts.service and account
+---     the hashed key; written through `security -i` with the command on stdin and the secret in
+---     hex (`-X`), then read back, since whether `security -i` reports a failed command in its
+---     exit status is not known. Tested against a recording fake (spec/keyring_security_spec.lua),
+---     not a real keychain: no macOS machine is available to the project.
+--- The backend is "security" on Darwin (`uname -s`), else "secret-tool"; opts.backend overrides.
 ---
 ---   local store = assert(mcp.auth.keyring_store())   -- nil, err when no keyring is running
 ---   mcp.auth.interactive_provider({ server_url = url, store = store })
@@ -15,6 +21,16 @@ local function hex(s)
   return (s:gsub(".", function(c) return ("%02x"):format(c:byte()) end))
 end
 
+local function unhex(s)
+  return (s:gsub("%x%x", function(h) return string.char(tonumber(h, 16)) end))
+end
+
+local function trim(s) return (s:gsub("%s+$", "")) end
+
+-- security -i reads a command line of at most 4096 bytes (MAX_LINE_LEN in Apple's published
+-- SecurityTool/security.c); a longer line would be cut, so save refuses it before sending.
+local SECURITY_MAX_LINE = 4096
+
 ---@class mcp.auth.KeyringStore
 local Keyring = {}
 Keyring.__index = Keyring
@@ -25,17 +41,86 @@ function Keyring:_run(args, input)
   return core.run_program(argv, input, self.timeout_ms)
 end
 
-function Keyring:_attrs(key)
-  return "service", self.service, "key", hex(core.sha256(key)):sub(1, 32)
-end
+-- The per-key name in the keyring: a hash, so the key (a URL) is never an argument.
+local function account(key) return hex(core.sha256(key)):sub(1, 32) end
+
+-- Each backend: probe() -> nil | error text; read(key) -> the stored text | nil;
+-- write(key, text) -> nil | error text; remove(key).
+local backends = {}
+
+backends["secret-tool"] = {
+  probe = function(self)
+    -- A lookup of nothing: a running keyring answers "not found" (status 1) and says nothing.
+    local r, err = self:_run({ "lookup", "service", self.service, "key", "lua-mcp-probe" })
+    if r ~= nil and r.status == 127 then return self.tool .. " is not installed (Debian: libsecret-tools)" end
+    if r ~= nil and r.stderr:find("%S") then return trim(r.stderr) end
+    return err
+  end,
+  read = function(self, key)
+    local r = self:_run({ "lookup", "service", self.service, "key", account(key) })
+    if r == nil or r.status ~= 0 then return nil end
+    return trim(r.stdout)
+  end,
+  write = function(self, key, text)
+    local r, err = self:_run({ "store", "--label=lua-mcp OAuth: " .. key, "service", self.service, "key",
+      account(key) }, text)
+    if r ~= nil and r.status ~= 0 then return trim(r.stderr) end
+    return err
+  end,
+  remove = function(self, key)
+    self:_run({ "clear", "service", self.service, "key", account(key) })
+  end,
+}
+
+-- security's exit status for "the item could not be found" (errSecItemNotFound).
+local SECURITY_NOT_FOUND = 44
+
+backends.security = {
+  probe = function(self)
+    local r, err = self:_run({ "find-generic-password", "-s", self.service, "-a", "lua-mcp-probe" })
+    if r ~= nil and r.status == 127 then return self.tool .. " is not installed (macOS: /usr/bin/security)" end
+    if r ~= nil and r.status ~= 0 and r.status ~= SECURITY_NOT_FOUND then
+      return r.stderr:find("%S") and trim(r.stderr) or (self.tool .. " exited with status " .. r.status)
+    end
+    return err
+  end,
+  read = function(self, key)
+    local r = self:_run({ "find-generic-password", "-s", self.service, "-a", account(key), "-w" })
+    if r == nil or r.status ~= 0 then return nil end
+    local out = trim(r.stdout)
+    -- -w prints a password that is not printable text in hex; a JSON object is never all hex.
+    if out:match("^%x+$") and #out % 2 == 0 then out = unhex(out) end
+    return out
+  end,
+  write = function(self, key, text)
+    -- service (checked in new), account and hex need no quoting in security's command line.
+    local line = ("add-generic-password -U -s %s -a %s -X %s\n"):format(self.service, account(key), hex(text))
+    if #line > SECURITY_MAX_LINE then
+      return ("the record is too large for security -i (%d bytes of command, at most %d)"):format(#line,
+        SECURITY_MAX_LINE)
+    end
+    local r, err = self:_run({ "-i" }, line)
+    if err then return err end
+    if r.status ~= 0 then
+      return r.stderr:find("%S") and trim(r.stderr) or (self.tool .. " exited with status " .. r.status)
+    end
+    if backends.security.read(self, key) ~= text then
+      local why = r.stderr:find("%S") and ": " .. trim(r.stderr) or ""
+      return "the keychain does not hold the record after add-generic-password" .. why
+    end
+  end,
+  remove = function(self, key)
+    self:_run({ "delete-generic-password", "-s", self.service, "-a", account(key) })
+  end,
+}
 
 --- The record saved under key, or nil (none, or the keyring cannot be read).
 ---@param key string
 ---@return table|nil
 function Keyring:load(key)
-  local r = self:_run({ "lookup", self:_attrs(key) })
-  if r == nil or r.status ~= 0 or r.stdout == "" then return nil end
-  local doc = json.decode((r.stdout:gsub("%s+$", "")))
+  local text = self._backend.read(self, key)
+  if text == nil or text == "" then return nil end
+  local doc = json.decode(text)
   if type(doc) ~= "table" or doc.key ~= key or type(doc.record) ~= "table" then return nil end
   return doc.record
 end
@@ -45,38 +130,52 @@ end
 ---@param key string
 ---@param rec table
 function Keyring:save(key, rec)
-  local r, err = self:_run({ "store", "--label=lua-mcp OAuth: " .. key, self:_attrs(key) },
-    json.encode({ key = key, record = rec }))
-  if r ~= nil and r.status ~= 0 then err = (r.stderr:gsub("%s+$", "")) end
+  local err = self._backend.write(self, key, json.encode({ key = key, record = rec }))
   if err then error("mcp.auth: the keyring store cannot save: " .. tostring(err), 2) end
 end
 
 --- Forget the record saved under key.
 ---@param key string
 function Keyring:delete(key)
-  self:_run({ "clear", self:_attrs(key) })
+  self._backend.remove(self, key)
 end
 
 function Keyring:__tostring() return "mcp.auth.keyring_store(" .. self.service .. ")" end
 
---- A store in the Secret Service. opts: service ("lua-mcp"), tool (the secret-tool program,
---- "secret-tool"), timeout_ms (10000). Returns nil, err (kind "unavailable") when secret-tool is
---- missing or no keyring answers (no D-Bus session, no Secret Service, a locked or missing
---- collection).
+-- The backend for this OS: "security" on Darwin, else "secret-tool".
+local function default_backend()
+  local r = core.run_program({ "uname", "-s" }, nil, 5000)
+  if r ~= nil and r.status == 0 and trim(r.stdout) == "Darwin" then return "security" end
+  return "secret-tool"
+end
+
+--- A store in the OS keyring. opts: backend ("secret-tool": the Secret Service; "security": the
+--- macOS keychain; default "security" on Darwin, else "secret-tool"), service ("lua-mcp"; for
+--- "security" a letter or digit, then letters, digits and . _ - @ : /), tool (the program, default the backend's
+--- name), timeout_ms (10000). Returns nil, err (kind "unavailable") when the tool is missing or
+--- no keyring answers (no D-Bus session, no Secret Service, a locked or missing collection or
+--- keychain). The "security" backend is tested against a recording fake, not a real keychain.
 ---@param opts table|nil
 ---@return mcp.auth.KeyringStore|nil store, mcp.Error|nil err
 function M.new(opts)
   opts = opts or {}
   if type(opts) ~= "table" then error("mcp.auth.keyring_store: opts must be a table", 2) end
-  local self = setmetatable({ service = opts.service or "lua-mcp", tool = opts.tool or "secret-tool",
-    timeout_ms = opts.timeout_ms or 10000 }, Keyring)
+  local name = opts.backend or default_backend()
+  local backend = backends[name]
+  if backend == nil then
+    error("mcp.auth.keyring_store: backend must be \"secret-tool\" or \"security\"", 2)
+  end
+  local self = setmetatable({ service = opts.service or "lua-mcp", tool = opts.tool or name, backend = name,
+    _backend = backend, timeout_ms = opts.timeout_ms or 10000 }, Keyring)
   if type(self.service) ~= "string" or self.service == "" then
     error("mcp.auth.keyring_store: service must be a non-empty string", 2)
   end
-  -- A lookup of nothing: a running keyring answers "not found" (status 1) and says nothing.
-  local r, err = self:_run({ "lookup", "service", self.service, "key", "lua-mcp-probe" })
-  if r ~= nil and r.status == 127 then err = self.tool .. " is not installed (Debian: libsecret-tools)" end
-  if r ~= nil and r.status ~= 127 and r.stderr:find("%S") then err = (r.stderr:gsub("%s+$", "")) end
+  -- security -i splits its command line itself: a service it would split or unquote is refused.
+  if name == "security" and not self.service:match("^%w[%w%._@:/%-]*$") then
+    error("mcp.auth.keyring_store: a service for the security backend is a letter or digit, then letters, "
+      .. "digits and . _ - @ : /", 2)
+  end
+  local err = backend.probe(self)
   if err then
     return nil, errors.new(nil, "mcp.auth.keyring_store: no keyring is available: " .. tostring(err), nil,
       { kind = "unavailable" })

@@ -1,0 +1,209 @@
+-- mcp.auth.keyring_store's macOS backend ("security"). There is no macOS machine here: these run
+-- against a recording fake `security` (a Lua script over a directory of items) that logs every
+-- argv and stdin it gets, so they prove what the store sends and how it reads the answers, not
+-- that Apple's tool accepts it.
+local mcp = require("mcp")
+local helper = require("helper")
+
+local function hex(s) return (s:gsub(".", function(c) return ("%02x"):format(c:byte()) end)) end
+local function account(key) return hex(mcp.core.sha256(key)):sub(1, 32) end
+
+-- The fake: find-generic-password, delete-generic-password and -i (add-generic-password lines on
+-- stdin) over <dir>/items; <dir>/mode says "ok", "noop-add" (add does nothing, exit 0) or "locked".
+local FAKE = [=[
+local dir = DIR
+local function readall(p) local f = io.open(p, "rb"); if not f then return nil end local s = f:read("*a"); f:close(); return s end
+local function writeall(p, s) local f = assert(io.open(p, "wb")); f:write(s); f:close() end
+local input = arg[1] == "-i" and io.read("*a") or nil
+local log = assert(io.open(dir .. "/log", "ab"))
+local parts = {}
+for i = 1, #arg do parts[#parts + 1] = ("%q"):format(arg[i]) end
+log:write(("calls[#calls + 1] = { argv = { %s }, stdin = %s }\n"):format(table.concat(parts, ", "),
+  input and ("%q"):format(input) or "nil"))
+log:close()
+local mode = readall(dir .. "/mode") or "ok"
+if mode:find("locked") then
+  io.stderr:write("security: SecKeychainSearchCopyNext: The user name or passphrase you entered is not correct.\n")
+  os.exit(51)
+end
+local function opts(list)
+  local o = {}
+  local i = 1
+  while i <= #list do
+    local a = list[i]
+    if a == "-s" or a == "-a" or a == "-X" then o[a] = list[i + 1]; i = i + 2 else o[a] = true; i = i + 1 end
+  end
+  return o
+end
+local function item(o) return dir .. "/items/" .. o["-s"] .. "_" .. o["-a"] end
+local notfound = "security: SecKeychainSearchCopyNext: The specified item could not be found in the keychain.\n"
+local cmd = arg[1]
+local rest = {}
+for i = 2, #arg do rest[#rest + 1] = arg[i] end
+if cmd == "find-generic-password" then
+  local o = opts(rest)
+  local v = readall(item(o))
+  if not v then io.stderr:write(notfound); os.exit(44) end
+  if o["-w"] then io.write(v, "\n") else io.write("keychain: \"login.keychain-db\"\n") end
+elseif cmd == "delete-generic-password" then
+  local o = opts(rest)
+  if not os.remove(item(o)) then io.stderr:write(notfound); os.exit(44) end
+elseif cmd == "-i" then
+  for line in input:gmatch("[^\n]+") do
+    local words = {}
+    for w in line:gmatch("%S+") do words[#words + 1] = w end
+    local c = table.remove(words, 1)
+    local o = opts(words)
+    if c == "add-generic-password" and o["-U"] and o["-X"] and mode == "ok" then
+      writeall(item(o), (o["-X"]:gsub("%x%x", function(h) return string.char(tonumber(h, 16)) end)))
+    end
+  end
+else
+  io.stderr:write("fake security: unknown command\n")
+  os.exit(2)
+end
+]=]
+
+local function setup(mode)
+  local dir = os.tmpname()
+  os.remove(dir)
+  assert(mcp.core.mkdir_private(dir))
+  assert(mcp.core.mkdir_private(dir .. "/items"))
+  helper.write_file(dir .. "/fake.lua", (FAKE:gsub("DIR", ("%q"):format(dir), 1)))
+  helper.write_file(dir .. "/security", ("#!/bin/sh\nexec %s %s/fake.lua \"$@\"\n"):format(helper.lua_cmd(), dir))
+  helper.write_file(dir .. "/uname", "#!/bin/sh\necho Darwin\n")
+  os.execute("chmod +x '" .. dir .. "/security' '" .. dir .. "/uname'")
+  helper.write_file(dir .. "/mode", mode or "ok")
+  return dir
+end
+
+local function calls(dir)
+  local env = { calls = {} }
+  local text = helper.read_file(dir .. "/log") or ""
+  local chunk = assert((loadstring or load)(text))
+  if setfenv then setfenv(chunk, env) else chunk = assert(load(text, "log", "t", env)) end
+  chunk()
+  return env.calls
+end
+
+local function cleanup(dir) os.execute("rm -rf '" .. dir .. "'") end
+
+describe("mcp.auth.keyring_store (security backend, against a recording fake)", function()
+  it("saves with the secret in hex on the stdin of security -i, reads it back, loads and deletes; no secret or key in any argv", function()
+    local dir = setup("ok")
+    local marker = dir .. "/pwned"
+    local s = assert(mcp.auth.keyring_store({ backend = "security", tool = dir .. "/security", service = "lua-mcp-spec" }))
+    assert.equals("security", s.backend)
+    local key = "https://mcp.example/$(touch " .. marker .. ")`touch " .. marker .. "`;'\"| -X 00"
+    local acct = account(key)
+    assert.is_nil(s:load(key))
+    local rec = { tokens = { access_token = "at-secret-1", refresh_token = "rt-secret-2" }, client = { client_id = "c" } }
+    s:save(key, rec)
+    local got = assert(s:load(key))
+    assert.equals("at-secret-1", got.tokens.access_token)
+    assert.equals("rt-secret-2", got.tokens.refresh_token)
+    assert.equals("c", got.client.client_id)
+    assert.is_nil(s:load("another"))
+    s:delete(key)
+    assert.is_nil(s:load(key))
+
+    local log = calls(dir)
+    local tool = dir .. "/security"
+    local stored = helper.read_file(dir .. "/log")
+    assert.same({ "find-generic-password", "-s", "lua-mcp-spec", "-a", "lua-mcp-probe" }, log[1].argv)
+    assert.same({ "find-generic-password", "-s", "lua-mcp-spec", "-a", acct, "-w" }, log[2].argv)
+    assert.same({ "-i" }, log[3].argv)
+    assert.equals(1, select(2, log[3].stdin:gsub("\n", "")))
+    local hexsecret = log[3].stdin:match("^add%-generic%-password %-U %-s lua%-mcp%-spec %-a " .. acct .. " %-X (%x+)\n$")
+    assert.truthy(hexsecret, log[3].stdin)
+    local secret = hexsecret:gsub("%x%x", function(h) return string.char(tonumber(h, 16)) end)
+    assert.same({ key = key, record = rec }, mcp.json.decode(secret))
+    -- The write is verified by reading the record back.
+    assert.same({ "find-generic-password", "-s", "lua-mcp-spec", "-a", acct, "-w" }, log[4].argv)
+    assert.same({ "find-generic-password", "-s", "lua-mcp-spec", "-a", acct, "-w" }, log[5].argv)
+    assert.same({ "find-generic-password", "-s", "lua-mcp-spec", "-a", account("another"), "-w" }, log[6].argv)
+    assert.same({ "delete-generic-password", "-s", "lua-mcp-spec", "-a", acct }, log[7].argv)
+    assert.same({ "find-generic-password", "-s", "lua-mcp-spec", "-a", acct, "-w" }, log[8].argv)
+    assert.equals(8, #log)
+    for _, c in ipairs(log) do
+      for _, a in ipairs(c.argv) do
+        assert.falsy(a:find("secret", 1, true), a)
+        assert.falsy(a:find("mcp.example", 1, true), a)
+      end
+      if c.argv[1] ~= "-i" then assert.is_nil(c.stdin) end
+    end
+    assert.falsy(stored:find("at-secret-1", 1, true)) -- only in hex, on stdin
+    assert.is_nil(io.open(marker))
+    assert.equals(tool, s.tool)
+    cleanup(dir)
+  end)
+
+  it("save fails when security -i exits 0 but the keychain does not hold the record", function()
+    local dir = setup("noop-add")
+    local s = assert(mcp.auth.keyring_store({ backend = "security", tool = dir .. "/security" }))
+    local ok, err = pcall(s.save, s, "https://mcp.example/", { tokens = { access_token = "at" } })
+    assert.is_false(ok)
+    assert.truthy(tostring(err):find("mcp.auth: the keyring store cannot save: the keychain does not hold the record after add-generic-password", 1, true), err)
+    local log = calls(dir)
+    assert.same({ "-i" }, log[2].argv)
+    assert.same({ "find-generic-password", "-s", "lua-mcp", "-a", account("https://mcp.example/"), "-w" }, log[3].argv)
+    cleanup(dir)
+  end)
+
+  it("a locked keychain, or no security tool, is a clear nil, err", function()
+    local dir = setup("locked")
+    local s, err = mcp.auth.keyring_store({ backend = "security", tool = dir .. "/security" })
+    assert.is_nil(s)
+    assert.equals("unavailable", err.kind)
+    assert.equals("mcp.auth.keyring_store: no keyring is available: security: SecKeychainSearchCopyNext: "
+      .. "The user name or passphrase you entered is not correct.", err.message)
+    cleanup(dir)
+    s, err = mcp.auth.keyring_store({ backend = "security", tool = "/nonexistent/security" })
+    assert.is_nil(s)
+    assert.equals("unavailable", err.kind)
+    assert.equals("mcp.auth.keyring_store: no keyring is available: /nonexistent/security is not installed "
+      .. "(macOS: /usr/bin/security)", err.message)
+  end)
+
+  it("refuses a service security -i would split or unquote, and an unknown backend", function()
+    for _, service in ipairs({ "a b", 'x"y', "it's", "a\nb", "a\\b", "a\tb", "-X", "" }) do
+      local ok, err = pcall(mcp.auth.keyring_store, { backend = "security", tool = "/nonexistent/security", service = service })
+      assert.is_false(ok, service)
+      assert.truthy(tostring(err):find("mcp.auth.keyring_store: ", 1, true), err)
+    end
+    local ok, err = pcall(mcp.auth.keyring_store, { backend = "keychain" })
+    assert.is_false(ok)
+    assert.truthy(tostring(err):find('backend must be "secret-tool" or "security"', 1, true), err)
+  end)
+
+  it("refuses a record too large for one security -i line, before running it", function()
+    local dir = setup("ok")
+    local s = assert(mcp.auth.keyring_store({ backend = "security", tool = dir .. "/security" }))
+    local ok, err = pcall(s.save, s, "k", { tokens = { access_token = ("x"):rep(3000) } })
+    assert.is_false(ok)
+    assert.truthy(tostring(err):find("the record is too large for security -i", 1, true), err)
+    assert.equals(1, #calls(dir))
+    cleanup(dir)
+  end)
+
+  it("is the backend on Darwin (uname -s), found as `security` in PATH; backend = \"secret-tool\" overrides", function()
+    local dir = setup("ok")
+    local script = dir .. "/t.lua"
+    helper.write_file(script, [[
+      local mcp = require("mcp")
+      local s = assert(mcp.auth.keyring_store({ service = "lua-mcp-spec" }))
+      s:save("https://mcp.example/", { tokens = { access_token = "at" } })
+      print(s.backend, s.tool, s:load("https://mcp.example/").tokens.access_token)
+      local t, err = mcp.auth.keyring_store({ backend = "secret-tool", tool = "/nonexistent/secret-tool" })
+      print(t, err.message)
+    ]])
+    local p = io.popen(("PATH=%q LUA_PATH=%q LUA_CPATH=%q %s %s 2>&1"):format(dir .. ":" .. os.getenv("PATH"),
+      package.path .. ";;", package.cpath .. ";;", helper.lua_cmd(), script))
+    local out = p:read("*a")
+    p:close()
+    assert.truthy(out:find("security\tsecurity\tat\n", 1, true), out)
+    assert.truthy(out:find("nil\tmcp.auth.keyring_store: no keyring is available: /nonexistent/secret-tool is not installed", 1, true), out)
+    assert.equals("-i", calls(dir)[2].argv[1])
+    cleanup(dir)
+  end)
+end)
