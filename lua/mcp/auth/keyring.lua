@@ -27,8 +27,9 @@ end
 
 local function trim(s) return (s:gsub("%s+$", "")) end
 
--- security -i reads a command line of at most 4096 bytes (MAX_LINE_LEN in Apple's published
--- SecurityTool/security.c); a longer line would be cut, so save refuses it before sending.
+-- security -i reads a command line into a 4096-byte buffer (MAX_LINE_LEN in Apple's published
+-- SecurityTool/security.c; the newline and a NUL included); a longer line would be cut, so save
+-- refuses it before sending.
 local SECURITY_MAX_LINE = 4096
 
 ---@class mcp.auth.KeyringStore
@@ -95,9 +96,9 @@ backends.security = {
   write = function(self, key, text)
     -- service (checked in new), account and hex need no quoting in security's command line.
     local line = ("add-generic-password -U -s %s -a %s -X %s\n"):format(self.service, account(key), hex(text))
-    if #line > SECURITY_MAX_LINE then
+    if #line >= SECURITY_MAX_LINE then
       return ("the record is too large for security -i (%d bytes of command, at most %d)"):format(#line,
-        SECURITY_MAX_LINE)
+        SECURITY_MAX_LINE - 1)
     end
     local r, err = self:_run({ "-i" }, line)
     if err then return err end
