@@ -9,7 +9,8 @@ local function hex(s) return (s:gsub(".", function(c) return ("%02x"):format(c:b
 local function account(key) return hex(mcp.core.sha256(key)):sub(1, 32) end
 
 -- The fake: find-generic-password, delete-generic-password and -i (add-generic-password lines on
--- stdin) over <dir>/items; <dir>/mode says "ok", "noop-add" (add does nothing, exit 0) or "locked".
+-- stdin) over <dir>/items; <dir>/mode says "ok", "noop-add" (add does nothing, exit 0), "hex-w" (-w
+-- prints the password in hex, as security does for one that is not printable text) or "locked".
 local FAKE = [=[
 local dir = DIR
 local function readall(p) local f = io.open(p, "rb"); if not f then return nil end local s = f:read("*a"); f:close(); return s end
@@ -44,7 +45,9 @@ if cmd == "find-generic-password" then
   local o = opts(rest)
   local v = readall(item(o))
   if not v then io.stderr:write(notfound); os.exit(44) end
-  if o["-w"] then io.write(v, "\n") else io.write("keychain: \"login.keychain-db\"\n") end
+  if o["-w"] and mode == "hex-w" then
+    io.write((v:gsub(".", function(c) return ("%02x"):format(c:byte()) end)), "\n")
+  elseif o["-w"] then io.write(v, "\n") else io.write("keychain: \"login.keychain-db\"\n") end
 elseif cmd == "delete-generic-password" then
   local o = opts(rest)
   if not os.remove(item(o)) then io.stderr:write(notfound); os.exit(44) end
@@ -54,7 +57,7 @@ elseif cmd == "-i" then
     for w in line:gmatch("%S+") do words[#words + 1] = w end
     local c = table.remove(words, 1)
     local o = opts(words)
-    if c == "add-generic-password" and o["-U"] and o["-X"] and mode == "ok" then
+    if c == "add-generic-password" and o["-U"] and o["-X"] and mode ~= "noop-add" then
       writeall(item(o), (o["-X"]:gsub("%x%x", function(h) return string.char(tonumber(h, 16)) end)))
     end
   end
@@ -147,6 +150,14 @@ describe("mcp.auth.keyring_store (security backend, against a recording fake)", 
     local log = calls(dir)
     assert.same({ "-i" }, log[2].argv)
     assert.same({ "find-generic-password", "-s", "lua-mcp", "-a", account("https://mcp.example/"), "-w" }, log[3].argv)
+    cleanup(dir)
+  end)
+
+  it("reads a password that find-generic-password -w prints in hex", function()
+    local dir = setup("hex-w")
+    local s = assert(mcp.auth.keyring_store({ backend = "security", tool = dir .. "/security" }))
+    s:save("https://mcp.example/", { tokens = { access_token = "at-\195\169" } })
+    assert.equals("at-\195\169", s:load("https://mcp.example/").tokens.access_token)
     cleanup(dir)
   end)
 
