@@ -157,6 +157,9 @@ describe("mcp.sandbox", function()
       helper.write_file(script, ([[
         local mcp = require("mcp")
         local c = assert(mcp.create_stdio_client(%q, { %q }, { sandbox = %s }))
+        local p = io.popen("/usr/bin/python3 -c 'import os; print(os.getsid(0))'")
+        print("HOSTSID " .. p:read("*l"))
+        p:close()
         print("RESULT " .. c:call_tool("tty", { sti = true }).content[1].text)
         c:close()
       ]]):format(LUA, PROBE, sb_lua))
@@ -169,10 +172,18 @@ describe("mcp.sandbox", function()
     end
     local dirs = "{ " .. ("%q, "):rep(#LUA_DIRS):format(unpack(LUA_DIRS)) .. "}"
     -- Unconfined, the server's stderr is the terminal (inherited): the test can see one.
+    local function sids(out)
+      return out:match("HOSTSID (%d+)"), out:match("RESULT [^\n]- sid=(%d+)")
+    end
     local out = run_on_tty("nil")
     assert.truthy(out:find("RESULT terminal", 1, true), out)
+    local host, server = sids(out)
+    assert.equal(host, server, out) -- unconfined: the host's session (and its terminal)
     out = run_on_tty("{ read = " .. dirs .. " }")
     assert.truthy(out:find("RESULT not a terminal", 1, true), out)
+    host, server = sids(out)
+    assert.truthy(host and server, out)
+    assert.are_not.equal(host, server, out) -- a session of its own: no controlling terminal
     assert.is_nil(out:find("typed", 1, true), out)
     assert.is_nil(out:find("\27", 1, true), out)
     assert.truthy(out:find("\\x1b]0;pwned\\x07 from stderr", 1, true), out)

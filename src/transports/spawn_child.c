@@ -109,8 +109,11 @@ MCP_IN_CHILD int mcp_spawn_child_exec(void *arg)
     const mcp_spawn_plan *p = c->plan;
     int report_fd = c->report_fd, sandbox_fd = p->sandbox_fd;
     c->shared = 1;
-    if (p->mode == MCP_SPAWN_NEW_GROUP)
-        setpgid(0, 0); /* a stop reaches the helpers it starts (the parent does it too) */
+    /* A stop reaches the helpers it starts: a process group of its own (the parent does it too).
+     * A confined server gets a session of its own, which is also that group: no controlling
+     * terminal, so no TIOCSTI into the user's shell even where its rules grant /dev. */
+    if (p->mode == MCP_SPAWN_NEW_GROUP && (sandbox_fd < 0 || setsid() < 0))
+        setpgid(0, 0);
     default_signals();
     if (place_fds(p, &report_fd, &sandbox_fd) != 0)
         fail(c, report_fd, MCP_SPAWN_STEP_FDS, errno);
