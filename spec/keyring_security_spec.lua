@@ -115,19 +115,23 @@ describe("mcp.auth.keyring_store (security backend, against a recording fake)", 
     local stored = helper.read_file(dir .. "/log")
     assert.same({ "find-generic-password", "-s", "lua-mcp-spec", "-a", "lua-mcp-probe" }, log[1].argv)
     assert.same({ "find-generic-password", "-s", "lua-mcp-spec", "-a", acct, "-w" }, log[2].argv)
-    assert.same({ "-i" }, log[3].argv)
-    assert.equals(1, select(2, log[3].stdin:gsub("\n", "")))
-    local hexsecret = log[3].stdin:match("^add%-generic%-password %-U %-s lua%-mcp%-spec %-a " .. acct .. " %-X (%x+)\n$")
-    assert.truthy(hexsecret, log[3].stdin)
+    -- save: how many pieces the old record had (none here), the command, the read back
+    assert.same({ "find-generic-password", "-s", "lua-mcp-spec", "-a", acct, "-w" }, log[3].argv)
+    assert.same({ "-i" }, log[4].argv)
+    assert.equals(1, select(2, log[4].stdin:gsub("\n", "")))
+    local hexsecret = log[4].stdin:match("^add%-generic%-password %-U %-s lua%-mcp%-spec %-a " .. acct .. " %-X (%x+)\n$")
+    assert.truthy(hexsecret, log[4].stdin)
     local secret = hexsecret:gsub("%x%x", function(h) return string.char(tonumber(h, 16)) end)
     assert.same({ key = key, record = rec }, mcp.json.decode(secret))
     -- The write is verified by reading the record back.
-    assert.same({ "find-generic-password", "-s", "lua-mcp-spec", "-a", acct, "-w" }, log[4].argv)
     assert.same({ "find-generic-password", "-s", "lua-mcp-spec", "-a", acct, "-w" }, log[5].argv)
-    assert.same({ "find-generic-password", "-s", "lua-mcp-spec", "-a", account("another"), "-w" }, log[6].argv)
-    assert.same({ "delete-generic-password", "-s", "lua-mcp-spec", "-a", acct }, log[7].argv)
+    assert.same({ "find-generic-password", "-s", "lua-mcp-spec", "-a", acct, "-w" }, log[6].argv)
+    assert.same({ "find-generic-password", "-s", "lua-mcp-spec", "-a", account("another"), "-w" }, log[7].argv)
+    -- delete: how many pieces, then the item
     assert.same({ "find-generic-password", "-s", "lua-mcp-spec", "-a", acct, "-w" }, log[8].argv)
-    assert.equals(8, #log)
+    assert.same({ "delete-generic-password", "-s", "lua-mcp-spec", "-a", acct }, log[9].argv)
+    assert.same({ "find-generic-password", "-s", "lua-mcp-spec", "-a", acct, "-w" }, log[10].argv)
+    assert.equals(10, #log)
     for _, c in ipairs(log) do
       for _, a in ipairs(c.argv) do
         assert.falsy(a:find("secret", 1, true), a)
@@ -148,8 +152,8 @@ describe("mcp.auth.keyring_store (security backend, against a recording fake)", 
     assert.is_false(ok)
     assert.truthy(tostring(err):find("mcp.auth: the keyring store cannot save: the keychain does not hold the record after add-generic-password", 1, true), err)
     local log = calls(dir)
-    assert.same({ "-i" }, log[2].argv)
-    assert.same({ "find-generic-password", "-s", "lua-mcp", "-a", account("https://mcp.example/"), "-w" }, log[3].argv)
+    assert.same({ "-i" }, log[3].argv)
+    assert.same({ "find-generic-password", "-s", "lua-mcp", "-a", account("https://mcp.example/"), "-w" }, log[4].argv)
     cleanup(dir)
   end)
 
@@ -187,13 +191,33 @@ describe("mcp.auth.keyring_store (security backend, against a recording fake)", 
     assert.truthy(tostring(err):find('backend must be "secret-tool" or "security"', 1, true), err)
   end)
 
-  it("refuses a record too large for one security -i line, before running it", function()
+  it("keeps a record longer than one security -i line in pieces, each line under 4096 bytes; a smaller one drops them", function()
     local dir = setup("ok")
     local s = assert(mcp.auth.keyring_store({ backend = "security", tool = dir .. "/security" }))
-    local ok, err = pcall(s.save, s, "k", { tokens = { access_token = ("x"):rep(3000) } })
-    assert.is_false(ok)
-    assert.truthy(tostring(err):find("the record is too large for security -i", 1, true), err)
-    assert.equals(1, #calls(dir))
+    -- a real OAuth record with JWTs and an id_token runs to several KB
+    local rec = { tokens = { access_token = ("a"):rep(3000), id_token = ("i"):rep(2500), refresh_token = "r" } }
+    s:save("k", rec)
+    assert.same(rec, s:load("k"))
+    local adds = 0
+    for _, c in ipairs(calls(dir)) do
+      for _, a in ipairs(c.argv) do assert.is_nil(a:find("aaaa", 1, true)) end
+      for line in (c.stdin or ""):gmatch("[^\n]+") do
+        adds = adds + 1
+        assert.is_true(#line + 1 < 4096, #line)
+      end
+    end
+    assert.equals(4, adds) -- 3 pieces of at most 1920 bytes (the record is ~5.6 KB) and the head
+    local items = io.popen("ls '" .. dir .. "/items'"):read("*a")
+    assert.truthy(items:find(account("k") .. "-3", 1, true), items)
+    -- a record that fits one line again: the old pieces are deleted
+    s:save("k", { tokens = { access_token = "short" } })
+    assert.equals("short", s:load("k").tokens.access_token)
+    items = io.popen("ls '" .. dir .. "/items'"):read("*a")
+    assert.is_nil(items:find(account("k") .. "-", 1, true), items)
+    s:save("k", rec)
+    s:delete("k")
+    assert.is_nil(s:load("k"))
+    assert.equals("", io.popen("ls '" .. dir .. "/items'"):read("*a"))
     cleanup(dir)
   end)
 
@@ -214,7 +238,7 @@ describe("mcp.auth.keyring_store (security backend, against a recording fake)", 
     p:close()
     assert.truthy(out:find("security\tsecurity\tat\n", 1, true), out)
     assert.truthy(out:find("nil\tmcp.auth.keyring_store: no keyring is available: /nonexistent/secret-tool is not installed", 1, true), out)
-    assert.equals("-i", calls(dir)[2].argv[1])
+    assert.equals("-i", calls(dir)[3].argv[1])
     cleanup(dir)
   end)
 end)

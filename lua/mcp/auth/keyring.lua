@@ -28,9 +28,10 @@ end
 local function trim(s) return (s:gsub("%s+$", "")) end
 
 -- security -i reads a command line into a 4096-byte buffer (MAX_LINE_LEN in Apple's published
--- SecurityTool/security.c; the newline and a NUL included); a longer line would be cut, so save
--- refuses it before sending.
+-- SecurityTool/security.c; the newline and a NUL included); a longer line would be cut, so a
+-- record is saved in pieces of SECURITY_PIECE bytes (hex doubles them), one line each.
 local SECURITY_MAX_LINE = 4096
+local SECURITY_PIECE = 1920 -- (SECURITY_MAX_LINE - 256) / 2: the command around the hex fits
 
 ---@class mcp.auth.KeyringStore
 local Keyring = {}
@@ -76,6 +77,32 @@ backends["secret-tool"] = {
 -- security's exit status for "the item could not be found" (errSecItemNotFound).
 local SECURITY_NOT_FOUND = 44
 
+-- The password of one item, or nil (none, or the keychain cannot be read).
+local function security_find(self, acct)
+  local r = self:_run({ "find-generic-password", "-s", self.service, "-a", acct, "-w" })
+  if r == nil or r.status ~= 0 then return nil end
+  local out = trim(r.stdout)
+  -- -w prints a password that is not printable text in hex; a JSON object is never all hex.
+  if out:match("^%x+$") and #out % 2 == 0 then out = unhex(out) end
+  return out
+end
+
+-- How many pieces the record saved under key is kept in (0: one item, or none).
+local function security_parts(self, key)
+  local head = security_find(self, account(key))
+  return head and tonumber(head:match("^parts:(%d+)$")) or 0
+end
+
+-- service (checked in new), account and hex need no quoting in security's command line.
+local function security_add_line(self, acct, text)
+  local line = ("add-generic-password -U -s %s -a %s -X %s\n"):format(self.service, acct, hex(text))
+  if #line >= SECURITY_MAX_LINE then -- only a service name of hundreds of bytes gets here
+    return nil, ("a command for security -i of %d bytes (at most %d): the service name is too long"):format(#line,
+      SECURITY_MAX_LINE - 1)
+  end
+  return line
+end
+
 backends.security = {
   probe = function(self)
     local r, err = self:_run({ "find-generic-password", "-s", self.service, "-a", "lua-mcp-probe" })
@@ -86,21 +113,37 @@ backends.security = {
     return err
   end,
   read = function(self, key)
-    local r = self:_run({ "find-generic-password", "-s", self.service, "-a", account(key), "-w" })
-    if r == nil or r.status ~= 0 then return nil end
-    local out = trim(r.stdout)
-    -- -w prints a password that is not printable text in hex; a JSON object is never all hex.
-    if out:match("^%x+$") and #out % 2 == 0 then out = unhex(out) end
-    return out
+    local head = security_find(self, account(key))
+    local n = head and tonumber(head:match("^parts:(%d+)$"))
+    if n == nil then return head end
+    local pieces = {}
+    for i = 1, n do
+      pieces[i] = security_find(self, account(key) .. "-" .. i)
+      if pieces[i] == nil then return nil end
+    end
+    return table.concat(pieces)
   end,
   write = function(self, key, text)
-    -- service (checked in new), account and hex need no quoting in security's command line.
-    local line = ("add-generic-password -U -s %s -a %s -X %s\n"):format(self.service, account(key), hex(text))
-    if #line >= SECURITY_MAX_LINE then
-      return ("the record is too large for security -i (%d bytes of command, at most %d)"):format(#line,
-        SECURITY_MAX_LINE - 1)
+    local acct, old = account(key), security_parts(self, key)
+    -- a record longer than one line holds is kept in pieces (account-1 .. account-n) under a head
+    -- "parts:n" (never JSON); each piece is its own add-generic-password line
+    local items, n = {}, 0
+    if #text > SECURITY_PIECE then
+      for i = 1, #text, SECURITY_PIECE do
+        n = n + 1
+        items[n] = { acct .. "-" .. n, text:sub(i, i + SECURITY_PIECE - 1) }
+      end
+      items[n + 1] = { acct, "parts:" .. n }
+    else
+      items[1] = { acct, text }
     end
-    local r, err = self:_run({ "-i" }, line)
+    local lines = {}
+    for i, it in ipairs(items) do
+      local line, lerr = security_add_line(self, it[1], it[2])
+      if not line then return lerr end
+      lines[i] = line
+    end
+    local r, err = self:_run({ "-i" }, table.concat(lines))
     if err then return err end
     if r.status ~= 0 then
       return r.stderr:find("%S") and trim(r.stderr) or (self.tool .. " exited with status " .. r.status)
@@ -109,9 +152,14 @@ backends.security = {
       local why = r.stderr:find("%S") and ": " .. trim(r.stderr) or ""
       return "the keychain does not hold the record after add-generic-password" .. why
     end
+    for i = n + 1, old do self:_run({ "delete-generic-password", "-s", self.service, "-a", acct .. "-" .. i }) end
   end,
   remove = function(self, key)
-    self:_run({ "delete-generic-password", "-s", self.service, "-a", account(key) })
+    local acct = account(key)
+    for i = 1, security_parts(self, key) do
+      self:_run({ "delete-generic-password", "-s", self.service, "-a", acct .. "-" .. i })
+    end
+    self:_run({ "delete-generic-password", "-s", self.service, "-a", acct })
   end,
 }
 
