@@ -87,6 +87,11 @@ local function security_find(self, acct)
   return out
 end
 
+-- Why a security run that exited non-zero failed: its stderr, else its status.
+local function security_failure(self, r)
+  return r.stderr:find("%S") and trim(r.stderr) or (self.tool .. " exited with status " .. r.status)
+end
+
 -- How many pieces the record saved under key is kept in (0: one item, or none).
 local function security_parts(self, key)
   local head = security_find(self, account(key))
@@ -108,7 +113,7 @@ backends.security = {
     local r, err = self:_run({ "find-generic-password", "-s", self.service, "-a", "lua-mcp-probe" })
     if r ~= nil and r.status == 127 then return self.tool .. " is not installed (macOS: /usr/bin/security)" end
     if r ~= nil and r.status ~= 0 and r.status ~= SECURITY_NOT_FOUND then
-      return r.stderr:find("%S") and trim(r.stderr) or (self.tool .. " exited with status " .. r.status)
+      return security_failure(self, r)
     end
     return err
   end,
@@ -146,7 +151,7 @@ backends.security = {
     local r, err = self:_run({ "-i" }, table.concat(lines))
     if err then return err end
     if r.status ~= 0 then
-      return r.stderr:find("%S") and trim(r.stderr) or (self.tool .. " exited with status " .. r.status)
+      return security_failure(self, r)
     end
     if backends.security.read(self, key) ~= text then
       local why = r.stderr:find("%S") and ": " .. trim(r.stderr) or ""
