@@ -785,24 +785,24 @@ end
 -- handlers/, elicitation/): each one's state is its own object the client holds, made when first
 -- used, and what they read of the client's goes through these.
 
--- The URL elicitations' completions and waiters (url_elicitation.lua).
-function Client:_url_elicitations()
-  local s = self.url_elicitations
+-- The state object of module held in self[field], made (module.new()) when first asked for.
+local function held(self, field, module)
+  local s = self[field]
   if s == nil then
-    s = require("mcp.url_elicitation").new()
-    self.url_elicitations = s
+    s = require(module).new()
+    self[field] = s
   end
   return s
 end
 
+-- The URL elicitations' completions and waiters (url_elicitation.lua).
+function Client:_url_elicitations()
+  return held(self, "url_elicitations", "mcp.url_elicitation")
+end
+
 -- The tools/list pages validate_output checks against (output_schema.lua).
 function Client:_tool_schemas()
-  local s = self.tool_schemas
-  if s == nil then
-    s = require("mcp.output_schema").new()
-    self.tool_schemas = s
-  end
-  return s
+  return held(self, "tool_schemas", "mcp.output_schema")
 end
 
 -- What each server request handler declares beyond the basics (the handler_caps key).
