@@ -20,6 +20,19 @@ local function settle()
   for _ = 1, 3 do collectgarbage("collect") end
 end
 
+-- c takes a 24 MiB result and drops it: the C heap before (after a ping and a collection), and
+-- what the client still holds of it afterwards.
+local function heap_after_big_result(c)
+  assert(c:ping())
+  settle()
+  local base = core._heap_bytes()
+  local r = assert(c:call_tool("big", { bytes = 24 * 1024 * 1024 }))
+  assert.equal(24 * 1024 * 1024, #r.content[1].text)
+  r = nil -- luacheck: ignore 311
+  settle()
+  return base, core._heap_bytes() - base
+end
+
 describe("faults in the wild", function()
   it("a closed stdio client holds no descriptor of its server (the pidfd) until it is collected", function()
     local before = open_fds()
@@ -40,16 +53,9 @@ describe("faults in the wild", function()
   it("the stdio read buffer shrinks after a large message, and close() frees it", function()
     if core._heap_bytes == nil or core._heap_bytes() == nil then pending("no mallinfo2 here") return end
     local c = assert(helper.test_server())
-    assert(c:ping())
-    settle()
-    local base = core._heap_bytes()
-    local r = assert(c:call_tool("big", { bytes = 24 * 1024 * 1024 }))
-    assert.equal(24 * 1024 * 1024, #r.content[1].text)
-    r = nil -- luacheck: ignore 311
-    settle()
-    local after = core._heap_bytes()
+    local base, kept = heap_after_big_result(c)
     -- the 24 MiB message needed a 32 MiB buffer; what stays is the 256 KiB the buffer keeps
-    assert.is_true(after - base < 4 * 1024 * 1024, ("%d bytes kept after the result was dropped"):format(after - base))
+    assert.is_true(kept < 4 * 1024 * 1024, ("%d bytes kept after the result was dropped"):format(kept))
     c:close()
     settle()
     assert.is_true(core._heap_bytes() - base < 4 * 1024 * 1024)
@@ -152,14 +158,7 @@ describe("faults in the wild over HTTP #http", function()
   it("a large result over legacy SSE is not kept by the stream once it is dropped", function()
     if core._heap_bytes == nil or core._heap_bytes() == nil then pending("no mallinfo2 here") return end
     local c = assert(mcp.create_sse_client(srv.base .. "/sse", { request_timeout_ms = helper.ms(20000) }))
-    assert(c:ping())
-    settle()
-    local base = core._heap_bytes()
-    local r = assert(c:call_tool("big", { bytes = 24 * 1024 * 1024 }))
-    assert.equal(24 * 1024 * 1024, #r.content[1].text)
-    r = nil -- luacheck: ignore 311
-    settle()
-    local kept = core._heap_bytes() - base
+    local _, kept = heap_after_big_result(c)
     assert(c:ping()) -- (the stream is still open)
     c:close()
     assert.is_true(kept < 4 * 1024 * 1024, ("%d bytes kept after the result was dropped"):format(kept))
