@@ -5,6 +5,7 @@
 
 #include "lua_api.h"
 
+#include "close_later.h"
 #include "compat.h"
 #include "core_loop.h"
 #include "digest.h"
@@ -63,6 +64,7 @@ static int l_step(lua_State *L)
     mcp_loop_set_context(box->loop, L);
     if (budget > 0) /* (at least 1 µs) */
         mcp_loop_set_budget(box->loop, budget < 1e6 ? (uint64_t)(budget * 1000) + 1 : 1000000000u);
+    mcp_close_later_run(box->loop, budget > 0 ? 1 : 0);
     n = mcp_loop_run_once(box->loop, t < 0 ? -1 : (int64_t)t);
     if (budget > 0)
         mcp_loop_set_budget(box->loop, 0);
@@ -157,7 +159,9 @@ static void push_loop_box(lua_State *L)
     }
     lua_setmetatable(L, -2);
     box->loop = mcp_loop_new();
-    if (box->loop == NULL)
+    /* (the loop's first hook: its shutdown closes the servers' stdin before the children's
+     * waits for them; without it, closes are done at once) */
+    if (box->loop == NULL || mcp_close_later_open(box->loop) != 0)
         luaL_error(L, "mcp: cannot create the event loop");
     lua_pushvalue(L, -1);
     lua_setfield(L, LUA_REGISTRYINDEX, LOOP_KEY);
@@ -220,6 +224,7 @@ int luaopen_mcp_core(lua_State *L)
     mcp_heap_lua_open(L);
     mcp_lazylib_lua_open(L);
     mcp_resume_lua_open(L);
+    mcp_close_later_lua_open(L, box_index);
 #endif
     mcp_fetch_lua_open(L, box_index);
     mcp_pkey_lua_open(L);

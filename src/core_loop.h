@@ -52,6 +52,8 @@ void mcp_heap_lua_open(lua_State *L);
 void mcp_lazylib_lua_open(lua_State *L);
 /* Test builds only (src/testing/resume_lua.c): adds _json_decoder (the resumable decoder). */
 void mcp_resume_lua_open(lua_State *L);
+/* Test builds only (src/testing/close_later_lua.c): adds _close_later_pending. */
+void mcp_close_later_lua_open(lua_State *L, int box);
 #endif
 void mcp_fetch_lua_open(lua_State *L, int box); /* adds http_fetch (one plain HTTP exchange) */
 struct mcp_curl;

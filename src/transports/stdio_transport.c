@@ -12,6 +12,7 @@
 
 #include "buf.h"
 #include "child.h"
+#include "close_later.h"
 #include "framing.h"
 
 #define READ_CHUNK (64 * 1024)
@@ -118,7 +119,13 @@ static void stdio_close(mcp_transport *t)
         (void)n;
     }
     mcp_buf_reset(&s->wbuf);
-    close_fd(loop, &s->w_in, &s->fd_in);
+    /* The server wakes on its stdin's EOF and exits, often on the host's CPU: the close waits
+     * for the next step, one a budgeted step (close_later.h). */
+    if (s->fd_in >= 0) {
+        mcp_watch_stop(loop, &s->w_in);
+        mcp_close_later(loop, s->fd_in);
+        s->fd_in = -1;
+    }
     close_fd(loop, &s->w_out, &s->fd_out);
     close_fd(loop, &s->w_err, &s->fd_err);
     if (s->child != NULL)
