@@ -1,4 +1,4 @@
-/* Descriptors closed at the next host step (close_later.h says why). */
+/* Descriptors closed one per loop round (close_later.h says why). */
 #include "close_later.h"
 
 #include <stdlib.h>
@@ -6,25 +6,44 @@
 #include <unistd.h>
 
 typedef struct closer {
-    int *fds;
+    int *fds; /* the oldest first */
     size_t len, cap;
+    mcp_timer timer; /* due at once while fds wait */
 } closer;
 
 static const char closer_key = 0;
 
+static void close_first(closer *c, size_t n)
+{
+    size_t i;
+    for (i = 0; i < n; i++)
+        close(c->fds[i]);
+    memmove(c->fds, c->fds + n, (c->len - n) * sizeof *c->fds);
+    c->len -= n;
+}
+
+/* One per round: a timer armed from its own callback runs in the next round. */
+static void on_timer(mcp_loop *loop, mcp_timer *t)
+{
+    closer *c = (closer *)t->data;
+    if (c->len > 0)
+        close_first(c, 1);
+    if (c->len > 0)
+        mcp_timer_start(loop, &c->timer, 0);
+}
+
 static void closer_shutdown(mcp_loop *loop, void *data)
 {
-    (void)data;
-    mcp_close_later_run(loop, 0);
+    closer *c = (closer *)data;
+    mcp_timer_stop(loop, &c->timer);
+    close_first(c, c->len);
 }
 
 static void closer_release(mcp_loop *loop, void *data)
 {
     closer *c = (closer *)data;
-    size_t i;
-    (void)loop;
-    for (i = 0; i < c->len; i++)
-        close(c->fds[i]);
+    mcp_timer_stop(loop, &c->timer);
+    close_first(c, c->len);
     free(c->fds);
     free(c);
 }
@@ -34,10 +53,27 @@ int mcp_close_later_open(mcp_loop *loop)
     closer *c = (closer *)calloc(1, sizeof *c);
     if (c == NULL)
         return -1;
+    mcp_timer_init(&c->timer, on_timer, c);
     if (mcp_loop_add_hook(loop, &closer_key, c, closer_shutdown, closer_release) != 0) {
         free(c);
         return -1;
     }
+    return 0;
+}
+
+/* Room for one more; 0, or -1 when out of memory. */
+static int reserve(closer *c)
+{
+    size_t cap;
+    int *fds;
+    if (c->len < c->cap)
+        return 0;
+    cap = c->cap ? c->cap * 2 : 8;
+    fds = (int *)realloc(c->fds, cap * sizeof *fds);
+    if (fds == NULL)
+        return -1;
+    c->fds = fds;
+    c->cap = cap;
     return 0;
 }
 
@@ -46,32 +82,11 @@ void mcp_close_later(mcp_loop *loop, int fd)
     closer *c = (closer *)mcp_loop_hook_data(loop, &closer_key);
     if (fd < 0)
         return;
-    if (c != NULL && c->len == c->cap) {
-        size_t cap = c->cap ? c->cap * 2 : 8;
-        int *fds = (int *)realloc(c->fds, cap * sizeof *fds);
-        if (fds != NULL) {
-            c->fds = fds;
-            c->cap = cap;
-        }
-    }
-    if (c == NULL || c->len == c->cap) {
+    if (c == NULL || reserve(c) != 0 || mcp_timer_start(loop, &c->timer, 0) != 0) {
         close(fd);
         return;
     }
     c->fds[c->len++] = fd;
-}
-
-void mcp_close_later_run(mcp_loop *loop, size_t max)
-{
-    closer *c = (closer *)mcp_loop_hook_data(loop, &closer_key);
-    size_t n, i;
-    if (c == NULL || c->len == 0)
-        return;
-    n = (max == 0 || max > c->len) ? c->len : max;
-    for (i = 0; i < n; i++)
-        close(c->fds[i]);
-    memmove(c->fds, c->fds + n, (c->len - n) * sizeof *c->fds);
-    c->len -= n;
 }
 
 size_t mcp_close_later_pending(mcp_loop *loop)

@@ -64,7 +64,6 @@ static int l_step(lua_State *L)
     mcp_loop_set_context(box->loop, L);
     if (budget > 0) /* (at least 1 µs) */
         mcp_loop_set_budget(box->loop, budget < 1e6 ? (uint64_t)(budget * 1000) + 1 : 1000000000u);
-    mcp_close_later_run(box->loop, budget > 0 ? 1 : 0);
     n = mcp_loop_run_once(box->loop, t < 0 ? -1 : (int64_t)t);
     if (budget > 0)
         mcp_loop_set_budget(box->loop, 0);

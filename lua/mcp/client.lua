@@ -828,8 +828,8 @@ end
 --- Close the connection and stop the server (idempotent). Outside a task it waits, bounded,
 --- until the transport is done (the server process reaped, the session DELETE sent); inside a
 --- task, or when a host drives the loop (mcp.nvim, a replaced scheduler block), it returns at
---- once and the loop finishes that in the background (a budgeted step closes one stdio server's
---- stdin, whose exit may take the step's CPU for a while: eight closes are spread over eight steps).
+--- once and the loop finishes that in the background (a step closes one stdio server's stdin,
+--- whose exit may take the step's CPU for a while: eight closes are spread over eight steps).
 ---@return boolean
 function Client:close()
   self.stream_lost_again = nil -- (a lost SSE connection is not tried again after a close)
