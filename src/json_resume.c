@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bigstr.h"
 #include "compat.h"
 #include "json_internal.h"
 #include "loop.h"
@@ -18,7 +19,7 @@ typedef struct frame {
     int n, made, order;
 } frame;
 
-enum { S_VALUE, S_AFTER, S_ELEM, S_KEY, S_STRING, S_UNESCAPE, S_DONE, S_FAILED };
+enum { S_VALUE, S_AFTER, S_ELEM, S_KEY, S_STRING, S_UNESCAPE, S_MAKE, S_MADE, S_DONE, S_FAILED };
 
 typedef struct mcp_json_resume {
     char *own; /* the block holding the input, freed with it */
@@ -27,8 +28,9 @@ typedef struct mcp_json_resume {
     int state, depth; /* depth: of the top-level value */
     size_t str, scan; /* S_STRING: its opening quote, and how far it is scanned */
     int escaped;      /* S_STRING: a backslash was seen */
-    size_t quote;     /* S_UNESCAPE: the closing quote; scan: the next byte to decode */
-    char *out;        /* S_UNESCAPE: the decoded text so far (olen bytes) */
+    size_t quote;     /* S_UNESCAPE, S_MAKE: the closing quote; scan: the next byte to decode */
+    char *out;        /* S_UNESCAPE: the decoded text so far (olen bytes); S_MAKE: NULL when the
+                       * string had no escape (its text is the input's) */
     size_t olen;
     int nvalues; /* values kept in the uservalue between runs */
     int running; /* inside a run (still set: that run raised) */
@@ -36,6 +38,7 @@ typedef struct mcp_json_resume {
     int nframes;
     frame frames[MCP_JSON_MAX_DEPTH + 2];
     char err[160];
+    mcp_bigstr big; /* S_MAKE: the Lua string being prepared (bigstr.h) */
 } mcp_json_resume;
 
 /* One run: the stack from vb + 1 holds the decoder's two slots and then the values. */
@@ -54,6 +57,7 @@ static int resume_gc(lua_State *L)
     r->own = r->buf = NULL;
     free(r->out);
     r->out = NULL;
+    mcp_bigstr_free(&r->big);
     mcp_json_dec_free(r->d, 0); /* the scratch buffer's owner frees it */
     r->d = NULL;
     return 0;
@@ -112,6 +116,7 @@ void mcp_json_resume_release(lua_State *L, int idx)
     free(r->own);
     r->own = r->buf = NULL;
     r->len = r->pos = 0;
+    mcp_bigstr_free(&r->big);
 }
 
 /* ---- one step ---- */
@@ -238,6 +243,9 @@ static int step_value(run *u)
 }
 
 static size_t chunk_size(const mcp_json_resume *r) { return r->limit > 0 ? r->limit * 16 : 1; }
+/* Chunks that write to fresh memory (the decoded text, the string's block) are smaller: a first
+ * write to a page costs a page fault, dear in a virtual machine (~15 us). */
+static size_t write_chunk(const mcp_json_resume *r) { return r->limit > 0 ? r->limit * 4 : 1; }
 
 /* decode_string on the string at r->str, for what the chunks cannot do: its errors. */
 static int string_in_one_go(mcp_json_resume *r)
@@ -251,8 +259,9 @@ static int string_in_one_go(mcp_json_resume *r)
     return S_AFTER;
 }
 
-/* A long string, a chunk at a time up to its closing quote; then pushed as decode_string would:
- * without escapes straight from the input, with escapes decoded in chunks too (S_UNESCAPE). */
+/* A long string, a chunk at a time up to its closing quote; then made as decode_string would
+ * (S_MAKE): without escapes straight from the input, with escapes decoded in chunks first
+ * (S_UNESCAPE). */
 static int step_string(run *u)
 {
     mcp_json_resume *r = u->r;
@@ -272,13 +281,11 @@ static int step_string(run *u)
     }
     if (q >= end || *q != '"') /* unterminated, a control byte: decode_string's errors */
         return string_in_one_go(r);
-    if (!r->escaped) {
-        const char *s = r->buf + r->str + 1;
-        mcp_json_dec_push_string(r->d, s, (size_t)(q - s));
-        r->pos = (size_t)(q + 1 - r->buf);
-        return S_AFTER;
-    }
     r->quote = (size_t)(q - r->buf);
+    if (!r->escaped) {
+        mcp_bigstr_init(&r->big, r->quote - (r->str + 1));
+        return S_MAKE;
+    }
     r->scan = r->str + 1;
     r->olen = 0;
     r->out = malloc(r->quote - r->scan + 1); /* the decoded text is never longer */
@@ -291,7 +298,7 @@ static int step_unescape(run *u)
 {
     mcp_json_resume *r = u->r;
     const char *quote = r->buf + r->quote, *p = r->buf + r->scan;
-    const char *stop = (size_t)(quote - p) > chunk_size(r) ? p + chunk_size(r) : quote;
+    const char *stop = (size_t)(quote - p) > write_chunk(r) ? p + write_chunk(r) : quote;
     char *o = r->out + r->olen;
     while (p < stop) {
         const char *run = p;
@@ -307,10 +314,28 @@ static int step_unescape(run *u)
     r->scan = (size_t)(p - r->buf);
     if (p < quote)
         return S_UNESCAPE;
-    mcp_json_dec_push_string(r->d, r->out, r->olen);
-    free(r->out);
-    r->out = NULL;
+    mcp_bigstr_init(&r->big, r->olen);
+    return S_MAKE;
+}
+
+/* The long string's Lua string, prepared a slice at a time (bigstr.h); the last one only
+ * copies its text. */
+static int step_make(run *u)
+{
+    mcp_json_resume *r = u->r;
+    if (!mcp_bigstr_prepare(u->L, &r->big, write_chunk(r)))
+        return S_MAKE;
+    mcp_bigstr_push(u->L, &r->big, r->out != NULL ? r->out : r->buf + r->str + 1);
     r->pos = r->quote + 1;
+    return r->out != NULL ? S_MADE : S_AFTER;
+}
+
+/* The decoded text is freed after the string is made, a unit of its own (with 10 MB, freeing
+ * costs as much as the copy). */
+static int step_made(run *u)
+{
+    free(u->r->out);
+    u->r->out = NULL;
     return S_AFTER;
 }
 
@@ -419,6 +444,8 @@ static int step(run *u)
     case S_VALUE: return step_value(u);
     case S_STRING: return step_string(u);
     case S_UNESCAPE: return step_unescape(u);
+    case S_MAKE: return step_make(u);
+    case S_MADE: return step_made(u);
     case S_KEY: return step_key(u, f);
     case S_ELEM:
         if (!f->made && f->n == MCP_JSON_BATCH) {
@@ -444,7 +471,8 @@ static void steps(run *u)
         r->state = step(u);
         if (r->state == S_DONE || r->state == S_FAILED)
             return;
-        if (from == S_VALUE || from == S_STRING || from == S_UNESCAPE || from == S_KEY) {
+        if (from == S_VALUE || from == S_STRING || from == S_UNESCAPE || from == S_MAKE ||
+            from == S_MADE || from == S_KEY) {
             u->done++;
             if (u->units != 0 && u->done >= u->units)
                 return;

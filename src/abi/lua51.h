@@ -22,6 +22,7 @@ typedef struct lua_State lua_State; /* opaque: only ever handled through a point
 typedef int (*lua_CFunction)(lua_State *L);
 typedef double lua_Number;     /* LUA_NUMBER in the default configuration */
 typedef ptrdiff_t lua_Integer; /* LUA_INTEGER in the default configuration */
+typedef void *(*lua_Alloc)(void *ud, void *ptr, size_t osize, size_t nsize);
 
 typedef struct luaL_Reg {
     const char *name;
@@ -113,6 +114,7 @@ int lua_next(lua_State *L, int idx);
 
 /* ---- calls and strings ---- */
 int lua_pcall(lua_State *L, int nargs, int nresults, int errfunc);
+int lua_error(lua_State *L);
 
 /* ---- the garbage collector (lua_gc's options) ---- */
 #define LUA_GCSTOP 0
@@ -120,6 +122,8 @@ int lua_pcall(lua_State *L, int nargs, int nresults, int errfunc);
 #define LUA_GCCOLLECT 2
 #define LUA_GCCOUNT 3
 int lua_gc(lua_State *L, int what, int data);
+lua_Alloc lua_getallocf(lua_State *L, void **ud);
+void lua_setallocf(lua_State *L, lua_Alloc f, void *ud);
 void lua_concat(lua_State *L, int n);
 
 /* ---- the auxiliary library ---- */

@@ -1,0 +1,140 @@
+/* A long Lua string made over several slices (bigstr.h). */
+#include "bigstr.h"
+
+#include <string.h>
+
+#include "compat.h"
+
+#define MCP_GCISRUNNING 9 /* LUA_GCISRUNNING of 5.2-5.4 and LuaJIT 2.1; PUC 5.1 answers -1 */
+#define PAGE 4096         /* one write every PAGE bytes reaches every page: none is smaller */
+/* Room past len + 1 for the string's header: the allocation Lua makes for it is between. */
+#define HEADER_ROOM 256
+/* Shorter strings are made the usual way: their pages are few (and Lua may have them already). */
+#define BLOCK_MIN ((size_t)4096)
+
+enum { PH_TAKE, PH_TOUCH, PH_READY };
+
+void mcp_bigstr_init(mcp_bigstr *b, size_t len)
+{
+    memset(b, 0, sizeof *b);
+    b->len = len;
+    b->phase = PH_TAKE;
+}
+
+/* The block, from the state's allocator as a string's would be (not yet written). */
+static void take(lua_State *L, mcp_bigstr *b)
+{
+#if LUA_VERSION_NUM >= 502
+    size_t tag = LUA_TSTRING; /* a new object of this type (5.2+'s lua_Alloc contract) */
+#else
+    size_t tag = 0;
+#endif
+    b->f = lua_getallocf(L, &b->ud);
+    if (b->len >= BLOCK_MIN && b->len <= (size_t)-1 - HEADER_ROOM - 1) {
+        b->size = b->len + 1 + HEADER_ROOM;
+        b->block = b->f(b->ud, NULL, tag, b->size); /* NULL: made the usual way */
+    }
+}
+
+/* Write the next `bytes` of the block, once a page: its pages are then mapped, and the copy
+ * into it faults no more. */
+static int touch(mcp_bigstr *b, size_t bytes)
+{
+    volatile char *p = b->block;
+    size_t i = b->touched, stop = bytes < b->size - i ? i + bytes : b->size;
+    for (; i < stop; i += PAGE)
+        p[i] = 0;
+    b->touched = i;
+    if (i < b->size)
+        return 0;
+    p[b->size - 1] = 0;
+    return 1;
+}
+
+int mcp_bigstr_prepare(lua_State *L, mcp_bigstr *b, size_t bytes)
+{
+    switch (b->phase) {
+    case PH_TAKE:
+        take(L, b);
+        b->phase = b->block != NULL ? PH_TOUCH : PH_READY;
+        return 0;
+    case PH_TOUCH:
+        if (touch(b, bytes < PAGE ? PAGE : bytes))
+            b->phase = PH_READY;
+        return 0;
+    default: return 1;
+    }
+}
+
+/* The hand-over: the state's allocator for one lua_pushlstring. */
+typedef struct handover {
+    lua_Alloc f;
+    void *ud;
+    char *block;
+    size_t size, len;
+} handover;
+
+static void *handover_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
+{
+    handover *h = ud;
+    if (ptr == NULL && h->block != NULL && nsize > h->len && nsize <= h->size) {
+        void *p = h->f(h->ud, h->block, h->size, nsize); /* a shrink, in place */
+        if (p != NULL) {
+            h->block = NULL;
+            return p;
+        }
+    }
+    return h->f(h->ud, ptr, osize, nsize);
+}
+
+static int push_in_block(lua_State *L)
+{
+    const handover *h = lua_touserdata(L, 1);
+    lua_pushlstring(L, lua_touserdata(L, 2), h->len);
+    return 1;
+}
+
+/* A running collector pays the debt of an allocation in the same call: a large string would
+ * bring a large collector step (with 10 MB, a whole cycle) into the slice that makes it.
+ * Restarting the collector sets its debt to zero (5.2+); it catches up over the next
+ * allocations. */
+void mcp_bigstr_push(lua_State *L, mcp_bigstr *b, const char *s)
+{
+    void *ud;
+    lua_Alloc f = lua_getallocf(L, &ud);
+    int pause = lua_gc(L, MCP_GCISRUNNING, 0) == 1, rc;
+    handover h;
+    luaL_checkstack(L, 4, "JSON decode");
+    if (b->block == NULL || f != b->f || ud != b->ud) { /* no block, or not this allocator's */
+        mcp_bigstr_free(b);
+        if (pause)
+            lua_gc(L, LUA_GCSTOP, 0);
+        lua_pushlstring(L, s, b->len);
+        if (pause)
+            lua_gc(L, LUA_GCRESTART, 0);
+        return;
+    }
+    h.f = f, h.ud = ud, h.block = b->block, h.size = b->size, h.len = b->len;
+    b->block = NULL; /* the hand-over's now */
+    if (pause)
+        lua_gc(L, LUA_GCSTOP, 0);
+    lua_setallocf(L, handover_alloc, &h);
+    lua_pushcfunction(L, push_in_block);
+    lua_pushlightuserdata(L, &h);
+    lua_pushlightuserdata(L, (void *)s);
+    rc = lua_pcall(L, 2, 1, 0);
+    lua_setallocf(L, f, ud);
+    if (pause)
+        lua_gc(L, LUA_GCRESTART, 0);
+    if (h.block != NULL) /* not asked for (a short string Lua already had) */
+        f(ud, h.block, h.size, 0);
+    if (rc != 0)
+        lua_error(L);
+}
+
+void mcp_bigstr_free(mcp_bigstr *b)
+{
+    if (b->block != NULL)
+        b->f(b->ud, b->block, b->size, 0);
+    b->block = NULL;
+}
