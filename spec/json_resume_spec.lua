@@ -171,6 +171,28 @@ describe("resumable JSON decoding", function()
     check('"' .. string.rep("a", 5000) .. "\n" .. string.rep("b", 5000) .. '"', { 0, 100 }, { 3 })
   end)
 
+  it("gives the same on long strings split inside an escape, a surrogate pair, a UTF-8 sequence", function()
+    -- limit 1: the scan goes 16 bytes a unit, the decoding of escapes and the writing of the
+    -- string's block 4 (json_resume.c); a prefix of every length up to 17 puts each piece across
+    -- every kind of chunk boundary, and 4 KB of it makes the string in a block prepared ahead
+    local pieces = { "\\n", "\\\\", "\\u00e9", "\\ud83d\\ude00", "\\ud800", "\\udc00\\ud800x", "\195\169",
+      "\240\159\152\128", "\226\130", "\\/" }
+    for _, piece in ipairs(pieces) do
+      for k = 0, 17 do
+        local body = string.rep("a", 4100 + k) .. piece .. string.rep("b", k) .. piece .. "c"
+        check('"' .. body .. '"', { 1, 2 }, { 1, 0 })
+        check('["' .. body .. '",' .. k .. "]", { 1 }, { 3 })
+      end
+    end
+    for k = 0, 17 do -- refused escapes and an unterminated string at each boundary: the same errors
+      local head = '"' .. string.rep("a", 4100 + k)
+      check(head .. '\\x"', { 1 }, { 1, 0 })
+      check(head .. '\\u12"', { 1 }, { 1 })
+      check(head .. '\\ud83d\\u12"', { 1 }, { 1 })
+      check(head .. "\\", { 1 }, { 1 })
+    end
+  end)
+
   it("frees a decoder dropped in the middle of a document", function()
     for _ = 1, 20 do
       local d = core._json_decoder(items(200), 0)
@@ -231,6 +253,23 @@ describe("a large result over budgeted host steps", function()
     assert.is_true(decoding >= 2, "decoded over several steps (" .. decoding .. ")")
     assert.is_true(echoes_while_decoding >= 1, "calls on another connection completed meanwhile")
     assert.is_false(big.session:decoding())
+  end)
+
+  it("completes long text results over several steps, with and without escapes, the same text", function()
+    mcp.loop.set_budget(0.1)
+    local n = 6 * 1024 * 1024 + 7 -- the read buffer grows into blocks it prepared (buf.h)
+    local text, echoed, done = nil, nil, false
+    local lines = string.rep(("%-63s\n"):format("a line of a log, \"quoted\", caf\195\169"), 40000)
+    mcp.spawn(function()
+      text = assert(big:call_tool("big", { bytes = n })).content[1].text
+      echoed = assert(big:call_tool("echo", { message = lines })).content[1].text
+      done = true
+    end)
+    local decoding = frames(function() return done end)
+    assert.are.equal(n, #text)
+    assert.is_true(text == string.rep("0123456789", math.floor(n / 10)) .. string.rep("x", n % 10), "the same text")
+    assert.is_true(echoed == lines, "the same text, its escapes decoded")
+    assert.is_true(decoding >= 2, "decoded over several steps (" .. decoding .. ")")
   end)
 
   it("keeps the order of the messages that arrive behind the one being decoded", function()
