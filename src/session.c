@@ -58,6 +58,9 @@ typedef struct mcp_session {
      * registry reference, LUA_NOREF when none), the timer (0 ms) that carries it on in the next
      * step, the messages that arrived after it and the end of the connection, in their order. */
     int job_ref;
+    /* The decoder of a message decoded over steps and dispatched: its input (as large as the
+     * message) is freed in the next step, a unit of work of its own (LUA_NOREF: none). */
+    int spent_ref;
     mcp_timer job_timer;
     queued *qhead, *qtail;
     size_t queued_bytes, queue_max; /* what waits in the queue; its bound (QUEUE_MAX) */
@@ -757,8 +760,21 @@ static int run_job(lua_State *L)
         msg = mcp_json_resume_input(L, 3, &len, NULL); /* kept alive by the decoder at 3 */
         receive_now(L, s, msg, len, 0, NULL);
     }
-    mcp_json_resume_release(L, 3); /* the input's memory now, not at the next collection */
+    lua_pushvalue(L, 3); /* its input's memory in the next step, not at the next collection */
+    s->spent_ref = luaL_ref(L, LUA_REGISTRYINDEX);
     return 0;
+}
+
+/* Free the input of the message dispatched in the last step. */
+static void release_spent(lua_State *L, mcp_session *s)
+{
+    if (s->spent_ref == LUA_NOREF)
+        return;
+    lua_rawgeti(L, LUA_REGISTRYINDEX, s->spent_ref);
+    mcp_json_resume_release(L, -1);
+    lua_pop(L, 1);
+    luaL_unref(L, LUA_REGISTRYINDEX, s->spent_ref);
+    s->spent_ref = LUA_NOREF;
 }
 
 /* One run of the job; 1 when it is not over. */
@@ -785,7 +801,7 @@ static int step_job(lua_State *L, mcp_session *s)
         rc = MCP_RESUME_DONE;
     }
     lua_settop(L, top);
-    return rc == MCP_RESUME_MORE;
+    return rc == MCP_RESUME_MORE || s->spent_ref != LUA_NOREF;
 }
 
 /* Start decoding msg over several steps, msg lying in block (malloc'd: the decoder takes it) or,
@@ -822,6 +838,7 @@ static void sink_closed(void *ctx, const char *reason);
 static void pump(lua_State *L, mcp_session *s)
 {
     s->pumping = 1;
+    release_spent(L, s);
     for (;;) {
         queued *q = s->qhead;
         uint64_t deadline = mcp_loop_deadline(s->loop);
@@ -873,6 +890,7 @@ static void drop_jobs(lua_State *L, mcp_session *s)
     if (s->job_ref != LUA_NOREF)
         luaL_unref(L, LUA_REGISTRYINDEX, s->job_ref);
     s->job_ref = LUA_NOREF;
+    release_spent(L, s);
     free_queue(s);
 }
 
@@ -1365,7 +1383,7 @@ int mcp_session_new(lua_State *L)
     s->next_id = 1;
     mcp_pending_map_init(&s->pending);
     mcp_buf_init(&s->out);
-    s->job_ref = LUA_NOREF;
+    s->job_ref = s->spent_ref = LUA_NOREF;
     s->queue_max = QUEUE_MAX;
     mcp_timer_init(&s->job_timer, on_job_timer, s);
     lua_pushvalue(L, 2);
