@@ -4,14 +4,60 @@
 
 void mcp_buf_init(mcp_buf *b)
 {
-    b->data = NULL;
-    b->len = b->off = b->cap = 0;
+    b->data = b->next = NULL;
+    b->len = b->off = b->cap = b->next_cap = b->next_ready = 0;
+}
+
+void mcp_buf_drop_growth(mcp_buf *b)
+{
+    free(b->next);
+    b->next = NULL;
+    b->next_cap = b->next_ready = 0;
 }
 
 void mcp_buf_free(mcp_buf *b)
 {
     free(b->data);
+    free(b->next);
     mcp_buf_init(b);
+}
+
+/* Grow into the prepared block: one copy, into pages already mapped. */
+static int grow_into_next(mcp_buf *b, size_t need)
+{
+    if (b->next == NULL || b->next_cap < need) {
+        mcp_buf_drop_growth(b);
+        return -1;
+    }
+    memcpy(b->next, b->data + b->off, b->len);
+    free(b->data);
+    b->data = b->next;
+    b->cap = b->next_cap;
+    b->off = 0;
+    b->next = NULL;
+    b->next_cap = b->next_ready = 0;
+    return 0;
+}
+
+#define PAGE 4096 /* one write every PAGE bytes reaches every page: none is smaller */
+
+void mcp_buf_prepare_growth(mcp_buf *b, size_t min_cap, size_t bytes)
+{
+    volatile char *p;
+    size_t i, stop;
+    if (b->cap < min_cap || b->off + b->len < b->cap / 2 || b->cap > ((size_t)-1) / 2)
+        return;
+    if (b->next == NULL) {
+        if ((b->next = malloc(b->cap * 2)) == NULL)
+            return;
+        b->next_cap = b->cap * 2;
+    }
+    /* what the copy fills: the buffer's size; the rest fills as it is read into */
+    p = b->next;
+    stop = bytes < b->cap - b->next_ready ? b->next_ready + bytes : b->cap;
+    for (i = b->next_ready; i < stop; i += PAGE)
+        p[i] = 0;
+    b->next_ready = i;
 }
 
 int mcp_buf_reserve(mcp_buf *b, size_t n)
@@ -30,6 +76,8 @@ int mcp_buf_reserve(mcp_buf *b, size_t n)
     need = b->len + n;
     if (need < b->len)
         return -1;
+    if (grow_into_next(b, need) == 0)
+        return 0;
     ncap = b->cap ? b->cap : 256;
     while (ncap < need) {
         if (ncap > ((size_t)-1) / 2) {
@@ -78,6 +126,7 @@ void mcp_buf_shrink(mcp_buf *b, size_t keep)
         memmove(b->data, b->data + b->off, b->len);
         b->off = 0;
     }
+    mcp_buf_drop_growth(b);
     ncap = b->len > keep ? b->len : keep;
     p = realloc(b->data, ncap);
     if (p != NULL) { /* (a failed shrink keeps the larger block, which still works) */

@@ -18,6 +18,7 @@
 #define READ_CHUNK (64 * 1024)
 #define READ_KEEP (256 * 1024) /* the read buffer shrinks back to this after a larger message */
 #define READ_BUDGET (4 * 1024 * 1024) /* per wake-up, so one busy server can't starve others */
+#define GROW_AHEAD_MIN (1024 * 1024)  /* a read buffer this large prepares its growth (buf.h) */
 #define STDERR_LINE_MAX (64 * 1024)
 /* Per wake-up of the stderr reader: a server flooding its stderr gets the same share of the
  * loop as anyone else, and timers (a call's timeout) still fire on time. */
@@ -216,9 +217,11 @@ static int offer_line(mcp_stdio *s, char *line, size_t len)
 {
     const mcp_sink *sink = s->base.sink;
     void *ctx = s->base.sink_ctx;
-    mcp_buf old = s->fr.buf, rest;
+    mcp_buf old, rest;
     if (sink->take_message == NULL || len < MCP_SINK_TAKE_MIN)
         return 0;
+    mcp_buf_drop_growth(&s->fr.buf); /* its block goes, and with it what it would grow into */
+    old = s->fr.buf;
     mcp_buf_init(&rest);
     if (old.len > 0 && mcp_buf_append(&rest, mcp_buf_head(&old), old.len) != 0) {
         mcp_buf_free(&rest);
@@ -264,7 +267,6 @@ static void on_stdout(mcp_loop *loop, mcp_watch *w, unsigned events)
 {
     mcp_stdio *s = w->data;
     size_t budget = READ_BUDGET, room;
-    (void)loop;
     (void)events;
     mcp_transport_ref(&s->base);
     s->busy++;
@@ -279,11 +281,16 @@ static void on_stdout(mcp_loop *loop, mcp_watch *w, unsigned events)
         n = read(s->fd_out, mcp_buf_tail(&s->fr.buf), room);
         if (n > 0) {
             s->fr.buf.len += (size_t)n;
+            /* the copy of the next growth, written ahead: twice what the buffer took in */
+            mcp_buf_prepare_growth(&s->fr.buf, GROW_AHEAD_MIN, 2 * (size_t)n);
             budget = (size_t)n >= budget ? 0 : budget - (size_t)n;
             deliver_lines(s);
             /* A short read emptied the pipe: the loop (level-triggered) wakes us when more
              * comes, so asking again would only return EAGAIN, one syscall per message. */
             if ((size_t)n < room)
+                break;
+            /* a step with a budget reads on in the next step (level-triggered) */
+            if (mcp_loop_deadline(loop) != 0 && mcp_now_us() >= mcp_loop_deadline(loop))
                 break;
             continue;
         }
