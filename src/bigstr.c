@@ -2,6 +2,8 @@
 #include "bigstr.h"
 
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "compat.h"
 
@@ -9,6 +11,7 @@
 #define PAGE 4096         /* one write every PAGE bytes reaches every page: none is smaller */
 /* Room past len + 1 for the string's header: the allocation Lua makes for it is between. */
 #define HEADER_ROOM 256
+#define MAP_MIN ((size_t)1024 * 1024) /* smaller scratch is malloc'd */
 /* Shorter strings are made the usual way: their pages are few (and Lua may have them already). */
 #define BLOCK_MIN ((size_t)4096)
 
@@ -137,4 +140,26 @@ void mcp_bigstr_free(mcp_bigstr *b)
     if (b->block != NULL)
         b->f(b->ud, b->block, b->size, 0);
     b->block = NULL;
+}
+
+char *mcp_bigstr_map(size_t n, size_t *mapped)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    void *p;
+    if (n < MAP_MIN || n > (size_t)-1 - page)
+        return NULL;
+    *mapped = (n + page - 1) / page * page;
+    p = mmap(NULL, *mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+int mcp_bigstr_unmap(char *p, size_t *mapped, size_t bytes)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    size_t n = bytes < page ? page : bytes / page * page;
+    if (n > *mapped)
+        n = *mapped;
+    munmap(p + *mapped - n, n);
+    *mapped -= n;
+    return *mapped == 0;
 }

@@ -32,8 +32,9 @@ typedef struct mcp_json_resume {
     char *out;        /* S_UNESCAPE: the decoded text so far (olen bytes); S_MAKE: NULL when the
                        * string had no escape (its text is the input's) */
     size_t olen;
-    int nvalues; /* values kept in the uservalue between runs */
-    int running; /* inside a run (still set: that run raised) */
+    size_t omapped; /* out is mapped (mcp_bigstr_map), this many bytes of it; 0: malloc'd */
+    int nvalues;    /* values kept in the uservalue between runs */
+    int running;    /* inside a run (still set: that run raised) */
     mcp_json_dec *d;
     int nframes;
     frame frames[MCP_JSON_MAX_DEPTH + 2];
@@ -50,13 +51,22 @@ typedef struct run {
     unsigned units, done;
 } run;
 
+static void free_out(mcp_json_resume *r)
+{
+    if (r->omapped > 0)
+        mcp_bigstr_unmap(r->out, &r->omapped, (size_t)-1);
+    else
+        free(r->out);
+    r->out = NULL;
+    r->omapped = 0;
+}
+
 static int resume_gc(lua_State *L)
 {
     mcp_json_resume *r = luaL_checkudata(L, 1, MCP_JSON_RESUME_MT);
     free(r->own);
     r->own = r->buf = NULL;
-    free(r->out);
-    r->out = NULL;
+    free_out(r);
     mcp_bigstr_free(&r->big);
     mcp_json_dec_free(r->d, 0); /* the scratch buffer's owner frees it */
     r->d = NULL;
@@ -251,8 +261,7 @@ static size_t write_chunk(const mcp_json_resume *r) { return r->limit > 0 ? r->l
 static int string_in_one_go(mcp_json_resume *r)
 {
     const char *q = mcp_json_dec_string(r->d, r->buf + r->str);
-    free(r->out);
-    r->out = NULL;
+    free_out(r);
     if (q == NULL)
         return S_FAILED;
     r->pos = (size_t)(q - r->buf);
@@ -288,7 +297,9 @@ static int step_string(run *u)
     }
     r->scan = r->str + 1;
     r->olen = 0;
-    r->out = malloc(r->quote - r->scan + 1); /* the decoded text is never longer */
+    /* the decoded text is never longer */
+    if ((r->out = mcp_bigstr_map(r->quote - r->scan + 1, &r->omapped)) == NULL)
+        r->out = malloc(r->quote - r->scan + 1), r->omapped = 0;
     return r->out != NULL ? S_UNESCAPE : string_in_one_go(r);
 }
 
@@ -330,12 +341,16 @@ static int step_make(run *u)
     return r->out != NULL ? S_MADE : S_AFTER;
 }
 
-/* The decoded text is freed after the string is made, a unit of its own (with 10 MB, freeing
- * costs as much as the copy). */
+/* The decoded text is given back after the string is made, a megabyte a unit (with 10 MB, one
+ * free costs as much as the copy). */
 static int step_made(run *u)
 {
-    free(u->r->out);
-    u->r->out = NULL;
+    mcp_json_resume *r = u->r;
+    if (r->omapped == 0)
+        free_out(r);
+    else if (!mcp_bigstr_unmap(r->out, &r->omapped, chunk_size(r) * 4))
+        return S_MADE;
+    r->out = NULL;
     return S_AFTER;
 }
 
