@@ -281,8 +281,10 @@ static void on_stdout(mcp_loop *loop, mcp_watch *w, unsigned events)
         n = read(s->fd_out, mcp_buf_tail(&s->fr.buf), room);
         if (n > 0) {
             s->fr.buf.len += (size_t)n;
-            /* the copy of the next growth, written ahead: twice what the buffer took in */
-            mcp_buf_prepare_growth(&s->fr.buf, GROW_AHEAD_MIN, 2 * (size_t)n);
+            /* in a step with a budget, the copy of the next growth is written ahead (twice
+             * what the buffer took in); a blocking wait keeps realloc, which may not copy */
+            if (mcp_loop_deadline(loop) != 0)
+                mcp_buf_prepare_growth(&s->fr.buf, GROW_AHEAD_MIN, 2 * (size_t)n);
             budget = (size_t)n >= budget ? 0 : budget - (size_t)n;
             deliver_lines(s);
             /* A short read emptied the pipe: the loop (level-triggered) wakes us when more
