@@ -901,24 +901,6 @@ const char *mcp_json_dec_value(mcp_json_dec *d, const char *p, int depth)
 
 const char *mcp_json_dec_string(mcp_json_dec *d, const char *p) { return decode_string(d, p); }
 
-/* push_string without the collector's debt for a large string: a running collector pays the
- * debt of an allocation in the same call, so a large string would bring a large collector step
- * (with 10 MB, a whole cycle) into the step that decodes it. Restarting the collector sets its
- * debt to zero (5.2+), and it catches up over the next allocations. */
-void mcp_json_dec_push_string(mcp_json_dec *d, const char *s, size_t n)
-{
-    lua_State *L = d->L;
-    int pause = n >= ((size_t)1 << 20) && lua_gc(L, MCP_GCISRUNNING, 0) == 1;
-    if (pause) {
-        if (n >= GC_AHEAD_MIN && (size_t)lua_gc(L, LUA_GCCOUNT, 0) <= (n >> 10) * 2)
-            lua_gc(L, LUA_GCCOLLECT, 0); /* as push_string: a small heap, a cheap collection */
-        lua_gc(L, LUA_GCSTOP, 0);
-    }
-    lua_pushlstring(L, s, n);
-    if (pause)
-        lua_gc(L, LUA_GCRESTART, 0);
-}
-
 const char *mcp_json_dec_fail(mcp_json_dec *d, const char *at, const char *msg)
 {
     return fail(d, at, msg);

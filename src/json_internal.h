@@ -25,8 +25,6 @@ void mcp_json_dec_bind(mcp_json_dec *d, lua_State *L, int slots);
 void mcp_json_dec_free(mcp_json_dec *d, int scratch_too);
 const char *mcp_json_dec_value(mcp_json_dec *d, const char *p, int depth); /* decode_value */
 const char *mcp_json_dec_string(mcp_json_dec *d, const char *p);           /* p at the quote */
-/* A long string's value (no collection ahead of it, unlike decode_string's). */
-void mcp_json_dec_push_string(mcp_json_dec *d, const char *s, size_t n);
 const char *mcp_json_dec_fail(mcp_json_dec *d, const char *at, const char *msg); /* NULL */
 const char *mcp_json_dec_unexpected(mcp_json_dec *d, const char *p);             /* NULL */
 /* First byte in [p, end) that ends a run of plain string bytes ('"', '\\', a control byte). */
