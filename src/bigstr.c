@@ -12,6 +12,8 @@
 /* Room past len + 1 for the string's header: the allocation Lua makes for it is between. */
 #define HEADER_ROOM 256
 #define MAP_MIN ((size_t)1024 * 1024) /* smaller scratch is malloc'd */
+/* Shorter strings pay their own debt: restarting the collector forgets its credit too. */
+#define PAUSE_MIN ((size_t)1024 * 1024)
 /* Shorter strings are made the usual way: their pages are few (and Lua may have them already). */
 #define BLOCK_MIN ((size_t)4096)
 
@@ -105,7 +107,7 @@ void mcp_bigstr_push(lua_State *L, mcp_bigstr *b, const char *s)
 {
     void *ud;
     lua_Alloc f = lua_getallocf(L, &ud);
-    int pause = lua_gc(L, MCP_GCISRUNNING, 0) == 1, rc;
+    int pause = b->len >= PAUSE_MIN && lua_gc(L, MCP_GCISRUNNING, 0) == 1, rc;
     handover h;
     luaL_checkstack(L, 4, "JSON decode");
     if (b->block == NULL || f != b->f || ud != b->ud) { /* no block, or not this allocator's */
