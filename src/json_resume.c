@@ -17,6 +17,7 @@ typedef struct frame {
     int depth; /* of the container */
     int base;  /* its first slot is base + 1 (relative to the values' base) */
     int n, made, order;
+    size_t start; /* an array: the offset of its first member */
 } frame;
 
 enum { S_VALUE, S_AFTER, S_ELEM, S_KEY, S_STRING, S_UNESCAPE, S_MAKE, S_MADE, S_DONE, S_FAILED };
@@ -192,6 +193,7 @@ static int open_array(run *u, const char *p, int depth)
     r->frames[r->nframes].base = base - u->vb;
     r->frames[r->nframes].n = 0;
     r->frames[r->nframes].made = made;
+    r->frames[r->nframes].start = r->pos;
     r->frames[r->nframes++].order = 0;
     return S_ELEM;
 }
@@ -450,6 +452,39 @@ static int step_key(run *u, frame *f)
     return S_VALUE;
 }
 
+/* The size to make a long array at once its first MCP_JSON_BATCH members are decoded: as many
+ * members as the rest of the input holds at their length so far, so that it is not grown member
+ * by member (each growth moves it whole: ms of a slice at 64K members, and again for each
+ * doubling). At most a slot (16 bytes) per remaining byte: a guess too large (short members
+ * first, then something else) costs no more memory than the input's size. */
+static int array_hint(const mcp_json_resume *r, const frame *f)
+{
+    size_t per = (r->pos - f->start) / (size_t)f->n, left = r->len - r->pos, more;
+    more = left / (per > 16 ? per : 16);
+    if (more > (size_t)(INT_MAX / 2))
+        more = INT_MAX / 2;
+    return more > 2 * MCP_JSON_BATCH ? f->n + (int)more : 2 * MCP_JSON_BATCH;
+}
+
+#define GC_ISRUNNING 9 /* LUA_GCISRUNNING of 5.2-5.4 and LuaJIT 2.1; PUC 5.1 answers -1 */
+
+/* Make the array of f at its hint, without the collector's debt for a large one: a running
+ * collector pays an allocation's debt in the same call, so its slots (0.6 MB at 40,000) would
+ * bring a step of that size into the slice (all the sweeping of a dead result of as many
+ * objects). Restarting sets the debt to zero (5.2+); the slots are no garbage to pay for. */
+static void make_long_array(run *u, frame *f)
+{
+    lua_State *L = u->L;
+    int hint = array_hint(u->r, f);
+    int pause = hint >= 4096 && lua_gc(L, GC_ISRUNNING, 0) == 1;
+    if (pause)
+        lua_gc(L, LUA_GCSTOP, 0);
+    mcp_json_dec_make_array(u->r->d, u->vb + f->base, f->n, hint);
+    if (pause)
+        lua_gc(L, LUA_GCRESTART, 0);
+    f->made = 1;
+}
+
 /* One step from the current state; returns the next. */
 static int step(run *u)
 {
@@ -463,10 +498,8 @@ static int step(run *u)
     case S_MADE: return step_made(u);
     case S_KEY: return step_key(u, f);
     case S_ELEM:
-        if (!f->made && f->n == MCP_JSON_BATCH) {
-            mcp_json_dec_make_array(r->d, u->vb + f->base, f->n, 2 * MCP_JSON_BATCH);
-            f->made = 1;
-        }
+        if (!f->made && f->n == MCP_JSON_BATCH)
+            make_long_array(u, f);
         return S_VALUE;
     case S_AFTER:
         if (f == NULL)
