@@ -160,6 +160,24 @@ describe("resumable JSON decoding", function()
     check("{" .. table.concat(wide, ",") .. "}", { 0, 64 }, { 1, 9, 0 })
   end)
 
+  it("gives the same on long arrays made at a size guessed from their first members", function()
+    local function ints(n, from) local t = {} for i = 1, n do t[i] = tostring(from + i) end return t end
+    -- many short members: made at the guess (a large one, past 4096 slots) and filled
+    local many = "[" .. table.concat(ints(20000, 0), ",") .. "]"
+    check(many, { 0, 1000 }, { 7, 0 })
+    check('{"a":' .. many .. ',"b":"' .. string.rep("x", 3000) .. '"}', { 0, 1000 }, { 50, 0 })
+    -- short members first, then long ones (the guess too large), then more than it (too small)
+    local mixed = ints(16, 0)
+    for i = 1, 40 do mixed[#mixed + 1] = '"' .. string.rep("y", 2000 + i) .. '"' end
+    for _, v in ipairs(ints(9000, 100)) do mixed[#mixed + 1] = v end
+    check("[" .. table.concat(mixed, ",") .. "]", { 0, 500 }, { 11, 0 })
+    -- the length operator sees the members, not the slots made for them
+    local ok, v = sliced("[" .. table.concat(mixed, ",") .. "]", 0, 13)
+    assert.is_true(ok)
+    assert.are.equal(16 + 40 + 9000, #v)
+    assert.is_nil(v[#v + 1])
+  end)
+
   it("gives the same on long strings, with and without escapes, split in chunks", function()
     local plain = '"' .. string.rep("0123456789", 20000) .. '"'
     local escaped = '"' .. string.rep("line\\n\\\"q\\\" \\u00e9\\ud83d\\ude00 ", 5000) .. '"'
@@ -270,6 +288,17 @@ describe("a large result over budgeted host steps", function()
     assert.is_true(text == string.rep("0123456789", math.floor(n / 10)) .. string.rep("x", n % 10), "the same text")
     assert.is_true(echoed == lines, "the same text, its escapes decoded")
     assert.is_true(decoding >= 2, "decoded over several steps (" .. decoding .. ")")
+  end)
+
+  it("leaves the host's collector settings as they were, the collector running", function()
+    local host = collectgarbage("setstepmul", 300) -- a setting of the host's own
+    local res
+    mcp.spawn(function() res = assert(big:call_tool("items", { count = 20000 })) end)
+    local decoding = frames(function() return res ~= nil end)
+    assert.is_true(decoding >= 2, "decoded over several steps (" .. decoding .. ")")
+    assert.are.equal(20000, #res.structuredContent.items)
+    assert.are.equal(300, collectgarbage("setstepmul", host))
+    if _VERSION ~= "Lua 5.1" or jit then assert.is_true(collectgarbage("isrunning")) end
   end)
 
   it("keeps the order of the messages that arrive behind the one being decoded", function()
