@@ -10,7 +10,6 @@
 #include "class_lua.h"
 #include "compat.h"
 #include "core_loop.h"
-#include "gcpace.h"
 #include "json.h"
 #include "json_resume.h"
 #include "pending.h"
@@ -67,7 +66,6 @@ typedef struct mcp_session {
     size_t queued_bytes, queue_max; /* what waits in the queue; its bound (QUEUE_MAX) */
     char *close_reason; /* the transport closed behind them: told once they are dispatched */
     int pumping;
-    mcp_gcpace gc; /* the collector's pace during the job's runs */
 } mcp_session;
 
 typedef struct session_box {
@@ -752,10 +750,8 @@ static int run_job(lua_State *L)
     int *rc = lua_touserdata(L, 2);
     size_t len;
     const char *msg;
-    lua_rawgeti(L, LUA_REGISTRYINDEX, s->job_ref);         /* 3 */
-    mcp_gcpace_pay(L, &s->gc, mcp_loop_deadline(s->loop)); /* what the last runs put off */
+    lua_rawgeti(L, LUA_REGISTRYINDEX, s->job_ref); /* 3 */
     *rc = mcp_json_resume_run(L, 3, mcp_loop_deadline(s->loop), 0);
-    mcp_gcpace_pay(L, &s->gc, mcp_loop_deadline(s->loop));
     if (*rc == MCP_RESUME_MORE)
         return 0;
     luaL_unref(L, LUA_REGISTRYINDEX, s->job_ref);
@@ -785,7 +781,6 @@ static void release_spent(lua_State *L, mcp_session *s)
 static int step_job(lua_State *L, mcp_session *s)
 {
     int top = lua_gettop(L), rc = MCP_RESUME_DONE;
-    mcp_gcpace_begin(L, &s->gc);
     lua_pushcfunction(L, run_job);
     lua_pushlightuserdata(L, s);
     lua_pushlightuserdata(L, &rc);
@@ -805,7 +800,6 @@ static int step_job(lua_State *L, mcp_session *s)
         }
         rc = MCP_RESUME_DONE;
     }
-    mcp_gcpace_end(L, &s->gc);
     lua_settop(L, top);
     return rc == MCP_RESUME_MORE || s->spent_ref != LUA_NOREF;
 }
