@@ -62,7 +62,14 @@ end
 
 local function row(name, samples) print(("%-52s %s%s"):format(name, stats(samples), cpu_stats(samples))) end
 
-print(("budget %s ms (default), %s"):format(mcp.loop.set_budget(2), _VERSION))
+-- The collector's mode: HOSTLOOP_GC=incremental|generational. Unset, it is the interpreter's:
+-- lua5.4 (lua.c) starts in generational mode, whose major collections collect the whole heap in
+-- one go; a host embedding 5.4 (luaL_newstate) and LuaJIT collect incrementally.
+local gcmode = os.getenv("HOSTLOOP_GC")
+if gcmode == "" then gcmode = nil end
+if gcmode then collectgarbage(gcmode) end
+print(("budget %s ms (default), %s, collector %s"):format(mcp.loop.set_budget(2), _VERSION,
+  gcmode or "as the interpreter starts (lua5.4: generational)"))
 for _, mb in ipairs((wanted("spawn") or wanted("start")) and heaps or {}) do
   -- resident (written by rep), in 1 MB strings: one string of 4 GB would need its size again in
   -- rep's buffer while it is built
