@@ -178,6 +178,22 @@ describe("resumable JSON decoding", function()
     assert.is_nil(v[#v + 1])
   end)
 
+  it("leaves the collector running when making a long array runs out of memory", function()
+    local members = {}
+    for i = 1, 20000 do members[i] = tostring(i) end
+    local d = core._json_decoder("[" .. table.concat(members, ",") .. "]", 0)
+    assert.is_false(d:run(8)) -- (the first members, in a batch on the stack)
+    if not core._alloc_fail_above(64 * 1024) then return end -- (5.1, LuaJIT: no such hook)
+    local ok, raised = pcall(d.run, d, 1000) -- its slots, guessed from the bytes left: ~110 KB
+    core._alloc_fail_above(nil)
+    assert.is_false(ok, "the run raised")
+    assert.is_truthy(tostring(raised):find("memory"), tostring(raised))
+    local v, err = d:run(1)
+    assert.is_nil(v)
+    assert.is_truthy(err:find("interrupted"), err)
+    assert.is_true(collectgarbage("isrunning"))
+  end)
+
   it("gives the same on long strings, with and without escapes, split in chunks", function()
     local plain = '"' .. string.rep("0123456789", 20000) .. '"'
     local escaped = '"' .. string.rep("line\\n\\\"q\\\" \\u00e9\\ud83d\\ude00 ", 5000) .. '"'

@@ -36,6 +36,7 @@ typedef struct mcp_json_resume {
     size_t omapped; /* out is mapped (mcp_bigstr_map), this many bytes of it; 0: malloc'd */
     int nvalues;    /* values kept in the uservalue between runs */
     int running;    /* inside a run (still set: that run raised) */
+    int gc_held;    /* the collector is stopped around an allocation (still set: it raised) */
     mcp_json_dec *d;
     int nframes;
     frame frames[MCP_JSON_MAX_DEPTH + 2];
@@ -477,11 +478,15 @@ static void make_long_array(run *u, frame *f)
     lua_State *L = u->L;
     int hint = array_hint(u->r, f);
     int pause = hint >= 4096 && lua_gc(L, GC_ISRUNNING, 0) == 1;
-    if (pause)
+    if (pause) {
         lua_gc(L, LUA_GCSTOP, 0);
+        u->r->gc_held = 1;
+    }
     mcp_json_dec_make_array(u->r->d, u->vb + f->base, f->n, hint);
-    if (pause)
+    if (pause) {
+        u->r->gc_held = 0;
         lua_gc(L, LUA_GCRESTART, 0);
+    }
     f->made = 1;
 }
 
@@ -581,6 +586,9 @@ int mcp_json_resume_run(lua_State *L, int idx, uint64_t deadline_us, unsigned un
     int vb;
     if (r->running) { /* the last run raised: what it left is not a decode's state */
         r->running = 0;
+        if (r->gc_held) /* raised with the collector stopped: the host's collector back */
+            lua_gc(L, LUA_GCRESTART, 0);
+        r->gc_held = 0;
         r->state = S_FAILED;
         snprintf(r->err, sizeof r->err, "JSON decoding was interrupted (out of memory?)");
     }

@@ -37,7 +37,9 @@ int mcp_json_resume_pnew(lua_State *L);
  * pushed), the input is refused (MCP_RESUME_FAILED: mcp_json_resume_error tells why) or the run is
  * over (MCP_RESUME_MORE): the monotonic clock (mcp_now_us) reached deadline_us (0: no deadline) or
  * `units` units of work were done (0: no bound). Every run does at least one unit. May raise (out
- * of memory): the decoder is then failed. Pushes nothing but the value. */
+ * of memory): the decoder is then failed, and the next call (which returns MCP_RESUME_FAILED)
+ * undoes what the raised run left (the collector stopped around an allocation). Pushes nothing
+ * but the value. */
 int mcp_json_resume_run(lua_State *L, int idx, uint64_t deadline_us, unsigned units);
 
 /* Free the decoder's input now (its value was taken); it decodes nothing more. */

@@ -792,6 +792,7 @@ static int step_job(lua_State *L, mcp_session *s)
             lua_rawgeti(L, LUA_REGISTRYINDEX, s->job_ref);
             luaL_unref(L, LUA_REGISTRYINDEX, s->job_ref);
             s->job_ref = LUA_NOREF;
+            mcp_json_resume_run(L, -1, 0, 1); /* failed: it undoes what the raised run left */
             msg = mcp_json_resume_input(L, -1, &len, NULL);
             lua_gc(L, LUA_GCCOLLECT, 0);
             receive_now(L, s, msg, len, 0, NULL);
