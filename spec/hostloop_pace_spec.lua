@@ -1,25 +1,34 @@
--- A host loop's step starts at most one server (sched.pace_start): posix_spawn waits until the
--- kernel has run the child up to its exec, which a loaded machine stretches far past the step
--- budget, so starting N servers from tasks is spread over N steps. Blocking paths, mcp.run() and
--- an unbounded budget start them without pacing, also the ones already waiting for a step.
+-- A host loop's step starts at most one server (sched.pace_start): what a start costs the host's
+-- thread (pipes, the sandbox's ruleset, the helper thread that waits for the child's exec) adds up
+-- past the step budget with many, so starting N servers from tasks is spread over N steps.
+-- Blocking paths, mcp.run() and an unbounded budget start them without pacing, also the ones
+-- already waiting for a step. A start from a task runs on a helper thread and the task waits for
+-- it, so the step a start began in is told by the transport being open (is_open) after it, not
+-- by the task going on.
 local mcp = require("mcp")
 local sched = require("mcp.sched")
 local helper = require("helper")
 
--- A task that starts a `cat` server into ts[key] and records step_no() in at[key].
-local function start_in_task(ts, at, key, step_no)
+-- A task that starts a `cat` server into ts[key]; mark() records the step its start began in.
+local function start_in_task(ts, key)
   mcp.spawn(function()
     local t = mcp.stdio_transport({ command = "cat", stderr = "discard" })
     ts[key] = t
     assert(t:start())
-    at[key] = step_no()
   end)
 end
 
-local function start_in_tasks(n, at, step_no)
+local function start_in_tasks(n)
   local ts = {}
-  for i = 1, n do start_in_task(ts, at, i, step_no) end
+  for i = 1, n do start_in_task(ts, i) end
   return ts
+end
+
+-- at[key] = step for every transport of ts whose start has begun and was not marked yet.
+local function mark(ts, at, step)
+  for key, t in pairs(ts) do
+    if at[key] == nil and t:is_open() then at[key] = step end
+  end
 end
 
 local function count(t)
@@ -55,10 +64,11 @@ describe("servers started from tasks in a host loop", function()
 
   it("are started one per mcp.loop.step(0), in as many steps as servers", function()
     local at, steps = {}, 0
-    ts = start_in_tasks(4, at, function() return steps end)
+    ts = start_in_tasks(4)
     while count(at) < 4 and steps < 100 do
       steps = steps + 1
       mcp.loop.step(0)
+      mark(ts, at, steps)
     end
     assert.are.equal(4, count(at))
     assert.is_true(distinct(at), "one start per step")
@@ -67,55 +77,59 @@ describe("servers started from tasks in a host loop", function()
 
   it("are started one per step also when several waited for the same step", function()
     local at, steps = {}, 0
-    ts = start_in_tasks(6, at, function() return steps end)
+    ts = start_in_tasks(6)
     steps = 1
     mcp.loop.step(0) -- one starts, five wait for the next step: released together, one starts
+    mark(ts, at, steps)
     while count(at) < 6 and steps < 100 do
       steps = steps + 1
       mcp.loop.step(0)
+      mark(ts, at, steps)
     end
     assert.are.equal(6, count(at))
     assert.is_true(distinct(at), "one start per step")
   end)
 
   it("keep loop.timeout() at 0 while a start waits for the next step", function()
-    local at, steps = {}, 0
-    ts = start_in_tasks(2, at, function() return steps end)
-    steps = 1
+    local at = {}
+    ts = start_in_tasks(2)
     mcp.loop.step(0)
+    mark(ts, at, 1)
     assert.are.equal(1, count(at))
     assert.are.equal(0, mcp.loop.timeout())
-    steps = 2
     mcp.loop.step(0)
+    mark(ts, at, 2)
     assert.are.equal(2, count(at))
   end)
 
   it("are all started in one step with an unbounded budget (set_budget(0))", function()
     mcp.loop.set_budget(0)
     local at = {}
-    ts = start_in_tasks(4, at, function() return 1 end)
+    ts = start_in_tasks(4)
     mcp.loop.step(0)
+    mark(ts, at, 1)
     assert.are.equal(4, count(at))
   end)
 
   it("are started in the order they waited: a start that waits is not overtaken by later ones", function()
     mcp.loop.set_budget(WIDE_BUDGET)
-    local at, steps = {}, 1
+    local at = {}
     ts = {}
-    start_in_task(ts, at, "first", function() return steps end)
-    start_in_task(ts, at, "waits", function() return steps end)
+    start_in_task(ts, "first")
+    start_in_task(ts, "waits")
     mcp.loop.step(0)
+    mark(ts, at, 1)
     assert.are.same({ first = 1 }, at)
     -- a host that queues a new start before every step: the one that waited goes first, then
     -- each in turn (before, every new one went first and the waiting one never started)
     for s = 2, 4 do
-      steps = s
-      start_in_task(ts, at, "new" .. s, function() return steps end)
+      start_in_task(ts, "new" .. s)
       mcp.loop.step(0)
+      mark(ts, at, s)
     end
     assert.are.same({ first = 1, waits = 2, new2 = 3, new3 = 4 }, at)
-    steps = 5
     mcp.loop.step(0)
+    mark(ts, at, 5)
     assert.are.equal(5, at.new4)
   end)
 end)
@@ -125,8 +139,9 @@ describe("servers waiting for the next step of a host loop", function()
   before_each(function()
     prev_budget = mcp.loop.set_budget(WIDE_BUDGET)
     at = {}
-    ts = start_in_tasks(3, at, function() return true end)
+    ts = start_in_tasks(3)
     mcp.loop.step(0) -- one starts here, the others wait for the next step...
+    mark(ts, at, true)
     assert.are.equal(1, count(at))
     assert.is_true(sched.has_ready())
   end)
@@ -140,12 +155,16 @@ describe("servers waiting for the next step of a host loop", function()
   -- (before, a run outside a budgeted step resumed them only to put them back in line, forever:
   -- the wait below spun until its deadline, an unbounded one and mcp.run() never returned)
   it("are started by a blocking wait outside any task", function()
-    assert.is_true(sched.wait_until(function() return count(at) == 3 end, 10000))
+    assert.is_true(sched.wait_until(function()
+      mark(ts, at, true)
+      return count(at) == 3
+    end, 10000))
   end)
 
   it("are started by a step with an unbounded budget", function()
     mcp.loop.set_budget(0)
     mcp.loop.step(0)
+    mark(ts, at, true)
     assert.are.equal(3, count(at))
   end)
 
@@ -155,13 +174,16 @@ describe("servers waiting for the next step of a host loop", function()
     local seen
     mcp.spawn(function()
       local co = coroutine.create(function()
-        return sched.wait_until(function() return count(at) == 5 end, 10000)
+        return sched.wait_until(function()
+          mark(ts, at, true)
+          return count(at) == 5
+        end, 10000)
       end)
       local _, ok = coroutine.resume(co)
       seen = ok
     end)
-    start_in_task(ts, at, 4, function() return true end)
-    start_in_task(ts, at, 5, function() return true end)
+    start_in_task(ts, 4)
+    start_in_task(ts, 5)
     mcp.loop.step(0)
     assert.is_true(seen)
   end)
@@ -177,6 +199,6 @@ describe("mcp.run() after a budgeted step left servers waiting to start", functi
     local f = assert(io.popen(cmd, "r"))
     local out = f:read("*a")
     f:close()
-    assert.are.equal("step 1\nrun 3\ndone\nrc=0\n", out)
+    assert.are.equal("step 1\nrun 3 3\ndone\nrc=0\n", out)
   end)
 end)

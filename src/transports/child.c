@@ -3,6 +3,7 @@
 #include "fdlimit.h"
 #include "sandbox.h"
 #include "spawn.h"
+#include "spawn_job.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -71,6 +72,8 @@ static void child_free(mcp_child *c)
     mcp_timer_stop(loop, &c->timer);
     if (c->pidfd >= 0)
         close(c->pidfd);
+    free(c->command);
+    free(c->failure);
     free(c);
     mcp_loop_unref(loop);
 }
@@ -95,7 +98,7 @@ static int open_pidfd(mcp_loop *loop, pid_t pid)
 /* Signal the child's process group (it leads one), so helpers it started go too. */
 static void child_signal(mcp_child *c, int sig)
 {
-    if (c->exited)
+    if (c->exited || c->job != NULL)
         return;
     if (kill(-c->pid, sig) != 0)
         kill(c->pid, sig);
@@ -115,8 +118,8 @@ static void child_reaped(mcp_child *c, int status)
     /* A stop was asked for (close, collection): whatever is left in the server's process group
      * (helpers it started, some that ignored SIGTERM) must not outlive it, also when the server
      * itself left gracefully on stdin EOF. The group id stays reserved while a member lives, so
-     * this cannot reach an unrelated process. */
-    if (c->stage >= MCP_CHILD_GRACE)
+     * this cannot reach an unrelated process. (pid 0: a start that failed; kill(0) is our own.) */
+    if (c->stage >= MCP_CHILD_GRACE && c->pid > 0)
         kill(-c->pid, SIGKILL);
     if (owner != NULL && c->on_exit != NULL)
         c->on_exit(c, owner);
@@ -130,6 +133,8 @@ int mcp_child_poll(mcp_child *c)
     pid_t r;
     if (c->exited)
         return 1;
+    if (c->job != NULL)
+        return 0; /* still starting */
     do
         r = waitpid(c->pid, &status, WNOHANG);
     while (r < 0 && errno == EINTR);
@@ -189,21 +194,26 @@ void mcp_child_stop(mcp_child *c, uint64_t grace_ms)
     c->grace_ms = grace_ms;
     c->poll_ms = MCP_CHILD_POLL_MIN_MS;
     c->stage_deadline = mcp_now_ms() + grace_ms;
+    if (c->job != NULL)
+        return; /* the sequence starts once the start is done (start_done) */
     if (mcp_child_poll(c))
         return;
     arm_stage_timer(c);
 }
 
-void mcp_child_set_owner(mcp_child *c, void *owner, mcp_child_exit_cb on_exit)
+void mcp_child_set_owner(mcp_child *c, void *owner, mcp_child_exit_cb on_exit,
+                         mcp_child_started_cb on_started)
 {
     c->owner = owner;
     c->on_exit = on_exit;
+    c->on_started = on_started;
 }
 
 void mcp_child_detach(mcp_child *c)
 {
     c->owner = NULL;
     c->on_exit = NULL;
+    c->on_started = NULL;
     if (c->exited) {
         child_free(c);
         return;
@@ -231,7 +241,9 @@ int mcp_child_stopping(mcp_loop *loop)
 
 void mcp_child_describe(const mcp_child *c, char *out, size_t outlen)
 {
-    if (!c->exited)
+    if (c->failure != NULL)
+        snprintf(out, outlen, "did not start (%s)", c->failure);
+    else if (!c->exited)
         snprintf(out, outlen, "is still running");
     else if (WIFEXITED(c->status))
         snprintf(out, outlen, "exited with status %d", WEXITSTATUS(c->status));
@@ -250,8 +262,12 @@ static int wait_all(mcp_loop *loop, int ms)
         mcp_child *c, *next;
         for (c = first_child(loop); c != NULL; c = next) {
             next = c->next;
-            if (!c->exited && !mcp_child_poll(c))
+            if (c->job != NULL) { /* may free c; what runs is polled in the next round */
+                mcp_child_settle(c);
                 alive++;
+            } else if (!c->exited && !mcp_child_poll(c)) {
+                alive++;
+            }
         }
         if (alive == 0 || mcp_now_ms() >= deadline)
             return alive;
@@ -343,7 +359,7 @@ static int check_command(const mcp_spawn_opts *o, char *file, size_t filelen, ch
 }
 
 /* Why the child never ran the program: the step that failed and its errno. */
-static void describe_failure(const mcp_spawn_opts *o, int step, int e, char *err, size_t errlen)
+static void describe_failure(const char *command, int step, int e, char *err, size_t errlen)
 {
     char why[160];
     if (step == MCP_SPAWN_STEP_CLONE) /* the report pipe: EMFILE at the hard limit */
@@ -356,27 +372,34 @@ static void describe_failure(const mcp_spawn_opts *o, int step, int e, char *err
         snprintf(why, sizeof why, "sandbox: cannot enter it: %s", strerror(e));
     else
         snprintf(why, sizeof why, "%s", strerror(e));
-    snprintf(err, errlen, "cannot start '%s': %s", o->command, why);
+    snprintf(err, errlen, "cannot start '%s': %s", command, why);
 }
 
-/* The server started (spawn.h) with the pipes on 0-2, in its own process group, entering the
- * sandbox's ruleset when there is one, with the fd limit the host had before the core raised
- * it. 0, or -1 with err. */
+/* A server's start (spawn.h): the pipes on 0-2, in its own process group, entering the
+ * sandbox's ruleset when there is one. The fd limit and the sweep's end are the caller's. */
+static void server_plan(const mcp_spawn_opts *o, const char *file, int sandbox_fd, const int fds[3],
+                        mcp_spawn_plan *p)
+{
+    p->file = file;
+    p->argv = o->argv;
+    p->envp = o->envp;
+    p->cwd = o->cwd;
+    p->fd[0] = fds[0];
+    p->fd[1] = fds[1];
+    p->fd[2] = fds[2];
+    p->mode = MCP_SPAWN_NEW_GROUP;
+    p->sandbox_fd = sandbox_fd;
+}
+
+/* The server started on this thread, with the fd limit the host had before the core raised it.
+ * 0, or -1 with err. */
 static int start_process(mcp_loop *loop, const mcp_spawn_opts *o, const char *file, int sandbox_fd,
                          const int fds[3], pid_t *pid, char *err, size_t errlen)
 {
     mcp_spawn_plan p;
     struct rlimit nofile;
     int step, e;
-    p.file = file;
-    p.argv = o->argv;
-    p.envp = o->envp;
-    p.cwd = o->cwd;
-    p.fd[0] = fds[0];
-    p.fd[1] = fds[1];
-    p.fd[2] = fds[2];
-    p.mode = MCP_SPAWN_NEW_GROUP;
-    p.sandbox_fd = sandbox_fd;
+    server_plan(o, file, sandbox_fd, fds, &p);
     /* The report pipe may find the descriptors exhausted too: raise the limit as for the pipes. */
     do {
         p.nofile = mcp_fdlimit_for_child(loop, &nofile) ? &nofile : NULL;
@@ -385,15 +408,36 @@ static int start_process(mcp_loop *loop, const mcp_spawn_opts *o, const char *fi
     } while (e != 0 && step == MCP_SPAWN_STEP_CLONE && mcp_fdlimit_retry(loop, e));
     if (e == 0)
         return 0;
-    describe_failure(o, step, e, err, errlen);
+    describe_failure(o->command, step, e, err, errlen);
     return -1;
 }
 
-/* The parent's ends made non-blocking and handed out; the child's ends closed. */
+/* The server started on a helper thread (spawn_job.h), which takes the child's descriptors and
+ * the ruleset. 0, or -1 with err (then it took nothing). */
+static int start_job(mcp_loop *loop, mcp_child *c, const mcp_spawn_opts *o, const char *file,
+                     int sandbox_fd, const int fds[3], char *err, size_t errlen)
+{
+    mcp_spawn_plan p;
+    struct rlimit nofile;
+    server_plan(o, file, sandbox_fd, fds, &p);
+    p.nofile = mcp_fdlimit_for_child(loop, &nofile) ? &nofile : NULL;
+    p.maxfd = mcp_fd_limit();
+    c->command = strdup(o->command);
+    if (c->command == NULL || (c->job = mcp_spawn_job_start(&p)) == NULL) {
+        describe_failure(o->command, MCP_SPAWN_STEP_CLONE, errno, err, errlen);
+        return -1;
+    }
+    return 0;
+}
+
+/* The parent's ends made non-blocking and handed out; the child's ends closed (-1: a job took
+ * them). */
 static void hand_out_fds(int in[2], int out[2], int errp[2], int fds[3])
 {
-    close(in[0]);
-    close(out[1]);
+    if (in[0] >= 0)
+        close(in[0]);
+    if (out[1] >= 0)
+        close(out[1]);
     if (errp[1] >= 0)
         close(errp[1]);
     fds[0] = in[1];
@@ -405,23 +449,72 @@ static void hand_out_fds(int in[2], int out[2], int errp[2], int fds[3])
         set_nonblock(fds[2]);
 }
 
-/* A started child joins the loop's list, watched through its pidfd (or polled). */
+/* A running child watched through its pidfd (or polled). */
+static void watch_pid(mcp_child *c, pid_t pid)
+{
+    c->pid = pid;
+    c->pidfd = open_pidfd(c->loop, pid);
+    mcp_watch_init(&c->pidw, c->pidfd, on_pidfd, c);
+    if (c->pidfd >= 0)
+        mcp_watch_set(c->loop, &c->pidw, MCP_EV_READ);
+}
+
+/* A child joins the loop's list: started (pid), or still starting (pid 0, c->job set). */
 static void child_register(mcp_loop *loop, mcp_child *c, mcp_child **head, pid_t pid)
 {
     c->loop = loop;
     mcp_loop_ref(loop);
-    c->pid = pid;
     c->grace_ms = 2000;
     mcp_timer_init(&c->timer, on_stage_timer, c);
-    c->pidfd = open_pidfd(loop, pid);
-    mcp_watch_init(&c->pidw, c->pidfd, on_pidfd, c);
-    if (c->pidfd >= 0)
-        mcp_watch_set(loop, &c->pidw, MCP_EV_READ);
+    c->pidfd = -1;
+    mcp_watch_init(&c->pidw, -1, on_pidfd, c);
+    if (pid > 0)
+        watch_pid(c, pid);
     c->next = *head;
     if (c->next)
         c->next->pprev = &c->next;
     c->pprev = head;
     *c->pprev = c;
+}
+
+/* A start in the background is done: the program watched like any child (and a stop asked for
+ * meanwhile begun), or the failure kept as its exit (status 127). The owner is told either way;
+ * after a failure also of the exit, which may free c. */
+static void start_done(mcp_child *c)
+{
+    char why[512];
+    int step, e;
+    pid_t pid;
+    mcp_watch_stop(c->loop, &c->jobw);
+    e = mcp_spawn_job_finish(c->job, &pid, &step);
+    c->job = NULL;
+    if (e == 0) {
+        setpgid(pid, pid); /* as in the child, to close the race */
+        watch_pid(c, pid);
+        if (c->stage != MCP_CHILD_RUNNING && !mcp_child_poll(c))
+            arm_stage_timer(c);
+        if (c->owner != NULL && c->on_started != NULL)
+            c->on_started(c, c->owner, NULL);
+        return;
+    }
+    describe_failure(c->command, step, e, why, sizeof why);
+    c->failure = strdup(why);
+    if (c->owner != NULL && c->on_started != NULL)
+        c->on_started(c, c->owner, why);
+    child_reaped(c, 127 << 8);
+}
+
+static void on_job_done(mcp_loop *loop, mcp_watch *w, unsigned events)
+{
+    (void)loop;
+    (void)events;
+    start_done(w->data);
+}
+
+void mcp_child_settle(mcp_child *c)
+{
+    if (c->job != NULL)
+        start_done(c);
 }
 
 /* The sandbox's ruleset (sandbox.h), built before the child exists: an fd, or -1 when there is
@@ -442,11 +535,35 @@ static int prepare_sandbox(const mcp_spawn_opts *o, const char *file, int *faile
     return fd;
 }
 
+/* The server started, on this thread or on a helper (o->background: the job then owns the
+ * child's ends and the ruleset, marked -1 here; the loop learns of its end through the job's
+ * pipe, and where that cannot be watched it is waited for here). 0, or -1 with err. */
+static int start_server(mcp_loop *loop, mcp_child *c, const mcp_spawn_opts *o, const char *file,
+                        int *sandbox_fd, int *child_fds[3], pid_t *pid, char *err, size_t errlen)
+{
+    int fds[3] = {*child_fds[0], *child_fds[1], *child_fds[2]}, step, e;
+    *pid = 0;
+    if (!o->background)
+        return start_process(loop, o, file, *sandbox_fd, fds, pid, err, errlen);
+    if (start_job(loop, c, o, file, *sandbox_fd, fds, err, errlen) != 0)
+        return -1;
+    *child_fds[0] = *child_fds[1] = *child_fds[2] = *sandbox_fd = -1;
+    mcp_watch_init(&c->jobw, mcp_spawn_job_fd(c->job), on_job_done, c);
+    if (mcp_watch_set(loop, &c->jobw, MCP_EV_READ) == 0)
+        return 0;
+    e = mcp_spawn_job_finish(c->job, pid, &step);
+    c->job = NULL;
+    if (e == 0)
+        return 0;
+    describe_failure(o->command, step, e, err, errlen);
+    return -1;
+}
+
 int mcp_child_spawn(mcp_loop *loop, const mcp_spawn_opts *o, mcp_child **outc, int fds[3],
                     char *err, size_t errlen)
 {
     int in[2] = {-1, -1}, out[2] = {-1, -1}, errp[2] = {-1, -1}, e, failed, sandbox_fd = -1;
-    int child_fds[3];
+    int *child_fds[3] = {&in[0], &out[1], &errp[1]};
     char file[4096];
     pid_t pid;
     mcp_child *c = NULL, **head;
@@ -471,15 +588,12 @@ int mcp_child_spawn(mcp_loop *loop, const mcp_spawn_opts *o, mcp_child **outc, i
         snprintf(err, errlen, "cannot start '%s': %s", o->command, why);
         goto fail;
     }
-    child_fds[0] = in[0];
-    child_fds[1] = out[1];
-    child_fds[2] = errp[1];
-    if (start_process(loop, o, file, sandbox_fd, child_fds, &pid, err, errlen) != 0)
+    if (start_server(loop, c, o, file, &sandbox_fd, child_fds, &pid, err, errlen) != 0)
         goto fail;
     if (sandbox_fd >= 0)
         close(sandbox_fd);
-    /* The group, so that a stop reaches helpers; also done in the child to close the race. */
-    setpgid(pid, pid);
+    if (pid > 0) /* the group, so that a stop reaches helpers; also done in the child (race) */
+        setpgid(pid, pid);
     hand_out_fds(in, out, errp, fds);
     child_register(loop, c, head, pid);
     *outc = c;
@@ -490,6 +604,7 @@ fail:
     close_pair(in);
     close_pair(out);
     close_pair(errp);
+    free(c->command);
     free(c);
     return -1;
 }

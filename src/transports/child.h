@@ -22,6 +22,8 @@ typedef enum mcp_child_stage {
 
 typedef struct mcp_child mcp_child;
 typedef void (*mcp_child_exit_cb)(mcp_child *c, void *owner);
+/* A start in the background is done: why is NULL when the program runs, else why it did not. */
+typedef void (*mcp_child_started_cb)(mcp_child *c, void *owner, const char *why);
 
 struct mcp_child {
     mcp_child *next, **pprev;
@@ -36,6 +38,13 @@ struct mcp_child {
     int status; /* waitpid status */
     void *owner;
     mcp_child_exit_cb on_exit;
+    mcp_child_started_cb on_started;
+    /* A start in the background (mcp_spawn_opts.background) still in flight: the job, the
+     * watch on its pipe, the command for a failure's text. pid is 0 until it is done. */
+    struct mcp_spawn_job *job;
+    mcp_watch jobw;
+    char *command;
+    char *failure; /* why a start in the background failed, else NULL */
 };
 
 typedef struct mcp_spawn_opts {
@@ -45,13 +54,19 @@ typedef struct mcp_spawn_opts {
     const char *cwd;     /* NULL: inherit */
     int stderr_mode;
     const struct mcp_sandbox *sandbox; /* NULL: not confined (sandbox.h) */
+    /* The program is started on a helper thread (spawn_job.h): mcp_child_spawn returns before it
+     * runs, and the owner's on_started tells the end. 0: the calling thread waits for it. */
+    int background;
 } mcp_spawn_opts;
 
 /* Spawn; on success fill fds (stdin write end, stdout read end, stderr read end or -1), all
  * non-blocking and close-on-exec. Returns 0, or -1 with a message in err. */
 int mcp_child_spawn(mcp_loop *loop, const mcp_spawn_opts *o, mcp_child **out, int fds[3], char *err,
                     size_t errlen);
-void mcp_child_set_owner(mcp_child *c, void *owner, mcp_child_exit_cb on_exit);
+void mcp_child_set_owner(mcp_child *c, void *owner, mcp_child_exit_cb on_exit,
+                         mcp_child_started_cb on_started);
+/* A start in the background finished now, waiting for the rest of it (pid known after). */
+void mcp_child_settle(mcp_child *c);
 /* Begin the graceful stop; the owner has already closed the child's stdin. Idempotent. */
 void mcp_child_stop(mcp_child *c, uint64_t grace_ms);
 /* Check now whether it has exited (non-blocking); runs on_exit when it has. */

@@ -19,6 +19,7 @@
 typedef struct stdio_box {
     mcp_transport_box base;
     int stderr_ref;
+    int started_ref; /* t:start(cb)'s cb until the start in the background is done */
     mcp_loop *loop;
 } stdio_box;
 
@@ -32,6 +33,29 @@ static void on_stderr_line(void *ctx, const char *line, size_t len)
     lua_pushlstring(L, line, len);
     if (lua_pcall(L, 1, 0, 0) != 0) {
         fprintf(stderr, "mcp: stderr callback failed: %s\n", lua_tostring(L, -1));
+        lua_pop(L, 1);
+    }
+}
+
+/* The start in the background is done: cb(true), or cb(nil, why). */
+static void on_started(void *ctx, const char *why)
+{
+    stdio_box *box = ctx;
+    lua_State *L = mcp_loop_lua(box->loop);
+    int ref = box->started_ref;
+    box->started_ref = LUA_NOREF;
+    if (L == NULL || ref == LUA_NOREF)
+        return;
+    lua_rawgeti(L, LUA_REGISTRYINDEX, ref);
+    luaL_unref(L, LUA_REGISTRYINDEX, ref);
+    if (why == NULL) {
+        lua_pushboolean(L, 1);
+    } else {
+        lua_pushnil(L);
+        lua_pushstring(L, why);
+    }
+    if (lua_pcall(L, why == NULL ? 1 : 2, 0, 0) != 0) {
+        fprintf(stderr, "mcp: start callback failed: %s\n", lua_tostring(L, -1));
         lua_pop(L, 1);
     }
 }
@@ -109,6 +133,7 @@ static int l_stdio_transport(lua_State *L)
     box = (stdio_box *)mcp_newuserdata(L, sizeof *box);
     box->base.t = t;
     box->stderr_ref = LUA_NOREF;
+    box->started_ref = LUA_NOREF;
     box->loop = loop;
     luaL_getmetatable(L, STDIO_MT);
     lua_setmetatable(L, -2);
@@ -128,10 +153,50 @@ static stdio_box *check_box(lua_State *L)
     return box;
 }
 
+/* t:start() -> true | nil, err: the host's thread waits until the server runs.
+ * t:start(cb) -> true | nil, err: the start runs on a helper thread; cb(true) once the server
+ * runs, cb(nil, why) when it did not. */
+static int l_start(lua_State *L)
+{
+    stdio_box *box = check_box(L);
+    char err[512];
+    if (lua_isnoneornil(L, 2))
+        return mcp_transport_lua_start(L);
+    luaL_checktype(L, 2, LUA_TFUNCTION);
+    if (box->started_ref != LUA_NOREF)
+        return luaL_error(L, "mcp: a start is already in flight");
+    lua_pushvalue(L, 2);
+    box->started_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    mcp_stdio_on_started(box->base.t, on_started, box);
+    if (mcp_stdio_start_background(box->base.t, err, sizeof err) != 0) {
+        mcp_stdio_on_started(box->base.t, NULL, NULL);
+        luaL_unref(L, LUA_REGISTRYINDEX, box->started_ref);
+        box->started_ref = LUA_NOREF;
+        lua_pushnil(L);
+        lua_pushstring(L, err);
+        return 2;
+    }
+    lua_pushboolean(L, 1);
+    return 1;
+}
+
+/* The server's pid, a start in flight waited for first: outside a step its callback runs on L. */
+static pid_t settled_pid(lua_State *L, stdio_box *box)
+{
+    lua_State *prev = mcp_loop_lua(box->loop);
+    pid_t pid;
+    if (prev == NULL)
+        mcp_loop_set_context(box->loop, L);
+    pid = mcp_stdio_pid(box->base.t);
+    if (prev == NULL)
+        mcp_loop_set_context(box->loop, NULL);
+    return pid;
+}
+
 static int l_pid(lua_State *L)
 {
     stdio_box *box = check_box(L);
-    pid_t pid = mcp_stdio_pid(box->base.t);
+    pid_t pid = settled_pid(L, box);
     if (pid <= 0)
         lua_pushnil(L);
     else
@@ -159,11 +224,17 @@ static int l_exit_text(lua_State *L)
 static int l_gc(lua_State *L)
 {
     stdio_box *box = luaL_checkudata(L, 1, STDIO_MT);
-    if (box->base.t != NULL)
+    if (box->base.t != NULL) {
         mcp_stdio_on_stderr(box->base.t, NULL, NULL);
+        mcp_stdio_on_started(box->base.t, NULL, NULL);
+    }
     if (box->stderr_ref != LUA_NOREF) {
         luaL_unref(L, LUA_REGISTRYINDEX, box->stderr_ref);
         box->stderr_ref = LUA_NOREF;
+    }
+    if (box->started_ref != LUA_NOREF) {
+        luaL_unref(L, LUA_REGISTRYINDEX, box->started_ref);
+        box->started_ref = LUA_NOREF;
     }
     return mcp_transport_lua_gc(L);
 }
@@ -174,14 +245,14 @@ static int l_tostring(lua_State *L)
     if (box->base.t == NULL)
         lua_pushstring(L, "mcp.stdio_transport (finalized)");
     else
-        lua_pushfstring(L, "mcp.stdio_transport (pid %d)", (int)mcp_stdio_pid(box->base.t));
+        lua_pushfstring(L, "mcp.stdio_transport (pid %d)", (int)settled_pid(L, box));
     return 1;
 }
 
 void mcp_stdio_lua_open(lua_State *L, int box)
 {
     static const luaL_Reg methods[] = {
-        {"start", mcp_transport_lua_start},
+        {"start", l_start},
         {"close", mcp_transport_lua_close},
         {"is_open", mcp_transport_lua_is_open},
         {"pid", l_pid},

@@ -41,6 +41,8 @@ typedef struct mcp_stdio {
     mcp_timer lose_timer;
     mcp_stderr_cb stderr_cb;
     void *stderr_ctx;
+    mcp_stdio_started_cb started_cb;
+    void *started_ctx;
     /* What was sent into the server's stdin (bytes the pipe took), and whether, when it went, it
      * had read none of it: it died of its own start, not of a message (the discovery probe does
      * not start such a server again, lua/mcp/era/init.lua). */
@@ -456,7 +458,20 @@ static int stdio_send(mcp_transport *t, const char *msg, size_t len, const mcp_s
     return 0;
 }
 
-static int stdio_start(mcp_transport *t, char *err, size_t errlen)
+/* A start on a helper thread is done (child.h: on_started). */
+static void on_child_started(mcp_child *c, void *owner, const char *why)
+{
+    mcp_stdio *s = owner;
+    mcp_stdio_started_cb cb = s->started_cb;
+    (void)c;
+    s->started_cb = NULL;
+    if (why == NULL && s->closing)
+        why = "the transport was closed while the server was starting";
+    if (cb != NULL)
+        cb(s->started_ctx, why);
+}
+
+static int start_server(mcp_transport *t, int background, char *err, size_t errlen)
 {
     mcp_stdio *s = (mcp_stdio *)t;
     mcp_spawn_opts o;
@@ -471,10 +486,11 @@ static int stdio_start(mcp_transport *t, char *err, size_t errlen)
     o.cwd = s->cfg.cwd;
     o.stderr_mode = s->cfg.stderr_mode;
     o.sandbox = s->cfg.sandbox;
+    o.background = background;
     if (mcp_child_spawn(t->loop, &o, &s->child, fds, err, errlen) != 0)
         return -1;
     s->started = 1;
-    mcp_child_set_owner(s->child, s, on_child_exit);
+    mcp_child_set_owner(s->child, s, on_child_exit, on_child_started);
     s->fd_in = fds[0];
     s->fd_out = fds[1];
     s->fd_err = fds[2];
@@ -488,6 +504,23 @@ static int stdio_start(mcp_transport *t, char *err, size_t errlen)
         return -1;
     }
     return 0;
+}
+
+static int stdio_start(mcp_transport *t, char *err, size_t errlen)
+{
+    return start_server(t, 0, err, errlen);
+}
+
+int mcp_stdio_start_background(mcp_transport *t, char *err, size_t errlen)
+{
+    return start_server(t, 1, err, errlen);
+}
+
+void mcp_stdio_on_started(mcp_transport *t, mcp_stdio_started_cb cb, void *ctx)
+{
+    mcp_stdio *s = (mcp_stdio *)t;
+    s->started_cb = cb;
+    s->started_ctx = ctx;
 }
 
 static int stdio_is_open(mcp_transport *t)
@@ -566,6 +599,8 @@ void mcp_stdio_on_stderr(mcp_transport *t, mcp_stderr_cb cb, void *ctx)
 pid_t mcp_stdio_pid(mcp_transport *t)
 {
     mcp_stdio *s = (mcp_stdio *)t;
+    if (s->child != NULL && s->child->job != NULL)
+        mcp_child_settle(s->child);
     return s->child ? s->child->pid : 0;
 }
 

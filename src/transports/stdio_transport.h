@@ -26,6 +26,14 @@ typedef struct mcp_stdio_config {
 mcp_transport *mcp_stdio_new(mcp_loop *loop, mcp_stdio_config *cfg);
 void mcp_stdio_config_free(mcp_stdio_config *cfg);
 void mcp_stdio_on_stderr(mcp_transport *t, mcp_stderr_cb cb, void *ctx);
+/* The start's end, when it runs on a helper thread: why is NULL once the server runs, else why it
+ * did not (also when the transport was closed meanwhile). Called at most once per start. */
+typedef void (*mcp_stdio_started_cb)(void *ctx, const char *why);
+void mcp_stdio_on_started(mcp_transport *t, mcp_stdio_started_cb cb, void *ctx);
+/* Start the server on a helper thread (spawn_job.h): 0 at once, the end told to on_started; the
+ * host's thread does not wait for the child's exec. -1 with err when it cannot begin. */
+int mcp_stdio_start_background(mcp_transport *t, char *err, size_t errlen);
+/* The server's pid (0: none); a start in flight is waited for first. */
 pid_t mcp_stdio_pid(mcp_transport *t);
 /* 1 once the child has been reaped. */
 int mcp_stdio_reaped(mcp_transport *t);

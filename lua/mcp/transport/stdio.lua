@@ -120,9 +120,16 @@ local Stdio = native.class({ "is_open", "pid", "reaped", "exit_text" })
 function Stdio:__tostring() return "mcp.stdio_transport" end
 
 --- Spawn the server. Returns true or nil, err. (events: unused; the session is attached in C.)
+--- In a task the start runs on a helper thread and the task waits for it, so a host's step never
+--- sleeps until the child reaches exec (issue 28); elsewhere the calling thread waits.
 function Stdio:start()
   sched.pace_start() -- in a host loop, one server start per step
-  return self.handle:start()
+  local h = self.handle
+  if sched.current() == nil then return h:start() end
+  return sched.await(function(done)
+    local ok, err = h:start(done)
+    if not ok then done(nil, err) end
+  end)
 end
 
 --- Close stdin and stop the server (SIGTERM, SIGKILL, bounded); outside a task and a host's

@@ -1,0 +1,160 @@
+/* A start on a helper thread (spawn_job.h): the plan's copy, the thread, the pipe it wakes the
+ * loop through. Every field is the job's; the thread writes only pid, step and err, read after
+ * the join. */
+#include "spawn_job.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* The thread's stack: mcp_spawn_start's few frames (the child runs on a stack it maps), and a
+ * sanitizer's interceptors under a checked build. */
+#define MCP_SPAWN_JOB_STACK (256 * 1024)
+
+struct mcp_spawn_job {
+    mcp_spawn_plan plan;
+    struct rlimit nofile;
+    char *strings; /* one block: argv's and envp's pointers, then every string */
+    int wake[2];
+    pthread_t thread;
+    pid_t pid;
+    int step, err;
+};
+
+static size_t strv_size(char *const *v, size_t *count)
+{
+    size_t n = 0, bytes = 0;
+    for (; v != NULL && v[n] != NULL; n++)
+        bytes += strlen(v[n]) + 1;
+    *count = n;
+    return bytes;
+}
+
+/* v's strings copied to *at, a NULL-ended vector of them at slots. */
+static char **copy_strv(char *const *v, char **slots, char **at)
+{
+    size_t i;
+    for (i = 0; v != NULL && v[i] != NULL; i++) {
+        size_t n = strlen(v[i]) + 1;
+        memcpy(*at, v[i], n);
+        slots[i] = *at;
+        *at += n;
+    }
+    slots[i] = NULL;
+    return slots;
+}
+
+static char *copy_str(const char *s, char **at)
+{
+    char *out = *at;
+    size_t n = strlen(s) + 1;
+    memcpy(out, s, n);
+    *at += n;
+    return out;
+}
+
+/* The plan's strings in one block owned by the job. 0, or -1 (out of memory). */
+static int copy_plan(mcp_spawn_job *j, const mcp_spawn_plan *p)
+{
+    size_t na, ne, bytes = strv_size(p->argv, &na) + strv_size(p->envp, &ne);
+    size_t slots = (na + 1 + ne + 1) * sizeof(char *);
+    char **vec, *at;
+    bytes += strlen(p->file) + 1 + (p->cwd != NULL ? strlen(p->cwd) + 1 : 0);
+    j->strings = malloc(slots + bytes);
+    if (j->strings == NULL)
+        return -1;
+    vec = (char **)(void *)j->strings;
+    at = j->strings + slots;
+    j->plan = *p;
+    j->plan.argv = copy_strv(p->argv, vec, &at);
+    j->plan.envp = copy_strv(p->envp, vec + na + 1, &at);
+    j->plan.file = copy_str(p->file, &at);
+    j->plan.cwd = p->cwd != NULL ? copy_str(p->cwd, &at) : NULL;
+    if (p->nofile != NULL) {
+        j->nofile = *p->nofile;
+        j->plan.nofile = &j->nofile;
+    }
+    return 0;
+}
+
+static void *job_main(void *arg)
+{
+    mcp_spawn_job *j = arg;
+    ssize_t n;
+    j->err = mcp_spawn_start(&j->plan, &j->pid, &j->step);
+    do
+        n = write(j->wake[1], "", 1);
+    while (n < 0 && errno == EINTR);
+    return NULL;
+}
+
+/* The thread, created with every signal blocked: no handler of the host runs on it. */
+static int start_thread(mcp_spawn_job *j)
+{
+    pthread_attr_t attr;
+    sigset_t all, old;
+    int e;
+    if ((e = pthread_attr_init(&attr)) != 0)
+        return e;
+    pthread_attr_setstacksize(&attr, MCP_SPAWN_JOB_STACK);
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    e = pthread_create(&j->thread, &attr, job_main, j);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    pthread_attr_destroy(&attr);
+    return e;
+}
+
+static void free_job(mcp_spawn_job *j)
+{
+    close(j->wake[0]);
+    close(j->wake[1]);
+    free(j->strings);
+    free(j);
+}
+
+mcp_spawn_job *mcp_spawn_job_start(const mcp_spawn_plan *p)
+{
+    mcp_spawn_job *j = calloc(1, sizeof *j);
+    int e;
+    if (j == NULL)
+        return NULL;
+    if (mcp_pipe_cloexec(j->wake) != 0) {
+        e = errno;
+        free(j);
+        errno = e;
+        return NULL;
+    }
+    if (copy_plan(j, p) != 0) {
+        free_job(j);
+        errno = ENOMEM;
+        return NULL;
+    }
+    if ((e = start_thread(j)) != 0) {
+        free_job(j);
+        errno = e;
+        return NULL;
+    }
+    return j;
+}
+
+int mcp_spawn_job_fd(const mcp_spawn_job *j) { return j->wake[0]; }
+
+int mcp_spawn_job_finish(mcp_spawn_job *j, pid_t *pid, int *step)
+{
+    int i, e;
+    pthread_join(j->thread, NULL);
+    for (i = 0; i < 3; i++)
+        if (j->plan.fd[i] >= 0)
+            close(j->plan.fd[i]);
+    if (j->plan.sandbox_fd >= 0)
+        close(j->plan.sandbox_fd);
+    *pid = j->pid;
+    *step = j->step;
+    e = j->err;
+    free_job(j);
+    return e;
+}
