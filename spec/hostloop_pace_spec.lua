@@ -76,9 +76,8 @@ describe("servers started from tasks in a host loop", function()
   end)
 
   it("are started one per step also when several waited for the same step", function()
-    local at, steps = {}, 0
+    local at, steps = {}, 1
     ts = start_in_tasks(6)
-    steps = 1
     mcp.loop.step(0) -- one starts, five wait for the next step: released together, one starts
     mark(ts, at, steps)
     while count(at) < 6 and steps < 100 do
