@@ -19,7 +19,7 @@ LUA54_STATIC ?= $(shell $(CC) -print-file-name=liblua5.4.a)
 LUAJIT_INCDIR ?= $(or $(patsubst -I%,%,$(firstword $(filter -I%,$(shell $(PKG_CONFIG) --cflags-only-I luajit 2>/dev/null)))),/usr/include/luajit-2.1)
 LUA54_INCDIR ?= $(or $(patsubst -I%,%,$(firstword $(filter -I%,$(shell $(PKG_CONFIG) --cflags-only-I lua5.4 2>/dev/null)))),/usr/include/lua5.4)
 
-.PHONY: bench bench-build bench-profile bench-floor-ratio bench-hostloop bench-spawncost
+.PHONY: bench bench-build bench-profile bench-floor-ratio bench-hostloop bench-spawncost bench-startwall
 
 $(BENCH_BUILDDIR)/tiny_server: bench/tiny_server.c bench/bench.mk
 	@mkdir -p $(@D)
@@ -95,3 +95,11 @@ SPAWN_HEAPS ?= 100,1024,2048
 bench-spawncost: build $(BENCH_BUILDDIR)/5.4/benchclock.so
 	LUA_PATH='./lua/?.lua;./lua/?/init.lua;;' LUA_CPATH='./$(BUILDDIR)/?.so;./$(BENCH_BUILDDIR)/5.4/?.so;;' \
 	  lua5.4 bench/spawncost.lua $(SPAWN_HEAPS)
+
+# Servers starting, wall time (issue 28, Stop 26): the step that begins a start from a task, a
+# blocking start, 4 clients connecting while the host steps (bench/startwall.lua).
+HEAP ?= 2048
+ROUNDS ?= 8
+bench-startwall: build $(BENCH_BUILDDIR)/5.4/benchclock.so
+	LUA_PATH='./lua/?.lua;./lua/?/init.lua;;' LUA_CPATH='./$(BUILDDIR)/?.so;./$(BENCH_BUILDDIR)/5.4/?.so;;' \
+	  lua5.4 bench/startwall.lua $(HEAP) $(ROUNDS)
