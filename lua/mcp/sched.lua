@@ -166,12 +166,13 @@ local function release_deferred(first_only)
   end
 end
 
---- Starting a server (posix_spawn: the host waits until the kernel has run the child up to its
---- exec, which a loaded machine can stretch far past the budget) is paced in a host loop: a task
---- that starts a second server in one budgeted step waits for the next step, in line behind the
---- tasks already waiting. Outside a budgeted step (blocking calls, mcp.run(), set_budget(0)) it
---- returns at once, and so does a waiting task resumed there: such a run would otherwise only put
---- it back in line, round after round, and never start it (a blocking wait or mcp.run() spun).
+--- Starting a server (pipes, the sandbox's ruleset, the helper thread that waits for the child's
+--- exec: ~0.2-0.6 ms of the host's thread each, which adds up past the budget) is paced in a host
+--- loop: a task that starts a second server in one budgeted step waits for the next step, in line
+--- behind the tasks already waiting. Outside a budgeted step (blocking calls, mcp.run(),
+--- set_budget(0)) it returns at once, and so does a waiting task resumed there: such a run would
+--- otherwise only put it back in line, round after round, and never start it (a blocking wait or
+--- mcp.run() spun).
 function M.pace_start()
   if not pacing then return end
   local co = M.current()
