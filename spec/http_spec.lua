@@ -203,6 +203,31 @@ describe("streamable HTTP #http", function()
     c:close()
   end)
 
+  -- 2025-11-25 -32042: the call is sent again once the user finished the URL flow; a session the
+  -- server lost meanwhile is made again first, as for any call.
+  it("the re-send after -32042 (URL elicitation) renews a session lost during the flow", function()
+    local c
+    c = assert(new_client(srv, { elicitation_url = true, on_elicitation_request = function()
+      -- the flow finishes (its completion on the GET stream); meanwhile the server lost the session
+      H.control(srv, { send_notification = { method = "notifications/elicitation/complete",
+        params = { elicitationId = "s1" }, session = c.transport:session_id() }, expire_session = 404 })
+      return mcp.elicitation.accept()
+    end }))
+    local sid = c.transport:session_id()
+    local function session(id)
+      for _, s in ipairs(H.state(srv).sessions) do if s.id == id then return s end end
+    end
+    assert.truthy(helper.wait_until(function() return (session(sid) or {}).get_stream_open end, helper.ms(5000)))
+    H.control(srv, { fail_next = { { status = 200, jsonrpc_error = { code = -32042, message = "sign in first",
+      data = { elicitations = { { mode = "url", message = "Sign in", url = "https://auth.example.com/s1",
+        elicitationId = "s1" } } } } } } })
+    local r, err = c:call_tool("echo", { message = "after the flow" })
+    assert(r, tostring(err))
+    assert.equal("after the flow", r.content[1].text)
+    assert.not_equal(sid, c.transport:session_id())
+    c:close()
+  end)
+
   -- A client that only listens (subscriptions, list_changed) makes no call that would meet the
   -- refusal: the GET stream, live on the lost session, is what finds it.
   it("makes a new session by itself when the GET stream finds the session lost and no call is made", function()

@@ -140,6 +140,38 @@ describe("URL-mode elicitation (2025-11-25)", function()
     assert.is_nil(res)
     assert.are.equal("timeout", err.kind)
     assert.matches("URL elicitation d1 did not complete", err.message, 1, true)
+    assert.are.equal("d1", err.data.elicitationId)
+    assert.are.equal("https://auth.example.com/authorize?id=d1", err.data.url)
+    assert.are.equal(-32042, err.cause.code) -- the server's error
+    assert.is_nil(err.code) -- a local failure
+  end)
+
+  it("-32042 whose completion never comes, the call without timeout_ms: bounded by request_timeout_ms", function()
+    local limit = helper.ms(1500)
+    local c = server({}, { on_elicitation_request = accept_url({}), elicitation_url = true, request_timeout_ms = limit })
+    local res, err = c:call_tool("url_required", { id = "d2" })
+    assert.is_nil(res)
+    assert.are.equal("timeout", err.kind)
+    assert.matches("URL elicitation d2 did not complete within " .. limit .. " ms", err.message, 1, true)
+  end)
+
+  it("-32042: the call's cancel token ends the wait for the completion at once (kind cancelled)", function()
+    local c = server({}, { elicitation_url = true, on_elicitation_request = accept_url({}) })
+    local token = mcp.cancel_token()
+    local res, err
+    mcp.spawn(function() res, err = c:call_tool("url_required", { id = "k1" }, { cancel = token }) end)
+    assert.is_true(helper.wait_until(function()
+      return c.url_elicitations ~= nil and c.url_elicitations.waiters.k1 ~= nil
+    end, helper.ms(5000)))
+    token:cancel("the user gave up")
+    assert.is_true(helper.wait_until(function() return res ~= nil or err ~= nil end, helper.ms(5000)))
+    assert.is_nil(res)
+    assert.are.equal("cancelled", err.kind)
+    assert.matches("the user gave up", err.message, 1, true)
+    assert.are.equal("k1", err.data.elicitationId)
+    assert.is_nil(c.url_elicitations.waiters.k1) -- forgotten: a late completion calls nothing
+    -- the client goes on; a completion that comes late is harmless
+    assert.are.equal("completed k1", call(c, "url_complete", { id = "k1" }).content[1].text)
   end)
 
   it("-32042 whose server dies while the client waits for the completion: a closed error, no hang", function()

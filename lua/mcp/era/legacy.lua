@@ -43,11 +43,12 @@ function Era:capabilities()
 end
 
 -- 2025-11-25 URLElicitationRequiredError: the user completes the listed URL elicitations, then
--- the request goes again (lua/mcp/url_elicitation.lua). Its own function: a closure in
+-- the request goes again (lua/mcp/url_elicitation.lua), by the same path as any request (through
+-- the session: a session lost meanwhile is made again). Its own function: a closure in
 -- Era:request would keep LuaJIT from compiling every call's path (UCLO).
-local function after_url_elicitation(client, method, params, opts, err)
+local function after_url_elicitation(self, client, method, params, opts, err, roundtrip)
   return require("mcp.url_elicitation").after_required(client, method, err,
-    function() return client:_roundtrip(method, params, opts) end, opts.timeout_ms)
+    function() return roundtrip(self, client, method, params, opts) end, opts)
 end
 
 -- A call started while the session or connection is renewed waits for the renewal (closure kept
@@ -63,9 +64,9 @@ local function end_renewal(self)
   for _, wake in ipairs(waiting) do wake() end
 end
 
--- A request over a transport that has a session (HTTP) or a stream it can lose (legacy SSE):
+-- A round trip over a transport that has a session (HTTP) or a stream it can lose (legacy SSE):
 -- a lost one is made again before the request, or after the server refused it for that reason.
-local function session_request(self, client, method, params, opts)
+local function session_roundtrip(self, client, method, params, opts)
   if self.renewing and method ~= "initialize" then await_renewal(self) end
   if method ~= "initialize" and client:_stream_lost() and client:_auto_reinitialize() then
     -- legacy SSE: nothing was sent on the dead stream; a new connection takes the request
@@ -86,8 +87,12 @@ local function session_request(self, client, method, params, opts)
       and client:_session_id() ~= sid and client:_auto_reinitialize() then
     if self:renew_session(sid) then res, err = client:_roundtrip(method, params, opts) end
   end
-  if res == nil and err.code == -32042 then return after_url_elicitation(client, method, params, opts, err) end
   return res, err
+end
+
+-- A plain round trip (a transport without a session: stdio), in session_roundtrip's shape.
+local function plain_roundtrip(_, client, method, params, opts)
+  return client:_roundtrip(method, params, opts)
 end
 
 --- A request: one round trip through the session.
@@ -103,9 +108,11 @@ function Era:request(method, params, opts)
     self.sessions = sessions
   end
   -- A transport with no session (stdio) has nothing to lose: the plain round trip, no checks.
-  if sessions or self.renewing then return session_request(self, client, method, params, opts) end
-  local res, err = client:_roundtrip(method, params, opts)
-  if res == nil and err.code == -32042 then return after_url_elicitation(client, method, params, opts, err) end
+  local roundtrip = (sessions or self.renewing) and session_roundtrip or plain_roundtrip
+  local res, err = roundtrip(self, client, method, params, opts)
+  if res == nil and err.code == -32042 then
+    return after_url_elicitation(self, client, method, params, opts, err, roundtrip)
+  end
   return res, err
 end
 
