@@ -1035,6 +1035,43 @@ end)
 
 ---------------------------------------------------------------------------------------------
 describe("a misbehaving server", function()
+  -- enable_logging writes a report to stderr: a line from the server quoted in it must not carry
+  -- its terminal controls (window title, clipboard, erase line, C1 CSI, bidi override) there.
+  it("enable_logging: a report quoting the server's text is written to stderr escaped", function()
+    local path = os.tmpname()
+    finally(function() os.remove(path) end)
+    helper.write_file(path, ([[
+local mcp = dofile(%q)
+local server = mcp.new { name = "junk", version = "1.0.0" }
+server:tool { name = "junk", description = "writes a line that is not JSON-RPC, then answers",
+  inputSchema = { type = "object" },
+  call = function()
+    io.stdout:write("\27]0;pwned\7\27]52;c;ZWNobw==\7\r\27[2K\194\155" .. "31m\226\128\174txt.exe\n")
+    io.stdout:flush()
+    return "done"
+  end }
+server:run()
+]]):format(helper.root .. "/examples/servers/mcp_server.lua"))
+    local c = helper.track(assert(mcp.create_stdio_client(helper.lua_cmd(), { path },
+      { stderr = "discard", enable_logging = true, request_timeout_ms = ms(30000) })))
+    local written = {}
+    local real = io.stderr
+    io.stderr = { write = function(_, ...) -- luacheck: ignore 122 (the report goes to io.stderr; catch it)
+      for _, s in ipairs({ ... }) do written[#written + 1] = s end
+    end }
+    local ok, res = pcall(function() return c:call_tool("junk") end)
+    io.stderr = real -- luacheck: ignore 122
+    assert(ok, res)
+    assert.are.equal("done", text(res))
+    local out = table.concat(written)
+    assert.is_truthy(has(out, "skipped a line that is not valid JSON-RPC"), out)
+    assert.is_truthy(has(out, "\\x1b]0;pwned\\x07"), out)
+    assert.is_truthy(has(out, "\\u009b31m\\u202etxt.exe"), out)
+    assert.is_nil(out:find("[%z\1-\9\11-\31\127]"), out) -- no control but the line's end
+    assert.is_nil(out:find("\194[\128-\159]"), out)
+    assert.is_nil(out:find("\226\128\174", 1, true), out)
+  end)
+
   it("--garbage: calls succeed and on_error reports the invalid lines", function()
     local errs = {}
     local c = server({ "--garbage" }, { on_error = function(e) errs[#errs + 1] = e end })

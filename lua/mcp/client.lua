@@ -10,6 +10,7 @@ local options = require("mcp.util.options")
 local protocol = require("mcp.protocol")
 local sched = require("mcp.sched")
 local tasks = require("mcp.tasks")
+local term = require("mcp.util.term")
 
 local M = {}
 
@@ -183,15 +184,16 @@ end
 -- ---- reporting -------------------------------------------------------------------------------
 
 --- Non-fatal diagnostics go to config.on_error (in a task of its own), else to stderr when
---- enable_logging is set.
+--- enable_logging is set, escaped (mcp.util.term): the text may be the server's, whose terminal
+--- controls must not reach the host's terminal.
 function Client:_report(err)
   local on_error = self.config.on_error
   if on_error then
     sched.spawn_handler(function(e)
-      io.stderr:write("mcp: on_error handler failed: ", tostring(e), "\n")
+      io.stderr:write("mcp: on_error handler failed: ", term.escape(e), "\n")
     end, on_error, err)
   elseif self.config.enable_logging then
-    io.stderr:write("mcp: ", tostring(err), "\n")
+    io.stderr:write("mcp: ", term.escape(err), "\n")
   end
 end
 

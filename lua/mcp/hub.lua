@@ -15,6 +15,7 @@ local core = require("mcp.core")
 local errors = require("mcp.errors")
 local json = require("mcp.json")
 local sched = require("mcp.sched")
+local term = require("mcp.util.term")
 
 local M = {}
 
@@ -174,7 +175,7 @@ end
 function Hub:_report(err)
   local on_error = self.opts.on_error
   if on_error then
-    sched.spawn_handler(function(e) io.stderr:write("mcp.hub: on_error failed: ", tostring(e), "\n") end, on_error, err)
+    sched.spawn_handler(function(e) io.stderr:write("mcp.hub: on_error failed: ", term.escape(e), "\n") end, on_error, err)
   end
 end
 

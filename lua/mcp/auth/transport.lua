@@ -22,6 +22,7 @@ local json = require("mcp.json")
 local oerr = require("mcp.auth.errors")
 local parse_header_lines = require("mcp.util.header_lines").parse
 local sched = require("mcp.sched")
+local term = require("mcp.util.term")
 
 local M = {}
 
@@ -59,7 +60,7 @@ end
 
 local function report(self, err)
   if self.on_error then
-    sched.spawn_handler(function(e) io.stderr:write("mcp: on_error handler failed: ", tostring(e), "\n") end,
+    sched.spawn_handler(function(e) io.stderr:write("mcp: on_error handler failed: ", term.escape(e), "\n") end,
       self.on_error, err)
   end
 end
@@ -319,7 +320,7 @@ function A:request_hooks(settle)
     if not takes(self, status, hdrs, attempt) then return false end
     sched.spawn_handler(function(e)
       settle(hold, false, memo)
-      io.stderr:write("mcp: re-authorization failed: ", tostring(e), "\n")
+      io.stderr:write("mcp: re-authorization failed: ", term.escape(e), "\n")
     end, function()
       local ok, err, m = self:reauthorize({ status_code = status, response_headers = hdrs, response_body = body,
         url = url }, attempt, memo)
