@@ -19,6 +19,15 @@ local function call_after_dropped_session(srv, c)
   assert.is_string(c.transport:session_id())
 end
 
+-- How many notifications/initialized the server has received (its records are reset per test).
+local function initialized_seen(srv)
+  local n = 0
+  for _, q in ipairs(H.state(srv).requests) do
+    if q.rpc_method == "notifications/initialized" then n = n + 1 end
+  end
+  return n
+end
+
 local function new_client(srv, opts)
   local o = { request_timeout_ms = helper.ms(20000), client_name = "http-spec" }
   for k, v in pairs(opts or {}) do o[k] = v end
@@ -28,6 +37,13 @@ end
 describe("streamable HTTP #http", function()
   local srv = H.serve("--page-size=3")
   if not srv then return end
+
+  -- A host that connects and then exits (or sends nothing) still told the server it is ready.
+  it("a blocking create_http_client returns once notifications/initialized reached the server", function()
+    local c = assert(new_client(srv))
+    assert.equal(1, initialized_seen(srv)) -- (no loop step ran since the return)
+    c:close()
+  end)
 
   it("connects, keeps the session id off initialize and sends it (and the protocol version) after", function()
     H.control(srv, { reject_session_header_on_initialize = true })
@@ -501,6 +517,12 @@ describe("legacy HTTP+SSE #http", function()
       assert.equal("closed", err.kind)
       c2:close()
     end)
+
+  it("a blocking create_sse_client returns once notifications/initialized reached the server", function()
+    local c = assert(mcp.create_sse_client(srv.base .. "/sse", { request_timeout_ms = helper.ms(20000) }))
+    assert.equal(1, initialized_seen(srv))
+    c:close()
+  end)
 
   it("refuses an endpoint on another origin", function()
     H.control(srv, { legacy_endpoint = "http://localhost:" .. srv.port .. "/messages?sessionId={sessionId}" })

@@ -662,6 +662,14 @@ function Client:_authorizing()
   return function() return t:authorizing() end
 end
 
+-- On the blocking path (outside a task and a host's loop), wait up to ms until what was sent has
+-- gone out, on a transport that can tell (flush: HTTP's notifications are POSTs the loop runs);
+-- elsewhere it goes out on the loop's next steps.
+function Client:_flush(ms)
+  local t = self.transport
+  if capable(t, "flush") and not sched.in_host_loop() then t:flush(ms) end
+end
+
 -- Streamable HTTP: the standalone GET stream for server-initiated messages (405 is fine).
 function Client:_open_inbound()
   local t = self.transport

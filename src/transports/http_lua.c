@@ -562,6 +562,13 @@ static int l_busy(lua_State *L)
     return 1;
 }
 
+static int l_sending(lua_State *L)
+{
+    http_box *box = luaL_checkudata(L, 1, HTTP_MT);
+    lua_pushboolean(L, box->base.t != NULL && mcp_http_sending(box->base.t));
+    return 1;
+}
+
 static int l_ready(lua_State *L)
 {
     http_box *box = check_box(L);
@@ -605,6 +612,7 @@ void mcp_http_lua_open(lua_State *L, int box)
         {"set_header", l_set_header},
         {"resumption_token", l_resumption_token},
         {"busy", l_busy},
+        {"sending", l_sending},
         {"ready", l_ready},
         {"key", l_key},
         {"set_request_hooks", l_set_request_hooks},

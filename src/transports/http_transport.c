@@ -1152,6 +1152,18 @@ int mcp_http_busy(mcp_transport *t)
     return h->reqs != NULL || h->delete_pending;
 }
 
+int mcp_http_sending(mcp_transport *t)
+{
+    const mcp_http *h = (const mcp_http *)t;
+    const mcp_hreq *r;
+    if (h->qhead != NULL)
+        return 1;
+    for (r = h->reqs; r != NULL; r = r->next)
+        if (r->method == MCP_HREQ_POST && r->request_id == 0)
+            return 1;
+    return 0;
+}
+
 void mcp_http_set_request_hooks(mcp_transport *t, const mcp_http_request_hooks *hooks, void *ctx)
 {
     mcp_http *h = (mcp_http *)t;

@@ -104,6 +104,9 @@ void mcp_http_set_header(mcp_transport *t, const char *name, const char *value);
 const char *mcp_http_resumption_token(mcp_transport *t, size_t *len);
 /* Exchanges still running (a DELETE on close, say). */
 int mcp_http_busy(mcp_transport *t);
+/* 1 while a POST that carries no request of ours (a notification, an answer to the server) has
+ * not ended: queued, running, or held by the request hooks. */
+int mcp_http_sending(mcp_transport *t);
 /* MCP_SSE_ENDPOINT_READY when messages can be sent: always for streamable HTTP; for legacy SSE
  * once the endpoint event arrived (WAITING before, FAILED when the stream failed before it). */
 int mcp_http_ready(mcp_transport *t);

@@ -337,6 +337,8 @@ function Era:start(init, reattached)
   if not reattached then
     local ok, err = client:notify("notifications/initialized")
     if not ok then return nil, err end
+    -- a blocking connect returns once it went out (over HTTP a POST of the loop's next steps)
+    client:_flush(self.connect_timeout_ms or client:_timeout_ms({}))
   end
   client:_open_inbound()
   watch_session_lost(self)

@@ -89,7 +89,7 @@ local wait_ready
 ---@field handle userdata the C transport (the session is bound to it)
 ---@field capabilities table docs/API.md "Transports"
 local Http = native.class({
-  "is_open", "open_inbound", "session_id", "set_header", "resumption_token", "busy", "ready", "key",
+  "is_open", "open_inbound", "session_id", "set_header", "resumption_token", "busy", "sending", "ready", "key",
   "set_request_hooks", "settle",
 })
 
@@ -115,6 +115,19 @@ function Http:close(wait_ms)
     sched.wait_until(function() return not h:busy() end, wait_ms or 3000)
   end
   return true
+end
+
+--- Outside a task and a host's loop (sched.in_host_loop), wait up to wait_ms until the
+--- notifications and answers sent so far have gone out (their POSTs ended: notifications/initialized
+--- reaches the server before connect returns); elsewhere they go on the loop's next steps. Whether
+--- nothing is left to send.
+---@param wait_ms number
+---@return boolean
+function Http:flush(wait_ms)
+  local h = self.handle
+  if not h:sending() then return true end
+  if sched.in_host_loop() then return false end
+  return sched.wait_until(function() return not h:sending() end, wait_ms) == true
 end
 
 --- fn() (the client's, which only queues work) when the server lost a session that had worked (a
@@ -192,7 +205,7 @@ local function make(cfg, legacy)
   -- legacy SSE is a 2024-11-05 transport. Both have a session id or a stream to lose.
   local t = native.new(Http, box, {
     protocol_discovery = not legacy, tool_parameter_headers = not legacy, protocol_version = true,
-    inbound = not legacy, session_id = true, session_lost = not legacy,
+    inbound = not legacy, session_id = true, session_lost = not legacy, flush = true,
   })
   -- OAuth (auth_provider, or the static oauth fields): lua/mcp/auth/transport.lua, a layer over
   -- the transport object and over every exchange of its handle.
