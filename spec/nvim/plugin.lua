@@ -88,7 +88,7 @@ T.test("plugin/mcp.lua defines the commands on the runtimepath", function()
   plugin = require("mcp.nvim.plugin").setup({
     config_file = user_file, request_timeout_ms = 30000 * slow,
     on_input = function(input) inputs[#inputs + 1] = input; return "s3cret" end,
-    hub = { trust_dir = tmp .. "/trust" },
+    hub = { trust_dir = tmp .. "/trust" }, pins = { dir = tmp .. "/pins" },
   })
 end)
 
@@ -431,6 +431,49 @@ T.test("a workspace file trusted only once is not written: the change holds for 
   T.wait_for(function() return plugin.hubs[2].hub:state("ws") == "ready" end, 20000 * slow, "enabled again")
 end)
 
+T.test("the pin prompt's first item, the one Enter takes in most pickers, is Deny", function()
+  answers = {}
+  local ask = require("mcp.nvim.ui").pins_ask()
+  local held = { { name = "t", server = "s", reason = "changed", tool = { name = "t" } } }
+  T.eq(0, #ask(held))
+  T.eq(1, asked("Tool t of server s changed since it was approved"))
+  answers = { { "Tool t of server s", 2 } }
+  T.eq("t", ask(held)[1])
+end)
+
+-- A "rug pull": the server's echo is not the definition pinned at its first call.
+T.test("pins: a tool whose definition changed since its first use is held until allowed, the auto-approved too", function()
+  local pins = require("mcp.tools").pin_store({ dir = tmp .. "/pins" })
+  local pinned = pins:load("example")
+  T.truthy(pinned.echo, "echo pinned at its first call")
+  T.truthy(pinned.slow_count, "the auto-approved slow_count pinned too")
+  plugin.stop()
+  local doc = vim.fn.json_decode(read(pins:path("example")))
+  doc.tools.echo, doc.tools.slow_count = "changed-since", "changed-since"
+  write(pins:path("example"), vim.fn.json_encode(doc))
+  answers = { { "wants to run", 2 } }
+  plugin.wait(20000 * slow)
+  -- Deny (the first item): the call does not run, and the approve prompt is not reached
+  answers = { { "Run tool echo", 1 } }
+  local runs = asked("Run tool echo")
+  vim.cmd([[McpCall example__echo {"message": "after the change"}]])
+  T.wait_for(function() return noted("example__echo: .*held back") end, 10000 * slow, "the denial")
+  T.eq(1, asked("Tool echo of server example changed since it was approved"), "asked about the change")
+  T.eq(runs, asked("Run tool echo"), "not asked to run it")
+  T.truthy(not (buffer_text("mcp://call/example__echo") or ""):find("after the change", 1, true), "not run")
+  -- auto-approved (the user's autoApprove): checked all the same
+  vim.cmd([[McpCall example__slow_count {"n": 2}]])
+  T.wait_for(function() return noted("example__slow_count: .*held back") end, 10000 * slow, "the denial")
+  -- Allow: pinned anew, then the usual approval
+  answers = { { "Tool echo of server example", 2 }, { "Run tool echo", 1 } }
+  vim.cmd([[McpCall example__echo {"message": "allowed again"}]])
+  T.wait_for(function() return (buffer_text("mcp://call/example__echo") or ""):find("allowed again", 1, true) end,
+    10000 * slow, "the call ran")
+  local now = vim.fn.json_decode(read(pins:path("example"))).tools
+  T.truthy(now.echo ~= "changed-since", "the new definition pinned in the file")
+  T.eq("changed-since", now.slow_count, "slow_count still held")
+end)
+
 T.test("${input:...} by the default handler: vim.fn.inputsecret for a password, vim.fn.input otherwise", function()
   write(tmp .. "/ws/.vscode/mcp.json", ([[{
   // both inputs typed in Neovim's command line
@@ -441,7 +484,7 @@ T.test("${input:...} by the default handler: vim.fn.inputsecret for a password, 
   },
 }]]):format(server_lua, server))
   plugin = require("mcp.nvim.plugin").setup({ config_file = user_file, request_timeout_ms = 30000 * slow,
-    hub = { trust_dir = tmp .. "/trust" } })
+    hub = { trust_dir = tmp .. "/trust" }, pins = { dir = tmp .. "/pins" } })
   answers = { { "wants to run", 2 } }
   vim.api.nvim_feedkeys("typed-one\rtyped-two\r", "t", false)
   plugin.wait(20000 * slow)

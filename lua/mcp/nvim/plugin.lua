@@ -14,7 +14,9 @@
 --- started only after a no/once/yes question through vim.ui.select, No first). Each file is one mcp.hub.
 --- A tool call is approved first (allow once / always for this tool / deny) unless the
 --- server's autoApprove says otherwise (ignored in a workspace file unless
---- honor_workspace_auto_approve).
+--- honor_workspace_auto_approve). Every tool call, an auto-approved one too, is checked against
+--- the tool's pinned definition (mcp.tools.pin_store: pinned at first use; a tool whose
+--- description, schema or title changed since is held until the user allows it again).
 local M = {}
 
 local ui = require("mcp.nvim.ui")
@@ -32,6 +34,7 @@ local WORKSPACE_FILES = { ".vscode/mcp.json", ".cursor/mcp.json", ".mcp.json" }
 ---@field on_elicitation? function the elicitation handler (default: one form in a floating buffer, mcp.nvim.form; URL mode with vim.ui)
 ---@field elicitation_url? boolean on_elicitation takes URL mode too (the default handler does)
 ---@field oauth? false|{store?: "file"|"keyring"|table, client_name?: string, authorization_timeout_ms?: integer} logins of HTTP servers (mcp.nvim.login; false: none)
+---@field pins? false|{dir?: string|false, first_use?: "approve"|"hold"} tool pinning (default: on, pins under stdpath("data")/lua-mcp; false: off)
 ---@field hub? table more mcp.hub options
 M.defaults = { workspace = true, honor_workspace_auto_approve = false, request_timeout_ms = 60000 }
 M.config = {}
@@ -79,6 +82,18 @@ function M.workspace_files()
   return out
 end
 
+-- The hub's verify hook: the tool pins (one store for every hub, made at the first use; a
+-- changed tool's call is asked about with vim.ui.select, Deny first).
+local function pin_hook()
+  local p = type(M.config.pins) == "table" and M.config.pins or {}
+  if M.pins == nil then
+    local dir = p.dir
+    if dir == nil then dir = vim.fn.stdpath("data") .. "/lua-mcp" end
+    M.pins = require("mcp.tools").pin_store({ dir = dir })
+  end
+  return M.pins:verify_hook({ ask = ui.pins_ask(), first_use = p.first_use })
+end
+
 local function hub_opts(path, workspace)
   local c = M.config
   local opts = {
@@ -98,6 +113,7 @@ local function hub_opts(path, workspace)
       elicitation_url = c.on_elicitation == nil or c.elicitation_url == true },
   }
   if c.approve ~= false then opts.approve = c.approve or ui.approve_hook() end
+  if c.pins ~= false then opts.verify = pin_hook() end
   if c.oauth ~= false then
     -- an HTTP server logs in through the browser when it answers 401 (mcp.nvim.login)
     opts.auth_provider = function(name, spec) return M.logins:provider(path, name, spec) end
@@ -146,6 +162,7 @@ end
 --- Close every hub and forget them (the next command starts them again, reading the files anew).
 function M.stop()
   if M.logins then M.logins:close() end
+  M.pins = nil -- (read from its files again at the next start)
   for _, h in ipairs(M.hubs) do pcall(h.hub.close, h.hub) end
   M.hubs = {}
   started = false

@@ -54,6 +54,28 @@ function M.approve_hook()
   end
 end
 
+--- An `ask(held)` for mcp.tools.pin_store's hooks: each tool held back (its definition changed
+--- since it was pinned, or it was never pinned with first_use = "hold") is asked about with
+--- vim.ui.select, Deny first. Returns the names the user allowed (they are pinned anew).
+---@return fun(held: table[]): string[]
+function M.pins_ask()
+  return function(held)
+    local yes = {}
+    for _, h in ipairs(held) do
+      local why = h.reason == "new" and "was never approved"
+        or h.reason == "changed" and "changed since it was approved (description, input schema or title)"
+        or "cannot be checked"
+      local prompt = ("Tool %s of server %s %s. Allow its definition as it is now?"):format(
+        tostring(h.tool and h.tool.name or h.name), tostring(h.server), why)
+      -- Deny first: what Enter takes in most pickers must not let a changed tool through.
+      if M.choose(prompt:gsub("[%c]", " "), { "Deny", "Allow (pin the new definition)" }) == 2 then
+        yes[#yes + 1] = h.name
+      end
+    end
+    return yes
+  end
+end
+
 local function sorted_keys(t)
   local keys = {}
   for k in pairs(t) do keys[#keys + 1] = k end
