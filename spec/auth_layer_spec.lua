@@ -224,3 +224,58 @@ describe("the transports' modules #auth", function()
     assert.same(before, snapshot())
   end)
 end)
+
+describe("the auth layer of the HTTP transport: a denied login #auth", function()
+  local srv = H.serve("")
+  if not srv then return end
+
+  -- A provider whose login (the flow: its check_store step) the user denies once armed; deny()
+  -- runs inside the login, while it is under way.
+  local function denying_provider(deny)
+    local p = { logins = 0 }
+    function p.tokens() return { access_token = "tok" } end
+    function p.check_store()
+      if not p.armed then return true end
+      p.logins = p.logins + 1
+      if deny then deny(p.logins) end
+      return nil, mcp.auth.new_error(mcp.auth.ACCESS_DENIED, "the user denied the login")
+    end
+    return p
+  end
+
+  it("a 401 of the same burst arriving after the denial fails with it, no second login; a later call logs in", function()
+    local c, b_res, b_err, b_sent
+    local p = denying_provider(function(n)
+      if n > 1 then return end
+      -- during the login: call B goes out; the server answers it (401) only after the denial
+      H.control(srv, { slow_ms = helper.ms(1500) })
+      mcp.spawn(function() b_res, b_err = c:call_tool("echo", { message = "b" }) end)
+      require("mcp.sched").await(function(cb) b_sent = cb end)
+    end)
+    c = assert(mcp.create_http_client(srv.url, { auth_provider = p, request_timeout_ms = helper.ms(20000),
+      on_message = function(dir, m)
+        if dir == "send" and m.method == "tools/call" and m.params.arguments.message == "b" and b_sent then
+          local wake = b_sent
+          b_sent = nil
+          mcp.spawn(wake)
+        end
+      end }))
+    p.armed = true
+    H.control(srv, { fail_next = { UNAUTHORIZED, UNAUTHORIZED } })
+    local a_res, a_err = c:call_tool("echo", { message = "a" })
+    assert.is_nil(a_res)
+    assert.equal(mcp.auth.ACCESS_DENIED, a_err and a_err.oauth_error, tostring(a_err))
+    assert.is_true(helper.wait_until(function() return b_res ~= nil or b_err ~= nil end, helper.ms(20000)))
+    assert.is_nil(b_res)
+    assert.equal(mcp.auth.ACCESS_DENIED, b_err and b_err.oauth_error, tostring(b_err))
+    assert.equal(1, p.logins) -- B's 401 came after the login ended: it did not start another
+    local b_posts = posts(srv, function(r) return r.rpc_method == "tools/call" end)
+    assert.equal(401, b_posts[#b_posts].status)
+    -- the user's next call (sent after the denial) may log in again
+    H.control(srv, { slow_ms = 0, fail_next = { UNAUTHORIZED } })
+    local _, c_err = c:call_tool("echo", { message = "c" })
+    assert.equal(mcp.auth.ACCESS_DENIED, c_err and c_err.oauth_error, tostring(c_err))
+    assert.equal(2, p.logins)
+    c:close()
+  end)
+end)

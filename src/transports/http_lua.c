@@ -327,11 +327,11 @@ static int hook_headers(void *ctx, const char *method, const char *url, struct c
     return rc;
 }
 
-/* refused(hold, method, url, status, header_lines, body, attempt, memo) -> true when the owner
- * takes the refused exchange (it calls t:settle(hold, ...) later, once). */
+/* refused(hold, method, url, status, header_lines, body, attempt, memo, sent_ms) -> true when
+ * the owner takes the refused exchange (it calls t:settle(hold, ...) later, once). */
 static int hook_refused(void *ctx, uint64_t hold, const char *method, const char *url, long status,
                         const char *headers, size_t headers_len, const char *body, size_t body_len,
-                        int attempt, int memo)
+                        int attempt, int memo, uint64_t sent_ms)
 {
     http_box *box = ctx;
     lua_State *L = mcp_loop_lua(box->loop);
@@ -348,7 +348,8 @@ static int hook_refused(void *ctx, uint64_t hold, const char *method, const char
     lua_pushlstring(L, body, body_len);
     lua_pushinteger(L, attempt);
     lua_pushinteger(L, memo);
-    if (lua_pcall(L, 8, 1, 0) != 0)
+    lua_pushnumber(L, (lua_Number)sent_ms);
+    if (lua_pcall(L, 9, 1, 0) != 0)
         fprintf(stderr, "mcp: HTTP transport request hook failed: %s\n", lua_tostring(L, -1));
     else
         taken = lua_toboolean(L, -1);

@@ -62,6 +62,7 @@ struct mcp_hreq {
     char *hook_url;
     int auth_attempts, auth_memo, auth_settled;
     uint64_t hold;
+    uint64_t hook_sent_ms; /* with hooks: when the message it carries was first sent (mcp_now_ms) */
     char *payload;
     size_t payload_len, payload_cap;
     struct curl_slist *headers;       /* owned; or NULL when shared_headers is sent */

@@ -472,8 +472,10 @@ static mcp_hreq *new_request(mcp_http *h, int method, const char *url, const cha
             r, base_headers(h, method, is_initialize, extra, hooked, last_event_id, cross_origin));
     }
     curl_slist_free_all(hooked);
-    if (hook_url != NULL)
+    if (hook_url != NULL) {
         r->hook_url = hook_url;
+        r->hook_sent_ms = mcp_now_ms();
+    }
     r->extra_headers = extra;
     if (!r->reused)
         common_options(h, r, method == MCP_HREQ_GET);
@@ -552,6 +554,7 @@ static int follow_redirect(mcp_http *h, mcp_hreq *r, CURLcode rc)
     if (n == NULL)
         return 0;
     n->body_max = r->body_max;
+    n->hook_sent_ms = r->hook_sent_ms; /* the same message */
     n->redirects = r->redirects + 1;
     n->counted = r->counted; /* the hop takes over the slot */
     r->counted = MCP_HTTP_SLOT_NONE;
@@ -574,7 +577,7 @@ static int hold_refused(mcp_http *h, mcp_hreq *r, CURLcode rc)
     taken = h->hooks->refused(h->hooks_ctx, r->hold, method_name(r->method), r->hook_url, r->status,
                               r->resp_headers.len ? mcp_buf_head(&r->resp_headers) : "",
                               r->resp_headers.len, r->body.len ? mcp_buf_head(&r->body) : "",
-                              r->body.len, r->auth_attempts + 1, r->auth_memo);
+                              r->body.len, r->auth_attempts + 1, r->auth_memo, r->hook_sent_ms);
     h->in_hook = 0;
     if (!taken)
         r->hold = 0;
@@ -594,6 +597,7 @@ static int send_again(mcp_http *h, mcp_hreq *r, int memo)
     if (n == NULL)
         return 0;
     n->body_max = r->body_max;
+    n->hook_sent_ms = r->hook_sent_ms; /* the same message */
     n->redirects = r->redirects;
     n->auth_attempts = r->auth_attempts + 1;
     n->auth_memo = memo;

@@ -216,8 +216,14 @@ local function wanted_scope(self, status, ch)
   return flow.union_scopes(prior, ch.scope)
 end
 
--- The provider's flow again for a refused exchange. Returns true or nil, err.
-local function run_flow(self, status, ch)
+-- The provider's flow again for a refused exchange whose message was sent at sent_ms. A flow
+-- that failed (the user denied the login, or it timed out) is the answer for every message sent
+-- before it ended: a 401 of the same burst arriving after it fails with its error instead of
+-- starting a second login; a message sent after it (the user's next call) may log in again.
+-- Returns true or nil, err.
+local function run_flow(self, status, ch, sent_ms)
+  local failed = self.failed
+  if failed ~= nil and sent_ms ~= nil and sent_ms <= failed.at then return nil, failed.err end
   local res, aerr = once(self, function()
     return flow.auth(self.provider, {
       server_url = self.server_url, resource_metadata_url = ch.resource_metadata,
@@ -227,12 +233,16 @@ local function run_flow(self, status, ch)
   if res == flow.AUTHORIZED then
     local t = self.provider:tokens()
     local ok, ierr = install(self, type(t) == "table" and t.access_token or nil)
-    if ok then return true end
+    if ok then
+      self.failed = nil
+      return true
+    end
     aerr = ierr
   elseif res == flow.REDIRECT then
     aerr = oerr.new(oerr.UNAUTHORIZED, "Unauthorized: the user must authorize in the browser, then the host "
       .. "calls mcp.auth.finish(provider, server_url, redirect_url) and retries")
   end
+  self.failed = { err = aerr, at = self.ended_ms or core.now_ms() } -- (when the flow ended: once)
   report(self, aerr)
   return nil, aerr
 end
@@ -247,7 +257,8 @@ local function refusal(err, status, hdrs)
   return err
 end
 
---- An exchange was refused (err: status_code, response_headers, response_body): authorize
+--- An exchange was refused (err: status_code, response_headers, response_body, sent_ms: when
+--- its message was first sent, core.now_ms()): authorize
 --- again? true to send it again. attempt: 1 for the first refusal of what it carries; memo: what
 --- the last call gave back for it (0 at first), returned updated.
 ---@param err table
@@ -275,7 +286,7 @@ function A:reauthorize(err, attempt, memo)
   end
   -- A nonce challenge is not a bad token (and a 400 is no challenge): no flow.
   if nonce or status == 400 or (status == 403 and ch.error ~= "insufficient_scope") then return nil, nil, memo end
-  local ok, rerr = run_flow(self, status, ch)
+  local ok, rerr = run_flow(self, status, ch, err.sent_ms)
   if not ok then refusal(rerr, status, hdrs) end
   return ok, rerr, memo
 end
@@ -315,7 +326,7 @@ function A:request_hooks(settle)
   if p ~= nil and type(p.request_headers) == "function" then
     headers = function(method, url) return self:request_headers(method, url) end
   end
-  local function refused(hold, _, url, status, lines, body, attempt, memo)
+  local function refused(hold, _, url, status, lines, body, attempt, memo, sent_ms)
     local hdrs = parse_header_lines(lines)
     if not takes(self, status, hdrs, attempt) then return false end
     sched.spawn_handler(function(e)
@@ -323,7 +334,7 @@ function A:request_hooks(settle)
       io.stderr:write("mcp: re-authorization failed: ", term.escape(e), "\n")
     end, function()
       local ok, err, m = self:reauthorize({ status_code = status, response_headers = hdrs, response_body = body,
-        url = url }, attempt, memo)
+        url = url, sent_ms = sent_ms }, attempt, memo)
       settle(hold, ok == true, m or memo, ok ~= true and err or nil)
     end)
     return true
