@@ -88,7 +88,7 @@ T.test("plugin/mcp.lua defines the commands on the runtimepath", function()
   plugin = require("mcp.nvim.plugin").setup({
     config_file = user_file, request_timeout_ms = 30000 * slow,
     on_input = function(input) inputs[#inputs + 1] = input; return "s3cret" end,
-    hub = { trust_dir = tmp .. "/trust" }, pins = { dir = tmp .. "/pins" },
+    hub = { trust_dir = tmp .. "/trust" },
   })
 end)
 
@@ -443,6 +443,17 @@ end)
 
 -- A "rug pull": the server's echo is not the definition pinned at its first call.
 T.test("pins: a tool whose definition changed since its first use is held until allowed, the auto-approved too", function()
+  T.eq(nil, plugin.hubs[1].hub.opts.verify, "no pins unless asked for")
+  plugin = require("mcp.nvim.plugin").setup({ config_file = user_file, request_timeout_ms = 30000 * slow,
+    on_input = function() return "s3cret" end, hub = { trust_dir = tmp .. "/trust" }, pins = { dir = tmp .. "/pins" } })
+  answers = { { "wants to run", 2 }, { "Run tool echo", 1 } }
+  plugin.wait(20000 * slow)
+  vim.cmd([[McpCall example__echo {"message": "first use"}]])
+  T.wait_for(function() return (buffer_text("mcp://call/example__echo") or ""):find("first use", 1, true) end,
+    10000 * slow, "the first call")
+  vim.cmd([[McpCall example__slow_count {"n": 2}]])
+  T.wait_for(function() return (buffer_text("mcp://call/example__slow_count") or ""):find("Counted to 2", 1, true) end,
+    10000 * slow, "the first call of slow_count")
   local pins = require("mcp.tools").pin_store({ dir = tmp .. "/pins" })
   local pinned = pins:load("example")
   T.truthy(pinned.echo, "echo pinned at its first call")
@@ -484,7 +495,7 @@ T.test("${input:...} by the default handler: vim.fn.inputsecret for a password, 
   },
 }]]):format(server_lua, server))
   plugin = require("mcp.nvim.plugin").setup({ config_file = user_file, request_timeout_ms = 30000 * slow,
-    hub = { trust_dir = tmp .. "/trust" }, pins = { dir = tmp .. "/pins" } })
+    hub = { trust_dir = tmp .. "/trust" } })
   answers = { { "wants to run", 2 } }
   vim.api.nvim_feedkeys("typed-one\rtyped-two\r", "t", false)
   plugin.wait(20000 * slow)

@@ -14,9 +14,9 @@
 --- started only after a no/once/yes question through vim.ui.select, No first). Each file is one mcp.hub.
 --- A tool call is approved first (allow once / always for this tool / deny) unless the
 --- server's autoApprove says otherwise (ignored in a workspace file unless
---- honor_workspace_auto_approve). Every tool call, an auto-approved one too, is checked against
---- the tool's pinned definition (mcp.tools.pin_store: pinned at first use; a tool whose
---- description, schema or title changed since is held until the user allows it again).
+--- honor_workspace_auto_approve). With setup{pins = true}, every tool call, an auto-approved one
+--- too, is checked against the tool's pinned definition (mcp.tools.pin_store: pinned at first
+--- use; a tool whose description, schema or title changed since is held until allowed again).
 local M = {}
 
 local ui = require("mcp.nvim.ui")
@@ -34,7 +34,7 @@ local WORKSPACE_FILES = { ".vscode/mcp.json", ".cursor/mcp.json", ".mcp.json" }
 ---@field on_elicitation? function the elicitation handler (default: one form in a floating buffer, mcp.nvim.form; URL mode with vim.ui)
 ---@field elicitation_url? boolean on_elicitation takes URL mode too (the default handler does)
 ---@field oauth? false|{store?: "file"|"keyring"|table, client_name?: string, authorization_timeout_ms?: integer} logins of HTTP servers (mcp.nvim.login; false: none)
----@field pins? false|{dir?: string|false, first_use?: "approve"|"hold"} tool pinning (default: on, pins under stdpath("data")/lua-mcp; false: off)
+---@field pins? boolean|{dir?: string|false, first_use?: "approve"|"hold"} tool pinning (true: pins under stdpath("data")/lua-mcp; default off)
 ---@field hub? table more mcp.hub options
 M.defaults = { workspace = true, honor_workspace_auto_approve = false, request_timeout_ms = 60000 }
 M.config = {}
@@ -113,7 +113,7 @@ local function hub_opts(path, workspace)
       elicitation_url = c.on_elicitation == nil or c.elicitation_url == true },
   }
   if c.approve ~= false then opts.approve = c.approve or ui.approve_hook() end
-  if c.pins ~= false then opts.verify = pin_hook() end
+  if c.pins == true or type(c.pins) == "table" then opts.verify = pin_hook() end
   if c.oauth ~= false then
     -- an HTTP server logs in through the browser when it answers 401 (mcp.nvim.login)
     opts.auth_provider = function(name, spec) return M.logins:provider(path, name, spec) end
