@@ -183,3 +183,48 @@ describe("mcp.fingerprint_tools / mcp.detect_tool_drift", function()
     assert.has_error(function() mcp.detect_tool_drift(nil, {}) end)
   end)
 end)
+
+-- LuaJIT 2.1.0-beta3 (Neovim 0.7's, and the system luajit here) compiled a trace of json_type
+-- that, in Neovim under load, encoded a whole fingerprint input as "{}" or "[]": a pinned echo
+-- came out as base64url(SHA-256("[]")) = "T1PN..." and was held as changed, while a second take
+-- right after was right (spec/nvim/pins_stress.lua, MCP_PINS_STRESS=1). So canonical.lua runs
+-- interpreted: no trace may start in it or record through it.
+describe("canonical.lua under LuaJIT", function()
+  it("is never compiled: no trace starts in it and none records through it", function()
+    if not jit then
+      pending("LuaJIT only")
+      return
+    end
+    local drift = require("mcp.tools.drift")
+    local json = require("mcp.json")
+    local jutil = require("jit.util")
+    local def = json.decode('{"name":"echo","title":"Echo","description":"Echoes.","inputSchema":{"type":"object",'
+      .. '"properties":{"message":{"type":"string"},"n":{"type":"integer","minimum":0,"maximum":1000}},'
+      .. '"required":["message"]}}')
+    local want = drift.fingerprint_tool(def)
+    -- a trace that recorded a bytecode of canonical.lua and was not aborted (the entry of a
+    -- function the JIT may not compile is recorded, then aborts the trace)
+    local seen, touching = {}, {}
+    local function in_canonical(func)
+      return func ~= nil and (jutil.funcinfo(func).source or ""):find("canonical.lua", 1, true) ~= nil
+    end
+    local on_trace = function(what, tr, func)
+      if what == "start" and in_canonical(func) then touching[tr] = true end
+      if what == "stop" and touching[tr] then seen[#seen + 1] = tr end
+      if what ~= "start" then touching[tr] = nil end
+    end
+    local on_record = function(tr, func) if in_canonical(func) then touching[tr] = true end end
+    jit.attach(on_trace, "trace")
+    jit.attach(on_record, "record")
+    local ok, err = pcall(function()
+      for _ = 1, 3000 do
+        local t = setmetatable({ server = "s", original_name = "echo" }, { __index = def })
+        assert(drift.fingerprint_tool(t) == want)
+      end
+    end)
+    jit.attach(on_trace)
+    jit.attach(on_record)
+    assert(ok, err)
+    assert.are.equal(0, #seen, "traces compiled through canonical.lua")
+  end)
+end)
