@@ -89,6 +89,20 @@ void mcp_close_later(mcp_loop *loop, int fd)
     c->fds[c->len++] = fd;
 }
 
+void mcp_close_later_now(mcp_loop *loop, int fd)
+{
+    closer *c = (closer *)mcp_loop_hook_data(loop, &closer_key);
+    size_t i;
+    for (i = 0; c != NULL && i < c->len; i++) {
+        if (c->fds[i] == fd) {
+            close(fd);
+            memmove(c->fds + i, c->fds + i + 1, (c->len - i - 1) * sizeof *c->fds);
+            c->len--;
+            return;
+        }
+    }
+}
+
 size_t mcp_close_later_pending(mcp_loop *loop)
 {
     closer *c = (closer *)mcp_loop_hook_data(loop, &closer_key);

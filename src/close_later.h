@@ -22,6 +22,9 @@ int mcp_close_later_open(mcp_loop *loop);
 /* Closes fd in a coming round (at once when the hook is missing or the list cannot grow). */
 void mcp_close_later(mcp_loop *loop, int fd);
 
+/* Closes fd now if it still waits (its reader is gone: nothing to wake). */
+void mcp_close_later_now(mcp_loop *loop, int fd);
+
 /* How many wait (tests). */
 size_t mcp_close_later_pending(mcp_loop *loop);
 

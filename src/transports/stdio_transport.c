@@ -29,6 +29,7 @@ typedef struct mcp_stdio {
     mcp_stdio_config cfg;
     mcp_child *child;
     int fd_in, fd_out, fd_err;
+    int fd_in_queued; /* the stdin handed to close_later, until the child exits */
     mcp_watch w_in, w_out, w_err;
     mcp_framer fr; /* stdout, cut into messages */
     mcp_buf wbuf, ebuf;
@@ -127,6 +128,7 @@ static void stdio_close(mcp_transport *t)
     if (s->fd_in >= 0) {
         mcp_watch_stop(loop, &s->w_in);
         mcp_close_later(loop, s->fd_in);
+        s->fd_in_queued = s->fd_in;
         s->fd_in = -1;
     }
     close_fd(loop, &s->w_out, &s->fd_out);
@@ -173,6 +175,12 @@ static void on_child_exit(mcp_child *c, void *owner)
 {
     mcp_stdio *s = owner;
     (void)c;
+    /* The server is gone: its stdin, if it still waits for a step, wakes no one (and a blocking
+     * close() that returns now must not leave it open). */
+    if (s->fd_in_queued >= 0) {
+        mcp_close_later_now(s->base.loop, s->fd_in_queued);
+        s->fd_in_queued = -1;
+    }
     /* Output the child wrote before exiting is still in the pipe: read it first. */
     if (!s->closing && s->fd_out >= 0 && s->w_out.cb != NULL) {
         mcp_transport_ref(&s->base);
@@ -582,6 +590,7 @@ mcp_transport *mcp_stdio_new(mcp_loop *loop, mcp_stdio_config *cfg)
     if (s->cfg.max_write_queue == 0)
         s->cfg.max_write_queue = MCP_STDIO_DEFAULT_MAX_WRITE_QUEUE;
     s->fd_in = s->fd_out = s->fd_err = -1;
+    s->fd_in_queued = -1;
     mcp_framer_init(&s->fr, s->cfg.max_message);
     mcp_buf_init(&s->wbuf);
     mcp_buf_init(&s->ebuf);
