@@ -16,6 +16,8 @@ static const char closer_key = 0;
 static void close_first(closer *c, size_t n)
 {
     size_t i;
+    if (n == 0) /* (fds may be NULL: nothing was ever queued) */
+        return;
     for (i = 0; i < n; i++)
         close(c->fds[i]);
     memmove(c->fds, c->fds + n, (c->len - n) * sizeof *c->fds);
