@@ -7,6 +7,8 @@ local sched = require("mcp.sched")
 local core = require("mcp.core")
 local helper = require("helper")
 
+teardown(helper.remove_tmpdirs)
+
 local function cats(n)
   local ts = {}
   for i = 1, n do

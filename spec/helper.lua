@@ -224,6 +224,16 @@ function helper.tmpdir()
   return d
 end
 
+--- An executable file in a new helper.tmpdir() that no exec can run (no format the kernel knows:
+--- execve fails with ENOEXEC), for the specs of a failed start.
+---@return string path
+function helper.unrunnable_program()
+  local path = helper.tmpdir() .. "/not-a-program"
+  helper.write_file(path, "\127ELF but not really\n")
+  assert(mcp.core.run_program({ "chmod", "+x", path }, nil, 10000))
+  return path
+end
+
 --- Remove the directories helper.tmpdir made (rm -rf).
 function helper.remove_tmpdirs()
   for i = #tmpdirs, 1, -1 do

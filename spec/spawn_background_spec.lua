@@ -55,16 +55,9 @@ describe("a server started from a task", function()
   end)
 
   describe("whose exec fails", function()
-    local dir, bad
-    before_each(function()
-      dir = os.tmpname()
-      os.remove(dir)
-      assert(mcp.core.mkdir_private(dir))
-      bad = dir .. "/not-a-program"
-      helper.write_file(bad, "\127ELF but not really\n") -- executable, and no format the kernel knows
-      os.execute("chmod +x " .. shq(bad))
-    end)
-    after_each(function() os.execute("rm -rf " .. shq(dir)) end)
+    local bad
+    before_each(function() bad = helper.unrunnable_program() end)
+    after_each(helper.remove_tmpdirs)
 
     it("fails start() with exec's error, the transport closed with it, and leaves no child", function()
       local before = mcp.core.children()

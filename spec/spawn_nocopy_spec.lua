@@ -81,16 +81,9 @@ end)
 -- A step that fails in the child reaches the parent: through the memory it shares with the child,
 -- or through the report pipe where the clone ran as a fork (valgrind).
 describe("a start whose child fails", function()
-  local dir, bad
-  before_each(function()
-    dir = os.tmpname()
-    os.remove(dir)
-    assert(mcp.core.mkdir_private(dir))
-    bad = dir .. "/not-a-program"
-    helper.write_file(bad, "\127ELF but not really\n") -- executable, and no format the kernel knows
-    os.execute("chmod +x " .. shq(bad))
-  end)
-  after_each(function() os.execute("rm -rf " .. shq(dir)) end)
+  local bad
+  before_each(function() bad = helper.unrunnable_program() end)
+  after_each(helper.remove_tmpdirs)
 
   it("fails with exec's error and leaves no child: a server, run_program, spawn_detached", function()
     local before = mcp.core.children()
