@@ -9,6 +9,7 @@
 -- that many times (default 1).
 local mcp = require("mcp")
 local bc = require("benchclock")
+local starts = require("bench.starts")
 
 local LUA = arg[-1] or "lua5.4"
 local SERVER = "bench/hostloop_server.lua"
@@ -76,35 +77,15 @@ for _, mb in ipairs((wanted("spawn") or wanted("start")) and heaps or {}) do
   local heap = {} -- luacheck: ignore 241 (held resident, never read)
   for i = 1, mb do heap[i] = string.rep(string.char(i % 256), 1024 * 1024) end
   collectgarbage() -- a steady state: the cycle that built the heap is not paid by the frames
-  -- spawn cost: transport start alone, 20 times
-  local t = { cpu = {} }
-  for i = 1, wanted("spawn") and 20 or 0 do
-    local tr = mcp.stdio_transport({ command = "true" })
-    local t0, c0 = bc.wall(), bc.cpu_ns()
-    assert(tr:start())
-    t[i] = bc.wall() - t0
-    t.cpu[i] = bc.cpu_ns() - c0
-    tr:close()
-  end
-  if wanted("spawn") then row(("spawn cost, heap %d MB"):format(mb), t) end
   if wanted("spawn") then
-    -- the same from a task, as in a host loop: the step that begins the start (the child's exec
-    -- is waited for on a helper thread), 20 times
-    t = { cpu = {} }
-    for i = 1, 20 do
-      local tr, done = mcp.stdio_transport({ command = "true" }), false
-      mcp.spawn(function()
-        assert(tr:start())
-        done = true
-      end)
-      local t0, c0 = bc.wall(), bc.cpu_ns()
-      mcp.loop.step(0)
-      t[i] = bc.wall() - t0
-      t.cpu[i] = bc.cpu_ns() - c0
-      while not done do mcp.loop.step(0.01) end
-      tr:close()
-    end
-    row(("start from a task (its step), heap %d MB"):format(mb), t)
+    -- spawn cost: transport start alone, 20 times; then the same from a task, as in a host loop:
+    -- the step that begins the start (the child's exec is waited for on a helper thread)
+    local w, c = starts.blocking({ command = "true" }, 20)
+    w.cpu = c
+    row(("spawn cost, heap %d MB"):format(mb), w)
+    w, c = starts.from_task({ command = "true" }, 20)
+    w.cpu = c
+    row(("start from a task (its step), heap %d MB"):format(mb), w)
   end
   -- 4 servers starting (in tasks) while the host steps
   local cs = {}

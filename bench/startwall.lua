@@ -7,6 +7,7 @@
 local mcp = require("mcp")
 local sched = require("mcp.sched")
 local bc = require("benchclock")
+local starts = require("bench.starts")
 
 local LUA = arg[-1] or "lua5.4"
 local mb, R = tonumber(arg[1] or "2048"), tonumber(arg[2] or "8")
@@ -25,36 +26,8 @@ local function summary(w, c)
     q(w, 1), q(c, 0.5), q(c, 1))
 end
 
--- start() outside a task: the calling thread waits for the child's exec.
-local function blocking_starts(cfg, n)
-  local w, c = {}, {}
-  for i = 1, n do
-    local tr = mcp.stdio_transport(cfg)
-    local t0, c0 = bc.wall(), bc.cpu_ns()
-    assert(tr:start())
-    w[i], c[i] = bc.wall() - t0, bc.cpu_ns() - c0
-    tr:close()
-  end
-  return summary(w, c)
-end
-
--- start() in a task: the step that begins it.
-local function task_starts(cfg, n)
-  local w, c = {}, {}
-  for i = 1, n do
-    local tr, done = mcp.stdio_transport(cfg), false
-    mcp.spawn(function()
-      assert(tr:start())
-      done = true
-    end)
-    local t0, c0 = bc.wall(), bc.cpu_ns()
-    mcp.loop.step(0)
-    w[i], c[i] = bc.wall() - t0, bc.cpu_ns() - c0
-    while not done do mcp.loop.step(0.01) end
-    tr:close()
-  end
-  return summary(w, c)
-end
+local function blocking_starts(cfg, n) return summary(starts.blocking(cfg, n)) end
+local function task_starts(cfg, n) return summary(starts.from_task(cfg, n)) end
 
 print(("heap %d MB, %s, budget %s ms"):format(mb, _VERSION, mcp.loop.set_budget(2)))
 print("start from a task (its step)  " .. task_starts({ command = "true", stderr = "discard" }, 40))
