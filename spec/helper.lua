@@ -13,6 +13,9 @@
 -- helper.track(c)                  close c after the test: a file that tracks runs after_each(helper.close_tracked)
 -- helper.sh(cmd)                  a shell command's stdout (without LD_PRELOAD under sanitizers)
 -- helper.kill(pid, sig)            kill(1) a process; helper.wait_dead(pid, ms): until zombie or gone
+-- helper.tmpdir()                 a new 0700 directory; helper.remove_tmpdirs() removes them all
+-- helper.unrunnable_program()      an executable file exec cannot run (ENOEXEC), in a helper.tmpdir()
+-- helper.strace()                  the command running strace here (ASan-aware), or nil when it cannot
 local mcp = require("mcp")
 
 local helper = {}
@@ -232,6 +235,22 @@ function helper.unrunnable_program()
   helper.write_file(path, "\127ELF but not really\n")
   assert(mcp.core.run_program({ "chmod", "+x", path }, nil, 10000))
   return path
+end
+
+--- The command that runs strace here, or nil when it cannot trace (not installed, valgrind).
+--- Under ASan the traced Lua needs the preloaded runtime and strace must not get it (it fails):
+--- strace runs without it and hands it to the traced program (-E); the leak check, which cannot
+--- work under ptrace, is off there.
+---@return string|nil
+function helper.strace()
+  if helper.sanitizer() == "valgrind" or not helper.in_path("strace") then return nil end
+  local preload = os.getenv("LD_PRELOAD")
+  local cmd = preload and ("env -u LD_PRELOAD ASAN_OPTIONS=detect_leaks=0 strace -E LD_PRELOAD='%s'"):format(
+    (preload:gsub("'", "'\\''"))) or "strace"
+  local f = assert(io.popen(cmd .. " -f -o /dev/null true 2>/dev/null && echo ok"))
+  local out = f:read("*a")
+  f:close()
+  return out:find("ok") ~= nil and cmd or nil
 end
 
 --- Remove the directories helper.tmpdir made (rm -rf).

@@ -8,18 +8,7 @@ local sched = require("mcp.sched")
 
 local function shq(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
 
--- Under ASan strace must not get the preloaded runtime (spec/spawn_nocopy_spec.lua).
-local PRELOAD = os.getenv("LD_PRELOAD")
-local STRACE = PRELOAD and ("env -u LD_PRELOAD ASAN_OPTIONS=detect_leaks=0 strace -E LD_PRELOAD=%s"):format(shq(PRELOAD))
-  or "strace"
-
-local function strace_works()
-  if helper.sanitizer() == "valgrind" or not helper.in_path("strace") then return false end
-  local f = io.popen(STRACE .. " -f -o /dev/null true 2>/dev/null && echo ok")
-  local out = f:read("*a")
-  f:close()
-  return out:find("ok") ~= nil
-end
+local STRACE = helper.strace()
 
 -- Run spec/fixtures/spawn_slow_exec.lua with every child's execve held back for a second.
 local function slow_exec_run()
@@ -34,7 +23,7 @@ local function slow_exec_run()
   return r
 end
 
-local it_traced = strace_works() and it or pending
+local it_traced = STRACE ~= nil and it or pending
 
 describe("a server started from a task", function()
   it_traced("does not hold the host's step until the child reaches exec; close and the state's end during the start leave no child", function()

@@ -8,22 +8,9 @@ local mcp = require("mcp")
 
 local function shq(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
 
--- Under ASan the traced Lua needs the preloaded runtime, and strace must not get it (it fails):
--- strace runs without it and hands it to the traced program (-E); the leak check, which cannot
--- work under ptrace, is off there.
-local PRELOAD = os.getenv("LD_PRELOAD")
-local STRACE = PRELOAD and ("env -u LD_PRELOAD ASAN_OPTIONS=detect_leaks=0 strace -E LD_PRELOAD=%s"):format(shq(PRELOAD))
-  or "strace"
+local STRACE = helper.strace()
 
-local function strace_works()
-  if helper.sanitizer() == "valgrind" or not helper.in_path("strace") then return false end
-  local f = io.popen(STRACE .. " -f -o /dev/null true 2>/dev/null && echo ok")
-  local out = f:read("*a")
-  f:close()
-  return out:find("ok") ~= nil
-end
-
-local describe_traced = strace_works() and describe or pending
+local describe_traced = STRACE ~= nil and describe or pending
 
 -- The fixture under strace with the soft fd limit at low: its output and the trace's lines.
 local function traced(low, servers)
