@@ -44,8 +44,7 @@ static void closer_shutdown(mcp_loop *loop, void *data)
 static void closer_release(mcp_loop *loop, void *data)
 {
     closer *c = (closer *)data;
-    mcp_timer_stop(loop, &c->timer);
-    close_first(c, c->len);
+    closer_shutdown(loop, data); /* (a loop freed without a shutdown) */
     free(c->fds);
     free(c);
 }
