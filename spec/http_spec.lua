@@ -274,24 +274,51 @@ describe("streamable HTTP #http", function()
     c:close()
   end)
 
-  it("does not renew by itself a session whose GET stream was never live (a server with no GET route)", function()
+  it("takes a 404 to the first GET of a session as a server with no GET route: the session stays", function()
     local reconnects, expired = 0, 0
     H.control(srv, { get_stream = "404" })
     local c = assert(new_client(srv, {
       on_session_expired = function() expired = expired + 1 end,
       on_reconnect = function() reconnects = reconnects + 1 end,
     }))
-    assert.truthy(helper.wait_until(function() return expired > 0 end, helper.ms(5000)))
-    local inits = function()
+    local sid = assert(c.transport:session_id())
+    local gets = function()
       local n = 0
-      for _, q in ipairs(H.state(srv).requests) do if q.rpc_method == "initialize" then n = n + 1 end end
+      for _, g in ipairs(H.state(srv).get_connects) do if g.outcome == 404 then n = n + 1 end end
       return n
     end
-    -- no loop of initialize, 404 on the GET, initialize ...: the next call makes the session
-    helper.wait_until(function() return inits() > 1 end, helper.ms(1000))
-    assert.equal(1, inits())
+    assert.truthy(helper.wait_until(function() return gets() > 0 end, helper.ms(5000)))
+    -- no GET again, no new session: calls go out at once on the session the server made
+    helper.wait_until(function() return gets() > 1 or expired > 0 end, helper.ms(500))
+    for i = 1, 3 do assert.equal("x" .. i, assert(c:call_tool("echo", { message = "x" .. i })).content[1].text) end
+    assert.equal(1, gets())
+    assert.equal(sid, c.transport:session_id())
+    assert.equal(0, expired)
     assert.equal(0, reconnects)
-    assert.equal("x", assert(c:call_tool("echo", { message = "x" })).content[1].text)
+    local inits = 0
+    for _, q in ipairs(H.state(srv).requests) do if q.rpc_method == "initialize" then inits = inits + 1 end end
+    assert.equal(1, inits)
+    c:close()
+  end)
+
+  it("a 404 to the GET stream of a session on which it had been live still means the session is lost", function()
+    local expired = 0
+    local c = assert(new_client(srv, { on_session_expired = function() expired = expired + 1 end }))
+    local old = assert(c.transport:session_id())
+    assert.truthy(helper.wait_until(function()
+      for _, s in ipairs(H.state(srv).sessions) do if s.id == old and s.get_stream_open then return true end end
+    end, helper.ms(5000)))
+    -- the server restarts without a GET route: the reconnecting GET's 404 is the session lost (made
+    -- again at once), the new session's first GET 404 is no GET route (the session stays)
+    H.control(srv, { reset = true, get_stream = "404" })
+    assert.truthy(helper.wait_until(function() return expired > 0 end, helper.ms(10000)))
+    assert.equal("y", assert(c:call_tool("echo", { message = "y" })).content[1].text)
+    local new = c.transport:session_id()
+    assert.is_string(new)
+    assert.are_not.equal(old, new)
+    helper.wait_until(function() return expired > 1 end, helper.ms(300))
+    assert.equal(1, expired)
+    assert.equal(new, c.transport:session_id())
     c:close()
   end)
 

@@ -33,6 +33,7 @@ typedef struct streamable {
     int reconnects;
     int empty_streams; /* inbound streams in a row that ended without a message */
     int worked_gen; /* the last session (session_gen) a request was answered on or a GET stream was live on */
+    int get_live_gen; /* the last session a standalone GET stream was live on */
     unsigned long inbound_retry_ms;
     char *inbound_last_id;
     mcp_timer reconnect_timer;
@@ -81,9 +82,8 @@ static int session_refused(mcp_hreq *r, long status)
 /* The server refused r's session: forget it, unless r carried an older one (a new session was
  * made meanwhile, which stays). A session that had worked (a request answered, a live GET stream)
  * was lost by the server: "session_lost" says so, also when no call was there to see the refusal
- * (the GET stream's reconnection, a notification). One that never worked (a server that routes
- * no GET and answers 404: notifications/initialized is answered 202, then the GET refused) is not
- * said to be lost, so that a new one is not made over and over. */
+ * (the GET stream's reconnection, a notification). One that never worked (only a notification
+ * was sent on it) is not said to be lost, so that a new one is not made over and over. */
 static void expire_session(mcp_http *h, mcp_hreq *r)
 {
     char *old = h->session_id;
@@ -121,6 +121,17 @@ static void on_reconnect_timer(mcp_loop *loop, mcp_timer *t)
     mcp_transport_unref(&h->base);
 }
 
+/* The server offers no standalone GET stream: a 405, or a 404 to the first GET of a session (no
+ * GET stream was ever live on it). Servers without a GET route often answer 404, the status that
+ * also means "unknown session"; taking that first 404 as a lost session would drop a session the
+ * server had just accepted (notifications/initialized, 202) and race the calls sent meanwhile. A
+ * session that is really gone is found by the next POST. */
+static int no_get_route(mcp_http *h, mcp_hreq *r, long status)
+{
+    return status == 405 ||
+           (status == 404 && r->sent_session && r->sent_session != S(h)->get_live_gen);
+}
+
 /* A GET was refused for its session: a resumed POST stream fails its request, the standalone
  * stream reports it. */
 static void get_refused(mcp_http *h, mcp_hreq *r, int status, const char *what)
@@ -150,8 +161,8 @@ static void stream_done(mcp_http *h, mcp_hreq *r, CURLcode rc, const char *what)
     if (last_id != NULL)
         snprintf(id, sizeof id, "%.*s", (int)idlen, last_id);
     if (!r->for_request && status >= 200 && status < 300)
-        S(h)->worked_gen = r->sent_session; /* the stream was live on this session */
-    if (status == 405 && !r->for_request) {
+        S(h)->worked_gen = S(h)->get_live_gen = r->sent_session; /* live on this session */
+    if (!r->for_request && no_get_route(h, r, status)) {
         S(h)->inbound_wanted = 0; /* the server offers no standalone stream: fine */
     } else if (session_refused(r, status)) {
         get_refused(h, r, (int)status, what);
