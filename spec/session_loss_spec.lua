@@ -96,6 +96,61 @@ describe("a lost HTTP session #http", function()
     assert.same({ "stream_closed" }, reasons)
   end)
 
+  -- A client that only listens makes no call that would connect again: the client does, in the
+  -- background (1 s after the stream ended, then 1.5 times longer each try while the server is
+  -- down), with its subscription (server-everything sends resources/updated only to subscribed
+  -- sessions).
+  it("over legacy SSE, comes back by itself for a client that only listens, with its subscriptions", function()
+    local ev = H.start_everything("sse")
+    if not ev then pending("server-everything unavailable"); return end
+    local reasons, updates = {}, {}
+    local c = assert(mcp.create_sse_client(ev.base .. "/sse", {
+      request_timeout_ms = helper.ms(20000),
+      on_reconnect = function(_, reason) reasons[#reasons + 1] = reason end,
+    }))
+    c:on_notification("notifications/resources/updated", function(p) updates[#updates + 1] = p.uri end)
+    local uri = "demo://resource/static/document/architecture.md"
+    assert(c:subscribe_resource(uri))
+    local init = c:initialize_result()
+    H.stop_everything(ev)
+    helper.wait_dead(ev.pid, helper.ms(5000))
+    helper.wait_until(function() return not c.session:is_open() end, helper.ms(5000))
+    helper.wait_until(function() return false end, helper.ms(1500)) -- a try or two while it is down
+    local ev2 = H.start_everything_on(ev.port, "sse")
+    assert.truthy(ev2, "server-everything did not come back on its port")
+    local back = helper.wait_until(function() return #reasons > 0 end, helper.ms(20000))
+    local renewed_init = c:initialize_result()
+    local toggled = back and c:call_tool("toggle-subscriber-updates", {})
+    local got = toggled and helper.wait_until(function() return #updates > 0 end, helper.ms(10000))
+    c:close()
+    H.stop_everything(ev2)
+    assert.truthy(back, "no new connection without a call")
+    assert.same({ "stream_closed" }, reasons)
+    assert.not_equal(init, renewed_init) -- the new server's InitializeResult
+    assert.truthy(got, "no resources/updated: the subscription was not made again")
+    assert.equal(uri, updates[1])
+  end)
+
+  it("over legacy SSE, a closed client makes no new connection in the background", function()
+    local ev = H.start_everything("sse")
+    if not ev then pending("server-everything unavailable"); return end
+    local reasons = {}
+    local c = assert(mcp.create_sse_client(ev.base .. "/sse", {
+      request_timeout_ms = helper.ms(20000),
+      on_reconnect = function(_, reason) reasons[#reasons + 1] = reason end,
+    }))
+    H.stop_everything(ev)
+    helper.wait_dead(ev.pid, helper.ms(5000))
+    helper.wait_until(function() return not c.session:is_open() end, helper.ms(5000))
+    c:close()
+    local ev2 = H.start_everything_on(ev.port, "sse")
+    assert.truthy(ev2, "server-everything did not come back on its port")
+    helper.wait_until(function() return #reasons > 0 end, helper.ms(3000))
+    H.stop_everything(ev2)
+    assert.same({}, reasons)
+    assert.equal("closed", select(2, c:ping()).kind)
+  end)
+
   -- A call made while the server is still down fails (its new connection failed); the client is
   -- not closed for good: the next call, once the server is back, connects again, subscriptions too.
   it("over legacy SSE, a new connection that failed is tried again by the next call", function()

@@ -288,6 +288,7 @@ function Client:_on_event(kind, a, b, c)
       sched.spawn_handler(function(e) self:_report(new_error(nil, tostring(e), nil, { kind = "handler" })) end,
         self.config.on_close, a)
     end
+    self.era:connection_closed(a)
   end
 end
 
@@ -691,12 +692,19 @@ function Client:_session_id()
   return t:session_id()
 end
 
+local STREAM_CLOSED = "the SSE stream closed" -- (the legacy SSE transport's close reason)
+
 -- The legacy SSE stream ended (the server restarted, or dropped the connection): the connection
 -- is gone, and a new one (transport_factory, initialize) is what brings the client back.
 function Client:_stream_lost()
   if self.stream_lost_again then return self.state == "closed" end
-  return self.state == "connected" and self.closed_reason == "the SSE stream closed"
+  return self.state == "connected" and self.closed_reason == STREAM_CLOSED
     and self.session ~= nil and not self.session:is_open()
+end
+
+-- The close reason of a legacy SSE stream that ended (see _stream_lost).
+function Client:_stream_closed_reason()
+  return STREAM_CLOSED
 end
 
 -- Streamable HTTP: fn() when the server lost a session that had worked, whether or not a call saw

@@ -29,6 +29,7 @@ M.INTERFACE = {
   "list_tasks", -- (opts) -> tasks | nil, err
   "start", -- (init, reattached) -> true | nil, err: the connection is up
   "clear_cache", -- () forget cached results
+  "connection_closed", -- (reason) the transport closed (legacy SSE: connect again in the background)
   "close", -- () the era ends
 }
 

@@ -5,6 +5,7 @@
 --- the task-augmented tool calls of 2025-11-25. It implements the era interface
 --- (lua/mcp/era/init.lua) and reaches the client only through the client's internal interface
 --- (docs/ARCHITECTURE.md, The protocol eras).
+local core = require("mcp.core")
 local errors = require("mcp.errors")
 local modern = require("mcp.modern")
 local protocol = require("mcp.protocol")
@@ -144,6 +145,44 @@ function Era:renew_connection()
   end
   client:_session_renewed(client:initialize_result(), "stream_closed")
   return true
+end
+
+-- The legacy SSE stream ended: a new connection by itself after RETRY_FIRST_MS, then 1.5 times
+-- longer after each failed try up to RETRY_MAX_MS, so that a client that only listens
+-- (subscriptions, list_changed) comes back without a call, as the streamable HTTP GET stream does.
+-- A try is a ping, which takes the path of any call (session_roundtrip: renew_connection on the
+-- client's era of the moment, a try under way awaited, the ping sent on the new connection); a
+-- call meanwhile renews at once the same way. A timer, not a task, waits between tries, and the
+-- client is held weakly: nothing here keeps mcp.run() running or a dropped client alive; close()
+-- (or auto_reinitialize = false) ends the tries.
+local RETRY_FIRST_MS, RETRY_MAX_MS = 1000, 30000
+local tries = setmetatable({}, { __mode = "k" }) -- client -> the token of its current series of tries
+
+local function renew_in_background(client, delay, token)
+  local weak = setmetatable({ client = client }, { __mode = "v" })
+  core.timer(delay, function()
+    local c = weak.client
+    local function wanted() return tries[c] == token and c:_stream_lost() and c:_auto_reinitialize() end
+    if c == nil or not wanted() then return end
+    sched.spawn_handler(function(e) c:_report(errors.new(nil, tostring(e), nil, { kind = "handler" })) end,
+      function()
+        if not wanted() then return end
+        c:ping() -- (its error, when the new connection failed, was reported by renew_connection)
+        if wanted() then renew_in_background(c, math.min(delay * 1.5, RETRY_MAX_MS), token) end
+      end)
+  end)
+end
+
+--- The connection closed (the transport's close event, reason its text): a legacy SSE stream
+--- that ended while connected is connected again in the background (renew_in_background).
+---@param reason string|nil
+function Era:connection_closed(reason)
+  local client = self.client
+  if reason == client:_stream_closed_reason() and client:_auto_reinitialize() then
+    local token = {} -- a later loss starts a series of its own; this one's tries then stop
+    tries[client] = token
+    renew_in_background(client, RETRY_FIRST_MS, token)
+  end
 end
 
 -- The server lost a session that had worked: a new session at once, in a task, whether or not a

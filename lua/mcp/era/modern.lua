@@ -255,6 +255,10 @@ function Era:start(init)
   return true
 end
 
+--- The connection closed: nothing to renew (a modern connection keeps no stream it could lose).
+---@param reason string|nil
+function Era:connection_closed(reason) end
+
 --- Forget every cached result.
 function Era:clear_cache()
   self.cache:clear()
