@@ -360,6 +360,27 @@ describe("streamable HTTP #http", function()
   it("checks auto_reinitialize and on_reconnect", function()
     assert.has_error(function() mcp.create_http_client(srv.url, { auto_reinitialize = 1 }) end)
     assert.has_error(function() mcp.create_http_client(srv.url, { on_reconnect = true }) end)
+    assert.has_error(function() mcp.create_http_client(srv.url, { on_session_lost = true }) end)
+  end)
+
+  it("with auto_reinitialize = false, on_session_lost(client) tells of a session lost that no call saw", function()
+    local lost, expired = {}, 0
+    local c = assert(new_client(srv, { auto_reinitialize = false,
+      on_session_expired = function() expired = expired + 1 end,
+      on_session_lost = function(client) lost[#lost + 1] = client end }))
+    local sid = assert(c.transport:session_id())
+    assert.truthy(helper.wait_until(function()
+      for _, s in ipairs(H.state(srv).sessions) do if s.id == sid and s.get_stream_open then return true end end
+    end, helper.ms(5000)))
+    H.control(srv, { reset = true }) -- the GET stream ended; its reconnection gets 404
+    assert.truthy(helper.wait_until(function() return #lost > 0 end, helper.ms(10000)))
+    assert.equal(c, lost[1])
+    assert.equal(1, expired)
+    assert.is_nil(c.transport:session_id()) -- not made again by itself
+    assert(c:reconnect())
+    assert.equal("x", assert(c:call_tool("echo", { message = "x" })).content[1].text)
+    assert.equal(1, #lost)
+    c:close()
   end)
 
   it("retries a 500 with max_retries, and reports it without", function()

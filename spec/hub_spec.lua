@@ -589,6 +589,32 @@ describe("mcp.hub", function()
       hub:close()
     end)
 
+    it("reconnects at once a server that lost the session while the hub only listened (no call saw it)", function()
+      if not srv then pending("node or curl missing"); return end
+      local rec = recorder()
+      local hub = assert(mcp.hub({ mcpServers = { web = { url = srv.url } } }, { on_state = rec.on_state }))
+      assert.equals("ready", hub:state("web"))
+      local sid1 = H.state(srv).sessions[1].id
+      assert.truthy(helper.wait_until(function()
+        local s = H.state(srv).sessions[1]
+        return s ~= nil and s.get_stream_open
+      end, helper.ms(5000)))
+      H.control(srv, { reset = true }) -- every session forgotten, the GET stream ended: its reconnection gets 404
+      assert.truthy(helper.wait_until(function()
+        local i = rec.index("web:restarting")
+        return i ~= nil and rec.events[i + 1] == "web:ready"
+      end, helper.ms(10000)), table.concat(rec.events, ", "))
+      local st = H.state(srv)
+      local calls = 0
+      for _, q in ipairs(st.requests) do if q.rpc_method == "tools/call" then calls = calls + 1 end end
+      assert.equals(0, calls) -- no call made it
+      assert.equals(1, #st.sessions)
+      assert.are_not.equal(sid1, st.sessions[1].id)
+      assert.equals("ready", hub:state("web"))
+      assert.equals("after", hub:call_tool("web__echo", { message = "after" }).content[1].text)
+      hub:close()
+    end)
+
     it("a url without a type that refuses the POST as a legacy server does (405, 404) is legacy HTTP+SSE", function()
       if not srv then pending("node or curl missing"); return end
       local hub = assert(mcp.hub({ mcpServers = {

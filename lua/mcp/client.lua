@@ -51,7 +51,7 @@ local CONFIG_FIELDS = {
   elicitation_url = "boolean", sampling_tools = "boolean",
   -- trace context (SEP-414) and spans: lua/mcp/span.lua
   trace_context = "any", on_span_start = "function", on_span_end = "function",
-  auto_reinitialize = "boolean", on_reconnect = "function",
+  auto_reinitialize = "boolean", on_reconnect = "function", on_session_lost = "function",
   key_order = "boolean", -- every decoded object keeps the server's key order (__keyorder)
 }
 M.CONFIG_FIELDS = CONFIG_FIELDS
@@ -117,6 +117,7 @@ local function normalize_config(config)
     on_span_end = config.on_span_end,
     auto_reinitialize = config.auto_reinitialize ~= false,
     on_reconnect = config.on_reconnect,
+    on_session_lost = config.on_session_lost,
     key_order = config.key_order or false,
   }
 end
@@ -724,6 +725,15 @@ end
 -- The subscriptions a failed reconnection left to make (see _reconnect_failed), or nil.
 function Client:_lost_subscriptions()
   return self.stream_lost_again
+end
+
+-- The server lost a session that had worked and the client makes no new one by itself
+-- (auto_reinitialize = false): config on_session_lost(client), in a handler task, when set.
+function Client:_session_left_lost()
+  local fn = self.config.on_session_lost
+  if fn then
+    sched.spawn_handler(function(e) self:_report(new_error(nil, tostring(e), nil, { kind = "handler" })) end, fn, self)
+  end
 end
 
 -- Whether a lost session is initialized again by itself (config auto_reinitialize, default true).

@@ -311,6 +311,10 @@ function Hub:_new_client(rec)
     ccfg.on_message = function(direction, msg) return on_message(direction, msg, rec.name) end
   end
   ccfg.auto_reinitialize = false -- a lost session is the hub's to recover (_recover_session): new lists, states
+  -- a lost session no call saw (a server that only sends notifications, a restart while idle)
+  ccfg.on_session_lost = function(lost)
+    if rec.client == lost and rec.state == "ready" then self:_recover_session(rec, lost) end
+  end
   local factory = self:_transport_factory(rec)
   ccfg.transport_factory = factory
   if rec.login_ms then

@@ -196,7 +196,8 @@ local function watch_session_lost(self)
     local era = weak.era
     if era == nil or era.renewing or era.known_sid == nil then return end
     local client, lost = era.client, era.known_sid
-    if client:_session_id() ~= nil or not client:_auto_reinitialize() then return end
+    if client:_session_id() ~= nil then return end
+    if not client:_auto_reinitialize() then return client:_session_left_lost() end
     sched.spawn_handler(function(e) client:_report(errors.new(nil, tostring(e), nil, { kind = "handler" })) end,
       function() if client:_auto_reinitialize() then era:renew_session(lost) end end)
   end)
