@@ -66,6 +66,29 @@ describe("streamable HTTP #http", function()
     assert.same({ sid }, seen)
   end)
 
+  -- The line written when a transport callback raises may quote what the server chose (here its
+  -- session id, in the callback's error): it reaches the terminal escaped.
+  it("a transport callback that raised is reported on stderr escaped", function()
+    local written, real = {}, io.stderr
+    io.stderr = { write = function(_, ...) -- luacheck: ignore 122 (the report goes to io.stderr; catch it)
+      for _, s in ipairs({ ... }) do written[#written + 1] = s end
+    end }
+    local ok, err = pcall(function()
+      local c = assert(new_client(srv, {
+        on_session_id_change = function(id) error("session " .. tostring(id) .. " \27]0;x\7 \226\128\174txt", 0) end,
+      }))
+      assert(c:ping())
+      c:close()
+    end)
+    io.stderr = real -- luacheck: ignore 122
+    assert(ok, err)
+    local out = table.concat(written)
+    assert.truthy(out:find("mcp: transport callback failed: session ", 1, true), out)
+    assert.truthy(out:find("\\x1b]0;x\\x07 \\u202etxt", 1, true), out)
+    assert.is_nil(out:find("[%z\1-\8\11-\31\127]"), out)
+    assert.is_nil(out:find("\226\128\174", 1, true), out)
+  end)
+
   it("sends a static OAuth access token as a bearer token", function()
     local c = assert(new_client(srv, { oauth = { access_token = "tok-123" } }))
     local h = assert(c:call_tool("last_headers", {})).structuredContent.headers

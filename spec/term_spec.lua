@@ -42,3 +42,48 @@ describe("mcp.auth.url.parse", function()
     assert.truthy(url.parse("https://münchen.example/straße"))
   end)
 end)
+
+-- What lua-mcp writes to stderr on its own quotes errors, and an error may carry a server's text:
+-- it reaches the terminal escaped.
+describe("lines lua-mcp writes to stderr", function()
+  local mcp = require("mcp")
+  local EVIL = "\27]0;x\7 \226\128\174txt" -- a window title (OSC) and a right-to-left override
+
+  -- What fn writes to io.stderr, concatenated.
+  local function stderr_of(fn)
+    local written, real = {}, io.stderr
+    io.stderr = { write = function(_, ...) -- luacheck: ignore 122 (the line goes to io.stderr; catch it)
+      for _, s in ipairs({ ... }) do written[#written + 1] = s end
+    end }
+    local ok, err = pcall(fn)
+    io.stderr = real -- luacheck: ignore 122
+    assert(ok, err)
+    return table.concat(written)
+  end
+
+  local function escaped(out, prefix)
+    assert.truthy(out:find(prefix, 1, true), out)
+    assert.truthy(out:find("\\x1b]0;x\\x07 \\u202etxt", 1, true), out)
+    assert.equal("\n", out:sub(-1))
+    assert.is_nil(out:sub(1, -2):find("[%z\1-\8\10-\31\127]"), out) -- one line, no control but tabs
+    assert.is_nil(out:find("\226\128\174", 1, true), out)
+  end
+
+  it("the default task error hook", function()
+    mcp.on_task_error(nil)
+    local out = stderr_of(function()
+      mcp.spawn(function() error("the server said: " .. EVIL, 0) end)
+      mcp.run()
+    end)
+    escaped(out, "mcp: a task failed: the server said: ")
+  end)
+
+  it("a stdio stderr handler that raised", function()
+    local deliver = require("mcp.transport.stdio").stderr_queue(function(line) error("bad line: " .. line, 0) end)
+    local out = stderr_of(function()
+      deliver(EVIL)
+      mcp.run()
+    end)
+    escaped(out, "mcp: stderr handler failed: bad line: ")
+  end)
+end)

@@ -4,6 +4,7 @@
 --- run from run_ready(), outside any C callback, so no handler runs on a dead or foreign
 --- coroutine and a task may block, yield or fail freely.
 local core = require("mcp.core")
+local term = require("mcp.util.term")
 
 local unpack = table.unpack or unpack
 local pack = table.pack or function(...) return { n = select("#", ...), ... } end
@@ -15,15 +16,16 @@ local live = 0
 local queue, qhead, qtail = {}, 1, 0
 local held = {} -- errors raised by the task error hook, for the next run()/step() to raise
 
---- The default task error hook: one line on stderr.
+--- The default task error hook: one line on stderr, escaped (mcp.util.term): the error may quote
+--- a server's text, whose terminal controls must not reach the user's terminal.
 local function default_task_error(err)
   local line = tostring(err):gsub("[\r\n]+", " | ")
-  io.stderr:write("mcp: a task failed: ", line, "\n")
+  io.stderr:write("mcp: a task failed: ", term.escape(line), "\n")
 end
 local task_error_hook = default_task_error
 
 --- Set the hook that receives the error of a task started with mcp.spawn: fn(err, traceback).
---- nil restores the default (one line on stderr). An error raised by the hook is kept and raised
+--- nil restores the default (one line on stderr, escaped: mcp.util.term). An error raised by the hook is kept and raised
 --- by the next mcp.run() or mcp.loop.step(), never by another call. Returns the previous hook.
 ---@param fn fun(err: any, traceback: string)|nil
 ---@return fun(err: any, traceback: string)

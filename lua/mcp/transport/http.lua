@@ -7,6 +7,7 @@ local options = require("mcp.util.options")
 local protocol = require("mcp.protocol")
 local native = require("mcp.transport.native")
 local sched = require("mcp.sched")
+local term = require("mcp.util.term")
 
 local M = {}
 
@@ -197,7 +198,7 @@ local function make(cfg, legacy)
     cfg = cfg,
     legacy = legacy,
     waiters = {},
-    fail = function(e) io.stderr:write("mcp: transport callback failed: ", tostring(e), "\n") end,
+    fail = function(e) io.stderr:write("mcp: transport callback failed: ", term.escape(e), "\n") end,
   }
   states[box] = st
   by_key[box:key()] = box

@@ -60,7 +60,7 @@ end
 M.DEFAULT_MAX_STDERR_LINES = 1000
 
 local function report_failure(e)
-  io.stderr:write("mcp: stderr handler failed: ", tostring(e), "\n")
+  io.stderr:write("mcp: stderr handler failed: ", term.escape(e), "\n") -- (it may quote the server's line)
 end
 
 --- The C callback for a stderr handler fn(line): each line runs in a task of its own (so the
