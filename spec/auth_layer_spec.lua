@@ -278,4 +278,60 @@ describe("the auth layer of the HTTP transport: a denied login #auth", function(
     assert.equal(2, p.logins)
     c:close()
   end)
+
+  -- A client whose provider the user denies once armed, and the transport errors it reported.
+  local function denied_client(extra)
+    local p, reports = denying_provider(), {}
+    local opts = { auth_provider = p, request_timeout_ms = helper.ms(20000),
+      transport_on_error = function(e) reports[#reports + 1] = tostring(e and e.message or e) end }
+    for k, v in pairs(extra or {}) do opts[k] = v end
+    local c = assert(mcp.create_http_client(srv.url, opts))
+    p.armed = true
+    H.control(srv, { fail_next = { UNAUTHORIZED } })
+    local _, err = c:call_tool("echo", { message = "a" })
+    assert.equal(mcp.auth.ACCESS_DENIED, err and err.oauth_error, tostring(err))
+    assert.equal(1, p.logins)
+    return c, p, reports
+  end
+
+  local function reported(reports, text)
+    return helper.wait_until(function()
+      for _, r in ipairs(reports) do
+        if r:find(text, 1, true) then return true end
+      end
+      return false
+    end, helper.ms(20000))
+  end
+
+  -- After the user denied a login, what no caller waits on (the GET stream reconnecting, a
+  -- notification) must not open a login by itself: it fails with 401; the user's next call may.
+  it("after a denied login, a GET stream reconnect refused with 401 starts no login; the next call does", function()
+    -- (the server ends each GET stream soon, so that the client reconnects; max_reconnects keeps
+    -- those empty streams from slowing the reconnects down)
+    H.control(srv, { get_stream = "close_every_ms:100", retry_ms = 10 })
+    local c, p, reports = denied_client({ max_reconnects = 1000 })
+    H.control(srv, { fault_methods = { "(get)" }, fail_next = { UNAUTHORIZED } })
+    assert.is_true(reported(reports, "GET SSE failed"), table.concat(reports, "\n"))
+    assert.equal(1, p.logins) -- the reconnect's 401 did not open a login
+    local refused = 0
+    for _, g in ipairs(H.state(srv).get_connects) do
+      if g.outcome == 401 then refused = refused + 1 end
+    end
+    assert.equal(1, refused)
+    H.control(srv, { fault_methods = { "tools/call" }, fail_next = { UNAUTHORIZED } })
+    local _, err = c:call_tool("echo", { message = "b" })
+    assert.equal(mcp.auth.ACCESS_DENIED, err and err.oauth_error, tostring(err))
+    assert.equal(2, p.logins) -- a call may
+    c:close()
+  end)
+
+  it("after a denied login, a notification refused with 401 starts no login", function()
+    local c, p, reports = denied_client()
+    H.control(srv, { fault_methods = { "notifications/roots/list_changed" }, fail_next = { UNAUTHORIZED } })
+    assert.is_true(c:notify("notifications/roots/list_changed"))
+    assert.is_true(reported(reports, "401"), table.concat(reports, "\n"))
+    assert.equal(1, p.logins)
+    assert.equal(401, posts(srv, of_method("notifications/roots/list_changed"))[1].status)
+    c:close()
+  end)
 end)

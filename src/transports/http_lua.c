@@ -327,11 +327,11 @@ static int hook_headers(void *ctx, const char *method, const char *url, struct c
     return rc;
 }
 
-/* refused(hold, method, url, status, header_lines, body, attempt, memo, sent_ms) -> true when
- * the owner takes the refused exchange (it calls t:settle(hold, ...) later, once). */
+/* refused(hold, method, url, status, header_lines, body, attempt, memo, sent_ms, awaited) -> true
+ * when the owner takes the refused exchange (it calls t:settle(hold, ...) later, once). */
 static int hook_refused(void *ctx, uint64_t hold, const char *method, const char *url, long status,
                         const char *headers, size_t headers_len, const char *body, size_t body_len,
-                        int attempt, int memo, uint64_t sent_ms)
+                        int attempt, int memo, uint64_t sent_ms, int awaited)
 {
     http_box *box = ctx;
     lua_State *L = mcp_loop_lua(box->loop);
@@ -349,7 +349,8 @@ static int hook_refused(void *ctx, uint64_t hold, const char *method, const char
     lua_pushinteger(L, attempt);
     lua_pushinteger(L, memo);
     lua_pushnumber(L, (lua_Number)sent_ms);
-    if (lua_pcall(L, 9, 1, 0) != 0)
+    lua_pushboolean(L, awaited);
+    if (lua_pcall(L, 10, 1, 0) != 0)
         fprintf(stderr, "mcp: HTTP transport request hook failed: %s\n", lua_tostring(L, -1));
     else
         taken = lua_toboolean(L, -1);
@@ -462,8 +463,8 @@ static int l_start(lua_State *L)
 
 /* t:set_request_hooks(headers, refused): headers(method, url) -> {Name = value} | nil for each
  * exchange (POST, GET, DELETE), refused(hold, method, url, status, header_lines, body, attempt,
- * memo) -> true to hold a refused one until t:settle(hold, ...); nil removes. Neither may yield;
- * both run inside the loop. */
+ * memo, sent_ms, awaited) -> true to hold a refused one until t:settle(hold, ...); nil removes.
+ * Neither may yield; both run inside the loop. */
 static int l_set_request_hooks(lua_State *L)
 {
     http_box *box = check_box(L);

@@ -63,6 +63,7 @@ struct mcp_hreq {
     int auth_attempts, auth_memo, auth_settled;
     uint64_t hold;
     uint64_t hook_sent_ms; /* with hooks: when the message it carries was first sent (mcp_now_ms) */
+    int start_waits; /* legacy SSE's stream GET: the transport's start waits for its endpoint */
     char *payload;
     size_t payload_len, payload_cap;
     struct curl_slist *headers;       /* owned; or NULL when shared_headers is sent */

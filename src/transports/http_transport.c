@@ -520,6 +520,7 @@ static int take_place(mcp_http *h, mcp_hreq *r, mcp_hreq *n)
 {
     n->request_id = r->request_id;
     n->for_request = r->for_request;
+    n->start_waits = r->start_waits;
     n->attempt = r->attempt;
     if (mcp_hreq_start(n) != 0) {
         mcp_hreq_free(n);
@@ -577,7 +578,8 @@ static int hold_refused(mcp_http *h, mcp_hreq *r, CURLcode rc)
     taken = h->hooks->refused(h->hooks_ctx, r->hold, method_name(r->method), r->hook_url, r->status,
                               r->resp_headers.len ? mcp_buf_head(&r->resp_headers) : "",
                               r->resp_headers.len, r->body.len ? mcp_buf_head(&r->body) : "",
-                              r->body.len, r->auth_attempts + 1, r->auth_memo, r->hook_sent_ms);
+                              r->body.len, r->auth_attempts + 1, r->auth_memo, r->hook_sent_ms,
+                              r->request_id != 0 || r->start_waits);
     h->in_hook = 0;
     if (!taken)
         r->hold = 0;

@@ -25,6 +25,7 @@ static int sse_start(mcp_http *h, char *err, size_t errlen)
         snprintf(err, errlen, "MCP SSE Transport Error: cannot open the event stream");
         return -1;
     }
+    h->inbound->start_waits = 1; /* (a refusal of it is the start's, not the background's) */
     return 0;
 }
 

@@ -216,14 +216,22 @@ local function wanted_scope(self, status, ch)
   return flow.union_scopes(prior, ch.scope)
 end
 
--- The provider's flow again for a refused exchange whose message was sent at sent_ms. A flow
--- that failed (the user denied the login, or it timed out) is the answer for every message sent
--- before it ended: a 401 of the same burst arriving after it fails with its error instead of
--- starting a second login; a message sent after it (the user's next call) may log in again.
+-- Whether a refused exchange stops at the last failed flow (the user denied the login, or it
+-- timed out) instead of running the flow again: a message sent before that flow ended (a 401 of
+-- the same burst arriving after it: no second login), and anything no caller waits on (awaited
+-- false: the GET stream reconnecting, a notification, an answer, the session DELETE), which must
+-- not open a login by itself. The user's next call (sent after it, awaited) may log in again.
+local function stops_at_failure(failed, sent_ms, awaited)
+  if failed == nil then return false end
+  return awaited == false or (sent_ms ~= nil and sent_ms <= failed.at)
+end
+
+-- The provider's flow again for a refused exchange whose message was sent at sent_ms (awaited:
+-- whether a caller waits on it), or the last failed flow's error (stops_at_failure).
 -- Returns true or nil, err.
-local function run_flow(self, status, ch, sent_ms)
+local function run_flow(self, status, ch, sent_ms, awaited)
   local failed = self.failed
-  if failed ~= nil and sent_ms ~= nil and sent_ms <= failed.at then return nil, failed.err end
+  if stops_at_failure(failed, sent_ms, awaited) then return nil, failed.err end
   local res, aerr = once(self, function()
     return flow.auth(self.provider, {
       server_url = self.server_url, resource_metadata_url = ch.resource_metadata,
@@ -258,8 +266,8 @@ local function refusal(err, status, hdrs)
 end
 
 --- An exchange was refused (err: status_code, response_headers, response_body, sent_ms: when
---- its message was first sent, core.now_ms()): authorize
---- again? true to send it again. attempt: 1 for the first refusal of what it carries; memo: what
+--- its message was first sent, core.now_ms(); awaited: false when no caller waits on it, which
+--- then never starts a login after one failed): authorize again? true to send it again. attempt: 1 for the first refusal of what it carries; memo: what
 --- the last call gave back for it (0 at first), returned updated.
 ---@param err table
 ---@param attempt integer|nil
@@ -286,7 +294,7 @@ function A:reauthorize(err, attempt, memo)
   end
   -- A nonce challenge is not a bad token (and a 400 is no challenge): no flow.
   if nonce or status == 400 or (status == 403 and ch.error ~= "insufficient_scope") then return nil, nil, memo end
-  local ok, rerr = run_flow(self, status, ch, err.sent_ms)
+  local ok, rerr = run_flow(self, status, ch, err.sent_ms, err.awaited)
   if not ok then refusal(rerr, status, hdrs) end
   return ok, rerr, memo
 end
@@ -314,8 +322,8 @@ end
 
 --- The C transport's request hooks (t:set_request_hooks): headers(method, url) for every
 --- exchange (the provider's request_headers; nil when it has none: then the transport asks
---- nothing), and refused(hold, method, url, status, header_lines, body, attempt, memo), which
---- takes a refusal worth authorizing again: the authorization runs in a task, then
+--- nothing), and refused(hold, method, url, status, header_lines, body, attempt, memo, sent_ms,
+--- awaited), which takes a refusal worth authorizing again: the authorization runs in a task, then
 --- settle(hold, again, memo, err) tells the transport to send the exchange again or to let it
 --- fail (a request with err, the OAuth error, when there is one).
 ---@param settle fun(hold: number, again: boolean, memo: integer, err: table|nil)
@@ -326,7 +334,7 @@ function A:request_hooks(settle)
   if p ~= nil and type(p.request_headers) == "function" then
     headers = function(method, url) return self:request_headers(method, url) end
   end
-  local function refused(hold, _, url, status, lines, body, attempt, memo, sent_ms)
+  local function refused(hold, _, url, status, lines, body, attempt, memo, sent_ms, awaited)
     local hdrs = parse_header_lines(lines)
     if not takes(self, status, hdrs, attempt) then return false end
     sched.spawn_handler(function(e)
@@ -334,7 +342,7 @@ function A:request_hooks(settle)
       io.stderr:write("mcp: re-authorization failed: ", term.escape(e), "\n")
     end, function()
       local ok, err, m = self:reauthorize({ status_code = status, response_headers = hdrs, response_body = body,
-        url = url, sent_ms = sent_ms }, attempt, memo)
+        url = url, sent_ms = sent_ms, awaited = awaited }, attempt, memo)
       settle(hold, ok == true, m or memo, ok ~= true and err or nil)
     end)
     return true
