@@ -90,6 +90,31 @@ local function run_child(ulimit, n, probe)
   return r
 end
 
+-- A child Lua with the soft limit at LOW starts one server from a task (mcp.spawn) at a time,
+-- each with all but k descriptors in use (k = 0..8: files opened until EMFILE, then k closed),
+-- so that every descriptor the start makes meets the limit in turn: the stdio pipes, and those
+-- of the start on its helper thread (spawn_job.c). It reports each start's result.
+local TASK_CHILD = [[
+local mcp = require("mcp")
+mcp.stdio_transport({ command = "cat" }) -- its modules loaded while files can still be opened
+for k = 0, 8 do
+  local held = {}
+  while true do
+    local f = io.open("/dev/null", "r")
+    if not f then break end
+    held[#held + 1] = f
+  end
+  for _ = 1, k do table.remove(held):close() end
+  local t = mcp.stdio_transport({ command = "cat", stderr = "discard" })
+  local res
+  mcp.spawn(function() res = { t:start() } end)
+  mcp.run()
+  for _, f in ipairs(held) do f:close() end
+  print(("start%d=%s %s"):format(k, tostring(res and res[1]), tostring(res and res[2])))
+  t:close(0)
+end
+]]
+
 local describe_linux = have_proc_limits() and describe or pending
 
 describe_linux("file descriptor limit", function()
@@ -114,6 +139,25 @@ describe_linux("file descriptor limit", function()
     assert.are.equal(tostring(LOW), r.child_soft, r.out)
     assert.are.equal("true", r.again, r.out)
     assert.is_nil(r.err, r.out)
+  end)
+
+  it("raises it for a start from a task too, whichever of its descriptors meets the limit", function()
+    local hard = hard_limit()
+    if hard == nil or hard < 64 * LOW then
+      pending("the hard limit (" .. tostring(hard) .. ") leaves no room to raise")
+      return
+    end
+    local script = os.tmpname()
+    helper.write_file(script, TASK_CHILD)
+    local cmd = ("ulimit -Sn %d; LUA_PATH=%s LUA_CPATH=%s exec %s %s 2>&1"):format(LOW, shq(package.path .. ";;"),
+      shq(package.cpath .. ";;"), helper.lua_cmd(), shq(script))
+    local f = assert(io.popen("sh -c " .. shq(cmd), "r"))
+    local out = f:read("*a")
+    f:close()
+    os.remove(script)
+    for k = 0, 8 do
+      assert.truthy(out:find(("start%d=true nil\n"):format(k), 1, true), out)
+    end
   end)
 
   it("at the hard limit, fails with a transport error naming both limits, and goes on", function()

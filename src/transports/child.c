@@ -419,15 +419,23 @@ static int start_job(mcp_loop *loop, mcp_child *c, const mcp_spawn_opts *o, cons
 {
     mcp_spawn_plan p;
     struct rlimit nofile;
+    int e = 0;
     server_plan(o, file, sandbox_fd, fds, &p);
-    p.nofile = mcp_fdlimit_for_child(loop, &nofile) ? &nofile : NULL;
-    p.maxfd = mcp_fd_limit();
     c->command = strdup(o->command);
-    if (c->command == NULL || (c->job = mcp_spawn_job_start(&p)) == NULL) {
-        describe_failure(o->command, MCP_SPAWN_STEP_CLONE, errno, err, errlen);
-        return -1;
+    if (c->command == NULL)
+        e = ENOMEM;
+    /* The job's pipes may find the descriptors exhausted too: raise the limit as for the pipes. */
+    while (e == 0) {
+        p.nofile = mcp_fdlimit_for_child(loop, &nofile) ? &nofile : NULL;
+        p.maxfd = mcp_fd_limit();
+        if ((c->job = mcp_spawn_job_start(&p)) != NULL)
+            return 0;
+        e = errno;
+        if (mcp_fdlimit_retry(loop, e))
+            e = 0;
     }
-    return 0;
+    describe_failure(o->command, MCP_SPAWN_STEP_CLONE, e, err, errlen);
+    return -1;
 }
 
 /* The parent's ends made non-blocking and handed out; the child's ends closed (-1: a job took

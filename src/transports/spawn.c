@@ -95,11 +95,18 @@ static pid_t start_child(mcp_spawn_fn fn, mcp_spawn_ctx *c, int detach)
 
 int mcp_spawn_start(const mcp_spawn_plan *p, pid_t *pid, int *step)
 {
-    mcp_spawn_ctx c;
-    int rep[2], e, detach = p->mode == MCP_SPAWN_DETACHED;
+    int rep[2];
     *step = MCP_SPAWN_STEP_CLONE;
     if (mcp_pipe_cloexec(rep) != 0)
         return errno;
+    return mcp_spawn_start_with(p, rep, pid, step);
+}
+
+int mcp_spawn_start_with(const mcp_spawn_plan *p, int rep[2], pid_t *pid, int *step)
+{
+    mcp_spawn_ctx c;
+    int e, detach = p->mode == MCP_SPAWN_DETACHED;
+    *step = MCP_SPAWN_STEP_CLONE;
     c.plan = p;
     c.report_fd = rep[1];
     c.shared = 0;

@@ -46,6 +46,11 @@ enum {
  * reaped), or an errno with *step: then no child is left to reap. */
 int mcp_spawn_start(const mcp_spawn_plan *p, pid_t *pid, int *step);
 
+/* mcp_spawn_start with the report pipe rep made by the caller (mcp_pipe_cloexec), which it
+ * closes whatever the outcome: a start on another thread has its pipe made where running out of
+ * descriptors can be answered (spawn_job.c). */
+int mcp_spawn_start_with(const mcp_spawn_plan *p, int rep[2], pid_t *pid, int *step);
+
 /* The program for command: checked as given when it has a '/', else searched in the PATH of envp
  * (the default path when it has none). 0 with the path in out, or an errno. */
 int mcp_spawn_resolve(const char *command, char *const *envp, char *out, size_t outlen);

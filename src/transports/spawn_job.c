@@ -1,6 +1,8 @@
 /* A start on a helper thread (spawn_job.h): the plan's copy, the thread, the pipe it wakes the
- * loop through. Every field is the job's; the thread writes only pid, step and err, read after
- * the join. */
+ * loop through, and the start's report pipe, made here with the wake pipe so that running out of
+ * descriptors is the caller's to answer (it raises the limit: fdlimit.h), not the thread's.
+ * Every field is the job's; the thread writes only pid, step, err and report (closed by the
+ * start), read after the join. */
 #include "spawn_job.h"
 
 #include <errno.h>
@@ -19,6 +21,7 @@ struct mcp_spawn_job {
     struct rlimit nofile;
     char *strings; /* one block: argv's and envp's pointers, then every string */
     int wake[2];
+    int report[2]; /* mcp_spawn_start_with's; -1 once it took them */
     pthread_t thread;
     pid_t pid;
     int step, err;
@@ -84,7 +87,8 @@ static void *job_main(void *arg)
 {
     mcp_spawn_job *j = arg;
     ssize_t n;
-    j->err = mcp_spawn_start(&j->plan, &j->pid, &j->step);
+    j->err = mcp_spawn_start_with(&j->plan, j->report, &j->pid, &j->step);
+    j->report[0] = j->report[1] = -1;
     do
         n = write(j->wake[1], "", 1);
     while (n < 0 && errno == EINTR);
@@ -110,8 +114,13 @@ static int start_thread(mcp_spawn_job *j)
 
 static void free_job(mcp_spawn_job *j)
 {
-    close(j->wake[0]);
-    close(j->wake[1]);
+    int i;
+    for (i = 0; i < 2; i++) {
+        if (j->wake[i] >= 0)
+            close(j->wake[i]);
+        if (j->report[i] >= 0)
+            close(j->report[i]);
+    }
     free(j->strings);
     free(j);
 }
@@ -122,9 +131,10 @@ mcp_spawn_job *mcp_spawn_job_start(const mcp_spawn_plan *p)
     int e;
     if (j == NULL)
         return NULL;
-    if (mcp_pipe_cloexec(j->wake) != 0) {
-        e = errno;
-        free(j);
+    j->wake[0] = j->wake[1] = j->report[0] = j->report[1] = -1;
+    if (mcp_pipe_cloexec(j->wake) != 0 || mcp_pipe_cloexec(j->report) != 0) {
+        e = errno; /* EMFILE: the caller may raise the limit and try again */
+        free_job(j);
         errno = e;
         return NULL;
     }
