@@ -217,9 +217,10 @@ check: build test-c
 	$(LUAI) $(BUSTED) --lpath='$(BUSTED_LPATH)' --cpath='./$(BUILDDIR)/?.so' $(BUSTED_FLAGS) $(SPEC)
 
 # C unit tests of parts that stand alone (spec/c/*_test.c): the event loop, compiled without Lua
-# or any transport, once per backend (epoll and poll(2)); the SSRF guard's address classes.
+# or any transport, once per backend (epoll and poll(2)); the SSRF guard's address classes; the
+# guard pages of the stacks a start's children run on.
 CTEST_DIR := $(BUILDDIR)/ctest
-CTESTS := $(CTEST_DIR)/loop_test $(CTEST_DIR)/loop_test_poll $(CTEST_DIR)/addrguard_test
+CTESTS := $(CTEST_DIR)/loop_test $(CTEST_DIR)/loop_test_poll $(CTEST_DIR)/addrguard_test $(CTEST_DIR)/spawn_stack_test
 
 test-c: $(CTESTS)
 	@set -e; for t in $(CTESTS); do $$t; done
@@ -227,6 +228,10 @@ test-c: $(CTESTS)
 $(CTEST_DIR)/addrguard_test: spec/c/addrguard_test.c src/transports/addrguard.c src/transports/addrguard.h Makefile
 	@mkdir -p $(@D)
 	$(CC) $(CSTD) $(WARNFLAGS) $(OPTFLAGS) $(SANFLAGS) -Isrc $(CFLAGS) -o $@ spec/c/addrguard_test.c src/transports/addrguard.c $(LDFLAGS)
+
+$(CTEST_DIR)/spawn_stack_test: spec/c/spawn_stack_test.c src/transports/spawn_stack.c src/transports/spawn_stack.h Makefile
+	@mkdir -p $(@D)
+	$(CC) $(CSTD) $(WARNFLAGS) $(OPTFLAGS) $(SANFLAGS) -Isrc $(CFLAGS) -o $@ spec/c/spawn_stack_test.c src/transports/spawn_stack.c $(LDFLAGS)
 
 $(CTEST_DIR)/loop_test: spec/c/loop_test.c src/loop.c src/loop.h Makefile
 	@mkdir -p $(@D)
@@ -603,7 +608,7 @@ help:
 	@echo "  deps             install missing Debian packages and the npm test peer (scripts/deps.sh)"
 	@echo "  test             deps, build, run busted ($(SPEC)) under $(LUAI)"
 	@echo "  check            build, C unit tests and busted without installing anything (for non-root contributors)"
-	@echo "  test-c           C unit tests without Lua (spec/c/: the event loop, epoll and poll backends); part of test"
+	@echo "  test-c           C unit tests without Lua (spec/c/: the event loop, epoll and poll backends; addrguard; spawn_stack); part of test"
 	@echo "  test-all         test for LUA=5.4, luajit, 5.1, 5.3 and 5.2 (each present)"
 	@echo "  demo             deps, build, run examples/quickstart.lua"
 	@echo "  run FILE=x.lua   build, run a script with this checkout on LUA_PATH/LUA_CPATH (ARGS='...')"

@@ -1,27 +1,21 @@
-/* Starting a program without copying the host (spawn.h): the stack, the signals blocked across
- * the clone, the report pipe read once the child has gone on to execve or failed. */
+/* Starting a program without copying the host (spawn.h): the stacks (spawn_stack.h), the signals
+ * blocked across the clone, the report pipe read once the child has gone on to execve or failed. */
 #if defined(__linux__) && !defined(_GNU_SOURCE)
 #define _GNU_SOURCE /* pipe2 */
 #endif
 #include "spawn.h"
 #include "spawn_child.h"
+#include "spawn_stack.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
-#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-/* The child's stack: its few frames, and a sanitizer's interceptors under a checked build. */
+/* The child's stack: its few frames (spawn_child.c: system calls' wrappers, a sigaction and a
+ * sigset_t; well under 4 KB), and a sanitizer's interceptors under a checked build. */
 #define MCP_SPAWN_STACK (64 * 1024)
-
-#if !defined(MAP_ANONYMOUS) && defined(MAP_ANON)
-#define MAP_ANONYMOUS MAP_ANON
-#endif
-#ifndef MAP_STACK
-#define MAP_STACK 0
-#endif
 
 int mcp_pipe_cloexec(int p[2])
 {
@@ -68,27 +62,25 @@ static int read_report(const mcp_spawn_ctx *c, int fd, int *step)
     return r.err != 0 ? r.err : EIO;
 }
 
-/* Create the child running fn on a fresh stack, every signal blocked meanwhile: no handler of
- * the host may run in a child that shares its memory (the child sets them to default before it
- * unblocks). The pid, or -1 with errno. */
+/* Create the child running fn on a fresh stack (a detached start: and one for the grandchild),
+ * every signal blocked meanwhile: no handler of the host may run in a child that shares its
+ * memory (the child sets them to default before it unblocks). The pid, or -1 with errno. */
 static pid_t start_child(mcp_spawn_fn fn, mcp_spawn_ctx *c, int detach)
 {
-    size_t size = detach ? 2 * MCP_SPAWN_STACK : MCP_SPAWN_STACK;
+    mcp_spawn_stacks st;
     sigset_t all, old;
     pid_t pid;
     int e;
-    char *stack =
-        mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
-    if (stack == MAP_FAILED)
+    if (mcp_spawn_stacks_map(&st, detach ? 2 : 1, MCP_SPAWN_STACK) != 0)
         return -1;
-    c->stack2 = stack + MCP_SPAWN_STACK;
-    c->stack2_size = MCP_SPAWN_STACK;
+    c->stack2 = detach ? st.stack[1] : NULL;
+    c->stack2_size = detach ? st.size : 0;
     sigfillset(&all);
     sigprocmask(SIG_SETMASK, &all, &old);
-    pid = mcp_spawn_clone(fn, c, stack, MCP_SPAWN_STACK);
+    pid = mcp_spawn_clone(fn, c, st.stack[0], st.size);
     e = errno;
     sigprocmask(SIG_SETMASK, &old, NULL);
-    munmap(stack, size); /* the child has exec'd or exited: it runs on it no more */
+    mcp_spawn_stacks_unmap(&st); /* the child has exec'd or exited: it runs on it no more */
     errno = e;
     return pid;
 }

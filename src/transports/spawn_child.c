@@ -9,6 +9,7 @@
 #include "spawn_child.h"
 
 #include "sandbox.h"
+#include "spawn_stack.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -143,12 +144,8 @@ MCP_IN_CHILD int mcp_spawn_child_detach(void *arg)
 pid_t mcp_spawn_clone(mcp_spawn_fn fn, void *arg, void *stack, size_t size)
 {
 #ifdef __linux__
-#ifdef __hppa__
-    char *top = stack; /* the one architecture whose stack grows up */
-    (void)size;
-#else
-    char *top = (char *)stack + size;
-#endif
+    /* clone takes the end the stack grows from (spawn_stack.h: its guard is at the other) */
+    char *top = MCP_STACK_GROWS_UP ? (char *)stack : (char *)stack + size;
     /* SIGCHLD: reaped with waitpid like any child. Under valgrind this runs as a fork. */
     return clone(fn, top, CLONE_VM | CLONE_VFORK | SIGCHLD, arg);
 #else

@@ -1,6 +1,7 @@
 /* The inside of mcp_spawn_start (spawn.h): what runs in the child between its creation and
  * execve, and the call that creates it. The child shares the host's memory (Linux), so it runs
- * only system calls that allocate nothing and take no lock, on a stack the parent mapped. */
+ * only system calls that allocate nothing and take no lock, on a stack the parent mapped (with a
+ * guard page where it would overflow: spawn_stack.h). */
 #ifndef MCP_SPAWN_CHILD_H
 #define MCP_SPAWN_CHILD_H
 
