@@ -363,7 +363,8 @@ FUZZ_SRCS_sse := fuzz/sse_fuzz.c src/transports/sse_parser.c src/buf.c
 FUZZ_SRCS_stdio := fuzz/stdio_fuzz.c src/transports/framing.c src/transports/idscan.c src/buf.c
 FUZZ_SRCS_origin := fuzz/origin_fuzz.c src/transports/origin.c
 FUZZ_LIBS_origin = $(CURL_CFLAGS) $(shell $(PKG_CONFIG) --libs libcurl 2>/dev/null || echo -lcurl)
-FUZZ_SRCS_json := fuzz/json_fuzz.c src/json_decode.c src/json_encode.c src/json_resume.c src/bigstr.c src/loop.c src/buf.c
+FUZZ_SRCS_json := fuzz/json_fuzz.c src/json_decode.c src/json_encode.c src/json_resume.c src/bigstr.c src/gc_hold.c \
+  src/loop.c src/buf.c
 # In-place decoding logs only strings of 4 KiB and more for its undo; the fuzzer's inputs are
 # shorter, so its build logs from 16 bytes.
 FUZZ_DEFS_json := -DMCP_JSON_UNDO_LOG_MIN=16

@@ -6,13 +6,14 @@
 #include <unistd.h>
 
 #include "compat.h"
+#include "gc_hold.h"
 
-#define MCP_GCISRUNNING 9 /* LUA_GCISRUNNING of 5.2-5.4 and LuaJIT 2.1; PUC 5.1 answers -1 */
-#define PAGE 4096         /* one write every PAGE bytes reaches every page: none is smaller */
+#define PAGE 4096 /* one write every PAGE bytes reaches every page: none is smaller */
 /* Room past len + 1 for the string's header: the allocation Lua makes for it is between. */
 #define HEADER_ROOM 256
 #define MAP_MIN ((size_t)1024 * 1024) /* smaller scratch is malloc'd */
-/* Shorter strings pay their own debt: restarting the collector forgets its credit too. */
+/* Shorter strings pay their own debt (gc_hold.h): restarting the collector forgets its credit
+ * too. */
 #define PAUSE_MIN ((size_t)1024 * 1024)
 /* Shorter strings are made the usual way: their pages are few (and Lua may have them already). */
 #define BLOCK_MIN ((size_t)4096)
@@ -99,38 +100,29 @@ static int push_in_block(lua_State *L)
     return 1;
 }
 
-/* A running collector pays the debt of an allocation in the same call: a large string would
- * bring a large collector step (with 10 MB, a whole cycle) into the slice that makes it.
- * Restarting the collector sets its debt to zero (5.2+); it catches up over the next
- * allocations. */
+/* A long string is made with the collector held off (gc_hold.h), in the block when there is one:
+ * the state's allocator is the hand-over's for that call, and the state's own again before an
+ * error is raised. */
 void mcp_bigstr_push(lua_State *L, mcp_bigstr *b, const char *s)
 {
     void *ud;
     lua_Alloc f = lua_getallocf(L, &ud);
-    int pause = b->len >= PAUSE_MIN && lua_gc(L, MCP_GCISRUNNING, 0) == 1, rc;
+    int in_block = b->block != NULL && f == b->f && ud == b->ud, rc;
     handover h;
     luaL_checkstack(L, 4, "JSON decode");
-    if (b->block == NULL || f != b->f || ud != b->ud) { /* no block, or not this allocator's */
-        mcp_bigstr_free(b);
-        if (pause)
-            lua_gc(L, LUA_GCSTOP, 0);
-        lua_pushlstring(L, s, b->len);
-        if (pause)
-            lua_gc(L, LUA_GCRESTART, 0);
-        return;
+    h.f = f, h.ud = ud, h.block = NULL, h.size = 0, h.len = b->len;
+    if (in_block) {
+        h.block = b->block, h.size = b->size;
+        b->block = NULL; /* the hand-over's now */
+        lua_setallocf(L, handover_alloc, &h);
+    } else {
+        mcp_bigstr_free(b); /* no block, or not this allocator's */
     }
-    h.f = f, h.ud = ud, h.block = b->block, h.size = b->size, h.len = b->len;
-    b->block = NULL; /* the hand-over's now */
-    if (pause)
-        lua_gc(L, LUA_GCSTOP, 0);
-    lua_setallocf(L, handover_alloc, &h);
-    lua_pushcfunction(L, push_in_block);
     lua_pushlightuserdata(L, &h);
     lua_pushlightuserdata(L, (void *)s);
-    rc = lua_pcall(L, 2, 1, 0);
-    lua_setallocf(L, f, ud);
-    if (pause)
-        lua_gc(L, LUA_GCRESTART, 0);
+    rc = mcp_gc_hold_pcall(L, push_in_block, 2, 1, b->len >= PAUSE_MIN);
+    if (in_block)
+        lua_setallocf(L, f, ud);
     if (h.block != NULL) /* not asked for (a short string Lua already had) */
         f(ud, h.block, h.size, 0);
     if (rc != 0)

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gc_hold.h"
+
 typedef struct dec {
     lua_State *L;
     const char *base, *end;
@@ -254,7 +256,6 @@ static const char *run_failure(dec *d, const char *p)
 
 /* Strings at least this long may have the collector run first (push_string). */
 #define GC_AHEAD_MIN ((size_t)4 * 1024 * 1024)
-#define MCP_GCISRUNNING 9 /* LUA_GCISRUNNING of 5.2-5.4 and LuaJIT 2.1; PUC 5.1 answers -1 */
 
 /* Push s[0..n). Before a large string (n >= GC_AHEAD_MIN) in a Lua heap of at most twice its
  * size, a full collection runs first: the garbage of earlier large values (the previous result,
@@ -265,7 +266,7 @@ static const char *run_failure(dec *d, const char *p)
 static void push_string(dec *d, const char *s, size_t n)
 {
     lua_State *L = d->L;
-    if (n >= GC_AHEAD_MIN && lua_gc(L, MCP_GCISRUNNING, 0) == 1 &&
+    if (n >= GC_AHEAD_MIN && mcp_gc_running(L) &&
         (size_t)lua_gc(L, LUA_GCCOUNT, 0) <= (n >> 10) * 2)
         lua_gc(L, LUA_GCCOLLECT, 0);
     lua_pushlstring(L, s, n);
@@ -567,12 +568,11 @@ static void push_array_mt(dec *d)
     lua_pushvalue(L, d->array_mt);
 }
 
-/* The array table for the n elements at base+1..base+n, sized for hint (>= n), in their place. */
-static void make_array(dec *d, int base, int n, int hint)
+/* The table on top made the array of the n elements at base+1..base+n, in their place. */
+static void fill_array(dec *d, int base, int n)
 {
     lua_State *L = d->L;
     int i;
-    lua_createtable(L, hint, 0);
     push_array_mt(d);
     lua_setmetatable(L, -2);
     for (i = 1; i <= n; i++) {
@@ -583,6 +583,13 @@ static void make_array(dec *d, int base, int n, int hint)
         lua_replace(L, base + 1);
         lua_settop(L, base + 1);
     }
+}
+
+/* The array table for the n elements at base+1..base+n, sized for hint (>= n), in their place. */
+static void make_array(dec *d, int base, int n, int hint)
+{
+    lua_createtable(d->L, hint, 0);
+    fill_array(d, base, n);
 }
 
 static const char *decode_array(dec *d, const char *p, int depth)
@@ -919,6 +926,8 @@ void mcp_json_dec_make_array(mcp_json_dec *d, int base, int n, int hint)
 {
     make_array(d, base, n, hint);
 }
+
+void mcp_json_dec_fill_array(mcp_json_dec *d, int base, int n) { fill_array(d, base, n); }
 
 void mcp_json_dec_make_object(lua_State *L, int base, int n, int hint)
 {

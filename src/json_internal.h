@@ -33,6 +33,9 @@ const char *mcp_json_dec_plain(const char *p, const char *end);
  * the byte after it, or NULL when it is not a valid escape (decode_string then says why). */
 const char *mcp_json_dec_escape(const char *p, const char *end, char **o);
 void mcp_json_dec_make_array(mcp_json_dec *d, int base, int n, int hint);
+/* make_array's second half: the table on top (made by the caller) becomes the array of the n
+ * elements at base+1..base+n, in their place. */
+void mcp_json_dec_fill_array(mcp_json_dec *d, int base, int n);
 void mcp_json_dec_make_object(lua_State *L, int base, int n, int hint);
 /* The "properties" key order: taken (and cleared) by an object as it opens; set from the key on
  * top of the stack (on) or cleared before and after a member's value; set on an object whose

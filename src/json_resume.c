@@ -9,6 +9,7 @@
 
 #include "bigstr.h"
 #include "compat.h"
+#include "gc_hold.h"
 #include "json_internal.h"
 #include "loop.h"
 
@@ -36,7 +37,6 @@ typedef struct mcp_json_resume {
     size_t omapped; /* out is mapped (mcp_bigstr_map), this many bytes of it; 0: malloc'd */
     int nvalues;    /* values kept in the uservalue between runs */
     int running;    /* inside a run (still set: that run raised) */
-    int gc_held;    /* the collector is stopped around an allocation (still set: it raised) */
     mcp_json_dec *d;
     int nframes;
     frame frames[MCP_JSON_MAX_DEPTH + 2];
@@ -467,26 +467,25 @@ static int array_hint(const mcp_json_resume *r, const frame *f)
     return more > 2 * MCP_JSON_BATCH ? f->n + (int)more : 2 * MCP_JSON_BATCH;
 }
 
-#define GC_ISRUNNING 9 /* LUA_GCISRUNNING of 5.2-5.4 and LuaJIT 2.1; PUC 5.1 answers -1 */
+/* A table with room for hint (argument 1) array slots. */
+static int new_array(lua_State *L)
+{
+    lua_createtable(L, (int)lua_tointeger(L, 1), 0);
+    return 1;
+}
 
-/* Make the array of f at its hint, without the collector's debt for a large one: a running
- * collector pays an allocation's debt in the same call, so its slots (0.6 MB at 40,000) would
- * bring a step of that size into the slice (all the sweeping of a dead result of as many
- * objects). Restarting sets the debt to zero (5.2+); the slots are no garbage to pay for. */
+/* Make the array of f at its hint, without the collector's debt for a large one (gc_hold.h): its
+ * slots (0.6 MB at 40,000) would bring a step of that size into the slice (all the sweeping of a
+ * dead result of as many objects); the slots are no garbage to pay for. The table is made in the
+ * protected call, and filled after it (filling its slots allocates nothing). */
 static void make_long_array(run *u, frame *f)
 {
     lua_State *L = u->L;
     int hint = array_hint(u->r, f);
-    int pause = hint >= 4096 && lua_gc(L, GC_ISRUNNING, 0) == 1;
-    if (pause) {
-        lua_gc(L, LUA_GCSTOP, 0);
-        u->r->gc_held = 1;
-    }
-    mcp_json_dec_make_array(u->r->d, u->vb + f->base, f->n, hint);
-    if (pause) {
-        u->r->gc_held = 0;
-        lua_gc(L, LUA_GCRESTART, 0);
-    }
+    luaL_checkstack(L, 3, "JSON nesting");
+    lua_pushinteger(L, hint);
+    mcp_gc_hold_call(L, new_array, 1, 1, hint >= 4096);
+    mcp_json_dec_fill_array(u->r->d, u->vb + f->base, f->n);
     f->made = 1;
 }
 
@@ -586,9 +585,6 @@ int mcp_json_resume_run(lua_State *L, int idx, uint64_t deadline_us, unsigned un
     int vb;
     if (r->running) { /* the last run raised: what it left is not a decode's state */
         r->running = 0;
-        if (r->gc_held) /* raised with the collector stopped: the host's collector back */
-            lua_gc(L, LUA_GCRESTART, 0);
-        r->gc_held = 0;
         r->state = S_FAILED;
         snprintf(r->err, sizeof r->err, "JSON decoding was interrupted (out of memory?)");
     }
