@@ -1,0 +1,153 @@
+/* A short program run on a helper thread (run_job.h). The thread uses only the job's own copies
+ * and writes only io, status, err and step, which the owner reads after the join. */
+#include "run_job.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "transports/spawn.h"
+
+extern char **environ;
+
+/* The thread's stack: the pump's and the start's few frames, and a sanitizer's interceptors. */
+#define RUN_JOB_STACK (256 * 1024)
+
+struct mcp_run_job {
+    mcp_run_io io;
+    char **argv, **envp; /* each one block: the pointers, then the strings */
+    char *input;
+    int timeout_ms;
+    int wake[2], cancel[2];
+    pthread_t thread;
+    int status, err, step;
+};
+
+/* A NULL-ended copy of v in one block (free() frees it all), or NULL when out of memory. */
+static char **copy_vec(char *const *v)
+{
+    size_t n = 0, bytes = 0, i;
+    char **out, *at;
+    for (; v[n] != NULL; n++)
+        bytes += strlen(v[n]) + 1;
+    out = malloc((n + 1) * sizeof *out + bytes);
+    if (out == NULL)
+        return NULL;
+    at = (char *)(out + n + 1);
+    for (i = 0; i < n; i++) {
+        size_t len = strlen(v[i]) + 1;
+        memcpy(at, v[i], len);
+        out[i] = at;
+        at += len;
+    }
+    out[n] = NULL;
+    return out;
+}
+
+static void *job_main(void *arg)
+{
+    mcp_run_job *j = arg;
+    ssize_t n;
+    j->err = mcp_run_start(&j->io, j->argv, j->envp, &j->step);
+    if (j->err == 0)
+        j->status = mcp_run_finish(&j->io, j->timeout_ms, j->cancel[0]);
+    do
+        n = write(j->wake[1], "", 1);
+    while (n < 0 && errno == EINTR);
+    return NULL;
+}
+
+/* The thread, created with every signal blocked: no handler of the host runs on it. */
+static int start_thread(mcp_run_job *j)
+{
+    pthread_attr_t attr;
+    sigset_t all, old;
+    int e;
+    if ((e = pthread_attr_init(&attr)) != 0)
+        return e;
+    pthread_attr_setstacksize(&attr, RUN_JOB_STACK);
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    e = pthread_create(&j->thread, &attr, job_main, j);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    pthread_attr_destroy(&attr);
+    return e;
+}
+
+static void free_job(mcp_run_job *j)
+{
+    int i;
+    for (i = 0; i < 2; i++) {
+        if (j->wake[i] >= 0)
+            close(j->wake[i]);
+        if (j->cancel[i] >= 0)
+            close(j->cancel[i]);
+    }
+    free(j->argv);
+    free(j->envp);
+    free(j->input);
+    free(j);
+}
+
+/* The job's copies and pipes: 0, or an errno. */
+static int prepare(mcp_run_job *j, char *const *argv, const char *input, size_t input_len)
+{
+    j->argv = copy_vec(argv);
+    j->envp = copy_vec(environ);
+    j->input = malloc(input_len + 1);
+    if (j->argv == NULL || j->envp == NULL || j->input == NULL)
+        return ENOMEM;
+    memcpy(j->input, input, input_len);
+    if (mcp_pipe_cloexec(j->wake) != 0 || mcp_pipe_cloexec(j->cancel) != 0)
+        return errno;
+    return 0;
+}
+
+mcp_run_job *mcp_run_job_start(char *const *argv, const char *input, size_t input_len,
+                               int timeout_ms)
+{
+    mcp_run_job *j = calloc(1, sizeof *j);
+    int e;
+    if (j == NULL)
+        return NULL;
+    j->wake[0] = j->wake[1] = j->cancel[0] = j->cancel[1] = -1;
+    j->timeout_ms = timeout_ms;
+    e = prepare(j, argv, input, input_len);
+    if (e == 0) {
+        mcp_run_init(&j->io, j->input, input_len);
+        e = start_thread(j);
+    }
+    if (e != 0) {
+        free_job(j);
+        errno = e;
+        return NULL;
+    }
+    return j;
+}
+
+int mcp_run_job_fd(const mcp_run_job *j) { return j->wake[0]; }
+
+void mcp_run_job_cancel(mcp_run_job *j)
+{
+    ssize_t n;
+    do
+        n = write(j->cancel[1], "", 1);
+    while (n < 0 && errno == EINTR);
+}
+
+int mcp_run_job_finish(mcp_run_job *j, int *status, int *step, mcp_run_io *out)
+{
+    int e;
+    pthread_join(j->thread, NULL);
+    *status = j->status;
+    *step = j->step;
+    e = j->err;
+    *out = j->io; /* the output is the caller's now; the pipes are closed (mcp_run_finish) */
+    out->input = NULL;
+    out->input_len = 0;
+    free_job(j);
+    return e;
+}
