@@ -123,15 +123,15 @@ describe("mcp.auth.keyring_store (security backend, against a recording fake)", 
     assert.truthy(hexsecret, log[4].stdin)
     local secret = hexsecret:gsub("%x%x", function(h) return string.char(tonumber(h, 16)) end)
     assert.same({ key = key, record = rec }, mcp.json.decode(secret))
-    -- The write is verified by reading the record back.
+    -- The write is verified by reading the record back; the load after the save is answered
+    -- from the store's memory (no run).
     assert.same({ "find-generic-password", "-s", "lua-mcp-spec", "-a", acct, "-w" }, log[5].argv)
-    assert.same({ "find-generic-password", "-s", "lua-mcp-spec", "-a", acct, "-w" }, log[6].argv)
-    assert.same({ "find-generic-password", "-s", "lua-mcp-spec", "-a", account("another"), "-w" }, log[7].argv)
-    -- delete: how many pieces, then the item
-    assert.same({ "find-generic-password", "-s", "lua-mcp-spec", "-a", acct, "-w" }, log[8].argv)
-    assert.same({ "delete-generic-password", "-s", "lua-mcp-spec", "-a", acct }, log[9].argv)
-    assert.same({ "find-generic-password", "-s", "lua-mcp-spec", "-a", acct, "-w" }, log[10].argv)
-    assert.equals(10, #log)
+    assert.same({ "find-generic-password", "-s", "lua-mcp-spec", "-a", account("another"), "-w" }, log[6].argv)
+    -- delete: how many pieces, then the item; it forgets the record, so the load after it asks
+    assert.same({ "find-generic-password", "-s", "lua-mcp-spec", "-a", acct, "-w" }, log[7].argv)
+    assert.same({ "delete-generic-password", "-s", "lua-mcp-spec", "-a", acct }, log[8].argv)
+    assert.same({ "find-generic-password", "-s", "lua-mcp-spec", "-a", acct, "-w" }, log[9].argv)
+    assert.equals(9, #log)
     for _, c in ipairs(log) do
       for _, a in ipairs(c.argv) do
         assert.falsy(a:find("secret", 1, true), a)
@@ -218,6 +218,38 @@ describe("mcp.auth.keyring_store (security backend, against a recording fake)", 
     s:delete("k")
     assert.is_nil(s:load("k"))
     assert.equals("", io.popen("ls '" .. dir .. "/items'"):read("*a"))
+    cleanup(dir)
+  end)
+
+  it("from a task: the runs do not hold the loop, and a record read or written once is not read again", function()
+    local dir = setup("ok")
+    local s = assert(mcp.auth.keyring_store({ backend = "security", tool = dir .. "/security" }))
+    local rec = { tokens = { access_token = ("a"):rep(3000), refresh_token = "r" } } -- kept in pieces
+    local ticks, done, got1, got2 = 0, false, nil, nil
+    mcp.spawn(function()
+      while not done do
+        mcp.sleep(1)
+        ticks = ticks + 1
+      end
+    end)
+    mcp.spawn(function()
+      s:save("k", rec)
+      got1 = s:load("k")
+      got2 = s:load("k")
+      done = true
+    end)
+    local before = ticks
+    mcp.run()
+    assert.is_true(ticks > before)
+    assert.same(rec, got1)
+    assert.same(rec, got2)
+    local log = calls(dir)
+    -- the probe; save: the old head, -i, the head and the two pieces read back; no load ran
+    assert.equals(6, #log)
+    assert.same({ "-i" }, log[3].argv)
+    local t = assert(mcp.auth.keyring_store({ backend = "security", tool = dir .. "/security" }))
+    assert.same(rec, t:load("k")) -- a new store object reads the keychain
+    assert.equals(6 + 1 + 3, #calls(dir))
     cleanup(dir)
   end)
 

@@ -5,9 +5,76 @@ local mcp = require("mcp")
 local helper = require("helper")
 
 local function have(cmd) return helper.have_command(cmd) end
+
+-- A recording fake secret-tool over <dir>/items (one file per key attribute): every run appends
+-- "<command> <pid>" to <dir>/log ("probe" for the store's probe, a lookup). With <dir>/slow it first sleeps 0.3 s; with <dir>/hang it
+-- writes its pid to <dir>/pid and sleeps 30 s (exec: the pid is the sleep's).
+local FAKE = [=[#!/bin/sh
+d=DIR
+v=$1; [ "$5" = lua-mcp-probe ] && v=probe
+echo "$v $$" >> "$d/log"
+if [ -f "$d/hang" ]; then echo $$ > "$d/pid.tmp"; mv "$d/pid.tmp" "$d/pid"; exec sleep 30; fi
+if [ -f "$d/slow" ]; then sleep 0.3; fi
+case "$1" in
+lookup) [ -f "$d/items/$5" ] || exit 1; cat "$d/items/$5" ;;
+store) cat > "$d/items/$6" ;;
+clear) rm -f "$d/items/$5" ;;
+esac
+]=]
+
+local function fake()
+  local dir = helper.tmpdir()
+  assert(mcp.core.mkdir_private(dir .. "/items"))
+  helper.write_file(dir .. "/secret-tool", (FAKE:gsub("DIR", "'" .. dir .. "'", 1)))
+  assert(mcp.core.run_program({ "chmod", "+x", dir .. "/secret-tool" }))
+  return dir, dir .. "/secret-tool"
+end
+
+-- How many runs of the fake there were, in all or of one command.
+local function runs(dir, command)
+  local n = 0
+  for verb in (helper.read_file(dir .. "/log") or ""):gmatch("(%S+) %d+\n") do
+    if command == nil or verb == command then n = n + 1 end
+  end
+  return n
+end
+
+local function touch(path) helper.write_file(path, "") end
+
+-- fn() in a task while another task counts the loop's rounds (a 5 ms sleep each): how many
+-- rounds ran while fn ran (0 when fn held the host's thread), and fn's results.
+local function in_task_counting(fn)
+  local ticks, done, during, res = 0, false, nil, nil
+  mcp.spawn(function()
+    while not done do
+      mcp.sleep(5)
+      ticks = ticks + 1
+    end
+  end)
+  mcp.spawn(function()
+    local before = ticks
+    res = { fn() }
+    during = ticks - before
+    done = true
+  end)
+  mcp.run()
+  return during, (table.unpack or unpack)(res)
+end
+
+-- This process's open descriptors (ls's pipe adds the same one every time).
+local function open_fds()
+  local f = assert(io.open("/proc/self/stat"))
+  local pid = f:read("*l"):match("^(%d+)")
+  f:close()
+  local n = 0
+  for _ in io.popen("ls /proc/" .. pid .. "/fd"):lines() do n = n + 1 end
+  return n
+end
 local function shq(v) return "'" .. tostring(v):gsub("'", "'\\''") .. "'" end
 
 describe("mcp.auth.keyring_store", function()
+  teardown(helper.remove_tmpdirs)
+
   it("without secret-tool, or without a keyring, is a clear nil, err", function()
     local s, err = mcp.auth.keyring_store({ tool = "/nonexistent/secret-tool" })
     assert.is_nil(s)
@@ -71,5 +138,133 @@ describe("mcp.auth.keyring_store", function()
     helper.remove_tmpdirs()
     assert.truthy(out:find("keyring ok", 1, true), out)
     assert.is_nil(f)
+  end)
+end)
+
+describe("mcp.auth.keyring_store from a task (against a recording fake secret-tool)", function()
+  teardown(helper.remove_tmpdirs)
+  -- a failed assertion in a task fails the spec (mcp.run() raises what the hook raised)
+  local prev
+  before_each(function() prev = mcp.on_task_error(function(err) error(err, 0) end) end)
+  after_each(function() mcp.on_task_error(prev) end)
+
+  it("runs the tool on a helper thread: the loop and the other tasks go on while it runs", function()
+    local dir, tool = fake()
+    local s = assert(mcp.auth.keyring_store({ tool = tool }))
+    touch(dir .. "/slow")
+    local during, rec = in_task_counting(function() return s:load("https://mcp.example/") end)
+    assert.is_nil(rec)
+    assert.equals(1, runs(dir, "lookup"))
+    assert.is_true(during > 0, "the loop did not step while secret-tool ran")
+    -- a save from a task as well (and what it saved is loaded back)
+    during = in_task_counting(function() s:save("https://mcp.example/", { tokens = { access_token = "at" } }) end)
+    assert.is_true(during > 0, "the loop did not step while secret-tool ran")
+    assert.equals(1, runs(dir, "store"))
+    assert.equals("at", mcp.auth.keyring_store({ tool = tool }):load("https://mcp.example/").tokens.access_token)
+  end)
+
+  it("still kills a tool that hangs past timeout_ms, from a task; the failure is not kept", function()
+    local dir, tool = fake()
+    local s = assert(mcp.auth.keyring_store({ tool = tool, timeout_ms = helper.ms(500) }))
+    touch(dir .. "/hang")
+    local during, rec = in_task_counting(function() return s:load("https://mcp.example/") end)
+    assert.is_nil(rec)
+    assert.is_true(during > 0, "the loop did not step while secret-tool hung")
+    local pid = assert(tonumber(helper.read_file(dir .. "/pid")))
+    assert.is_false(helper.proc_exists(pid)) -- killed and reaped (a zombie would still exist)
+    os.remove(dir .. "/hang")
+    assert.is_nil(s:load("https://mcp.example/"))
+    assert.equals(2, runs(dir, "lookup")) -- asked again: a failed read is not kept
+  end)
+
+  it("keeps what it read and wrote in memory: a second connect does not run the tool again", function()
+    local dir, tool = fake()
+    local s = assert(mcp.auth.keyring_store({ tool = tool }))
+    local url = "https://mcp.example/"
+    assert.equals(1, runs(dir)) -- the probe
+    local function connect() -- what a provider does at a connect: read the tokens
+      local p = mcp.auth.provider({ server_url = url, redirect_url = "http://127.0.0.1:1/cb", store = s })
+      return p:tokens()
+    end
+    mcp.spawn(function()
+      assert.is_nil(connect())
+      assert.is_nil(connect())
+      assert.equals(1, runs(dir, "lookup")) -- "not stored" is kept too
+      s:save(url, { tokens = { access_token = "at-1" } })
+      assert.equals("at-1", connect().access_token)
+      assert.equals("at-1", connect().access_token)
+      local rec = s:load(url)
+      rec.tokens.access_token = "changed by the caller"
+      assert.equals("at-1", s:load(url).tokens.access_token) -- each load is a copy
+    end)
+    mcp.run()
+    assert.equals(1, runs(dir, "lookup"))
+    assert.equals(1, runs(dir, "store"))
+    assert.equals("at-1", connect().access_token) -- outside a task as well
+    assert.equals(1, runs(dir, "lookup"))
+    -- another process's later save is seen by a new store object (this one answers from memory)
+    local other = assert(mcp.auth.keyring_store({ tool = tool }))
+    other:save(url, { tokens = { access_token = "at-2" } })
+    assert.equals("at-1", s:load(url).tokens.access_token)
+    assert.equals("at-2", assert(mcp.auth.keyring_store({ tool = tool })):load(url).tokens.access_token)
+    -- delete forgets it: the next load runs the tool
+    local before = runs(dir, "lookup")
+    s:delete(url)
+    assert.is_nil(s:load(url))
+    assert.equals(before + 1, runs(dir, "lookup"))
+  end)
+
+  it("runs one operation at a time: a load started while a save runs waits for it and finds its record", function()
+    local dir, tool = fake()
+    local s = assert(mcp.auth.keyring_store({ tool = tool }))
+    touch(dir .. "/slow")
+    local got
+    mcp.spawn(function() s:save("k", { tokens = { access_token = "saved" } }) end)
+    mcp.spawn(function() got = s:load("k") end)
+    mcp.run()
+    assert.equals("saved", got.tokens.access_token)
+    assert.equals(0, runs(dir, "lookup"))
+  end)
+
+  it("close() kills a run in flight and leaves no child and no descriptor", function()
+    local dir, tool = fake()
+    local s = assert(mcp.auth.keyring_store({ tool = tool }))
+    collectgarbage("collect")
+    local fds = open_fds()
+    touch(dir .. "/hang")
+    local rec, finished = "not yet", false
+    mcp.spawn(function()
+      rec = s:load("https://mcp.example/")
+      finished = true
+    end)
+    assert.is_true(helper.wait_until(function() return helper.file_exists(dir .. "/pid") end, helper.ms(5000)))
+    local pid = assert(tonumber(helper.read_file(dir .. "/pid")))
+    s:close()
+    assert.is_false(helper.proc_exists(pid)) -- killed and reaped at once
+    mcp.run()
+    assert.is_true(finished)
+    assert.is_nil(rec)
+    collectgarbage("collect")
+    assert.equals(fds, open_fds())
+  end)
+
+  it("a run in flight when the Lua state closes is killed and reaped", function()
+    local dir, tool = fake()
+    local script = dir .. "/t.lua"
+    helper.write_file(script, ([[
+      local mcp = require("mcp")
+      local s = assert(mcp.auth.keyring_store({ tool = %q }))
+      io.open(%q, "w"):close()
+      mcp.spawn(function() s:load("https://mcp.example/") end)
+      while not io.open(%q) do mcp.loop.step(20) end
+      print("running")
+    ]]):format(tool, dir .. "/hang", dir .. "/pid"))
+    local p = io.popen(("LUA_PATH=%q LUA_CPATH=%q %s %s 2>&1"):format(package.path .. ";;", package.cpath .. ";;",
+      helper.lua_cmd(), script))
+    local out = p:read("*a")
+    p:close()
+    assert.equals("running\n", out)
+    local pid = assert(tonumber(helper.read_file(dir .. "/pid")))
+    assert.is_false(helper.proc_exists(pid))
   end)
 end)

@@ -94,6 +94,7 @@ static int l_run_program(lua_State *L)
     size_t len;
     int timeout_ms, e, step = 0, status = 0, n;
     mcp_run_io io;
+    lua_settop(L, 3); /* (argv's strings go above the arguments) */
     check_argv(L, argv);
     input = luaL_optlstring(L, 2, "", &len);
     timeout_ms = (int)luaL_optinteger(L, 3, 10000);
@@ -165,6 +166,7 @@ static int l_run_program_async(lua_State *L)
     size_t len;
     int timeout_ms, e;
     lua_run *r;
+    lua_settop(L, 4); /* (argv's strings go above the arguments) */
     check_argv(L, argv);
     input = luaL_optlstring(L, 2, "", &len);
     timeout_ms = (int)luaL_optinteger(L, 3, 10000);

@@ -9,13 +9,24 @@
 ---     not a real keychain: no macOS machine is available to the project.
 --- The backend is "security" on Darwin (`uname -s`), else "secret-tool"; opts.backend overrides.
 ---
+--- In a task (mcp.spawn, a connect in a task, the Neovim adapter's) the tool runs on a helper
+--- thread (core.run_program_async): the task waits, the host's loop and frame go on. Elsewhere it
+--- runs on the calling thread (core.run_program), blocking, as a plain script expects. The store
+--- runs one operation at a time (a load, save or delete waits for the one before it), and keeps
+--- each record it read or wrote in memory for its life: the tool runs once per key, not at every
+--- connect. Another process's later change is seen by a new store object (or after close()).
+---
 ---   local store = assert(mcp.auth.keyring_store())   -- nil, err when no keyring is running
 ---   mcp.auth.interactive_provider({ server_url = url, store = store })
 local core = require("mcp.core")
 local errors = require("mcp.errors")
 local json = require("mcp.json")
+local sched = require("mcp.sched")
 
 local M = {}
+
+local unpack = table.unpack or unpack -- luacheck: ignore 143
+local function pack(...) return { n = select("#", ...), ... } end
 
 local function hex(s)
   return (s:gsub(".", function(c) return ("%02x"):format(c:byte()) end))
@@ -37,10 +48,26 @@ local SECURITY_PIECE = 1920 -- (SECURITY_MAX_LINE - 256) / 2: the command around
 local Keyring = {}
 Keyring.__index = Keyring
 
+-- A run on a helper thread; its handle is kept in holder._handle (close() cancels it).
+local function start_run(cb, argv, input, timeout_ms, holder)
+  local h, err = core.run_program_async(argv, input, timeout_ms, cb)
+  if h == nil then return cb(nil, err) end
+  if holder then holder._handle = h end
+end
+
+-- argv run as core.run_program runs it: in a task on a helper thread (the task waits, the loop
+-- goes on), elsewhere on this thread, blocking.
+local function run_program(argv, input, timeout_ms, holder)
+  if sched.current() == nil then return core.run_program(argv, input, timeout_ms) end
+  local r, err = sched.await_call(start_run, argv, input, timeout_ms, holder)
+  if holder and holder._handle then holder._handle = nil end
+  return r, err
+end
+
 function Keyring:_run(args, input)
   local argv = { self.tool }
   for _, a in ipairs(args) do argv[#argv + 1] = a end
-  return core.run_program(argv, input, self.timeout_ms)
+  return run_program(argv, input, self.timeout_ms, self)
 end
 
 -- The per-key name in the keyring: a hash, so the key (a URL) is never an argument.
@@ -60,6 +87,7 @@ backends["secret-tool"] = {
   end,
   read = function(self, key)
     local r = self:_run({ "lookup", "service", self.service, "key", account(key) })
+    if r ~= nil and r.status == 1 and not r.stderr:find("%S") then return nil, true end -- not stored
     if r == nil or r.status ~= 0 then return nil end
     return trim(r.stdout)
   end,
@@ -77,9 +105,10 @@ backends["secret-tool"] = {
 -- security's exit status for "the item could not be found" (errSecItemNotFound).
 local SECURITY_NOT_FOUND = 44
 
--- The password of one item, or nil (none, or the keychain cannot be read).
+-- The password of one item, or nil (none: nil, true; or the keychain cannot be read).
 local function security_find(self, acct)
   local r = self:_run({ "find-generic-password", "-s", self.service, "-a", acct, "-w" })
+  if r ~= nil and r.status == SECURITY_NOT_FOUND then return nil, true end
   if r == nil or r.status ~= 0 then return nil end
   local out = trim(r.stdout)
   -- -w prints a password that is not printable text in hex; a JSON object is never all hex.
@@ -118,9 +147,9 @@ backends.security = {
     return err
   end,
   read = function(self, key)
-    local head = security_find(self, account(key))
+    local head, none = security_find(self, account(key))
     local n = head and tonumber(head:match("^parts:(%d+)$"))
-    if n == nil then return head end
+    if n == nil then return head, none end
     local pieces = {}
     for i = 1, n do
       pieces[i] = security_find(self, account(key) .. "-" .. i)
@@ -168,11 +197,52 @@ backends.security = {
   end,
 }
 
---- The record saved under key, or nil (none, or the keyring cannot be read).
+-- One operation of the store at a time: fn(self, ...) runs once the ones before it are done
+-- (a task waits on the loop; a caller outside a task runs the loop meanwhile), so a load never
+-- overtakes a save (nor a save another) and a second load of a key finds the first one's record.
+local function exclusive(self, fn, ...)
+  if self._busy then
+    sched.await(function(cb) self._waiting[#self._waiting + 1] = cb end)
+  else
+    self._busy = true
+  end
+  local res = pack(sched.pcall(fn, self, ...))
+  local nxt = table.remove(self._waiting, 1)
+  if nxt then nxt() else self._busy = false end -- (handed on: still busy)
+  if not res[1] then error(res[2], 0) end
+  return unpack(res, 2, res.n)
+end
+
+-- The text saved under key: from memory, else read (and kept when the keyring answered: a text,
+-- or false for "not stored"; a failed read is not kept, the next load asks again).
+local function read(self, key)
+  local text = self._memory[key]
+  if text == nil then
+    local none
+    text, none = self._backend.read(self, key)
+    if text ~= nil or none then self._memory[key] = text or false end
+  end
+  return text or nil
+end
+
+local function write(self, key, text)
+  local err = self._backend.write(self, key, text)
+  -- kept only once the keyring has it; after a failure nobody knows what it holds
+  self._memory[key] = err == nil and text or nil
+  return err
+end
+
+local function remove(self, key)
+  self._memory[key] = nil
+  self._backend.remove(self, key)
+end
+
+--- The record saved under key, or nil (none, or the keyring cannot be read). The first load of a
+--- key runs the tool; later ones (and loads after a save) are answered from memory.
 ---@param key string
 ---@return table|nil
 function Keyring:load(key)
-  local text = self._backend.read(self, key)
+  local text = exclusive(self, read, key)
   if text == nil or text == "" then return nil end
   local doc = json.decode(text)
   if type(doc) ~= "table" or doc.key ~= key or type(doc.record) ~= "table" then return nil end
@@ -184,21 +254,31 @@ end
 ---@param key string
 ---@param rec table
 function Keyring:save(key, rec)
-  local err = self._backend.write(self, key, json.encode({ key = key, record = rec }))
+  local err = exclusive(self, write, key, json.encode({ key = key, record = rec }))
   if err then error("mcp.auth: the keyring store cannot save: " .. tostring(err), 2) end
 end
 
---- Forget the record saved under key.
+--- Forget the record saved under key (in the keyring and in memory).
 ---@param key string
 function Keyring:delete(key)
-  self._backend.remove(self, key)
+  exclusive(self, remove, key)
+end
+
+--- End a run of the tool in flight (it is killed and reaped; the operation waiting for it fails
+--- as when the keyring cannot be read) and forget every record kept in memory: the next load of
+--- a key runs the tool again. The store stays usable.
+function Keyring:close()
+  self._memory = {}
+  local h = self._handle
+  self._handle = nil
+  if h ~= nil and h:running() then h:cancel() end
 end
 
 function Keyring:__tostring() return "mcp.auth.keyring_store(" .. self.service .. ")" end
 
 -- The backend for this OS: "security" on Darwin, else "secret-tool".
 local function default_backend()
-  local r = core.run_program({ "uname", "-s" }, nil, 5000)
+  local r = run_program({ "uname", "-s" }, nil, 5000)
   if r ~= nil and r.status == 0 and trim(r.stdout) == "Darwin" then return "security" end
   return "secret-tool"
 end
@@ -220,7 +300,7 @@ function M.new(opts)
     error("mcp.auth.keyring_store: backend must be \"secret-tool\" or \"security\"", 2)
   end
   local self = setmetatable({ service = opts.service or "lua-mcp", tool = opts.tool or name, backend = name,
-    _backend = backend, timeout_ms = opts.timeout_ms or 10000 }, Keyring)
+    _backend = backend, timeout_ms = opts.timeout_ms or 10000, _memory = {}, _waiting = {}, _busy = false }, Keyring)
   if type(self.service) ~= "string" or self.service == "" then
     error("mcp.auth.keyring_store: service must be a non-empty string", 2)
   end
