@@ -142,20 +142,24 @@ static void on_done(mcp_loop *loop, mcp_watch *w, unsigned events)
 /* The run's state, with the handle (pushed) that owns it. */
 static lua_run *new_run(lua_State *L, const char *name)
 {
+    mcp_loop *loop = mcp_upvalue_loop(L);
     run_box *box = mcp_newuserdata(L, sizeof *box);
     lua_run *r;
     box->r = NULL;
     luaL_getmetatable(L, RUN_MT);
     lua_setmetatable(L, -2);
     r = calloc(1, sizeof *r);
-    if (r == NULL || (r->name = strdup(name)) == NULL) {
-        free(r);
+    if (r == NULL) {
         luaL_error(L, "mcp: out of memory");
+        return NULL;
     }
     r->fn_ref = r->self_ref = LUA_NOREF;
-    r->loop = mcp_upvalue_loop(L);
-    mcp_loop_ref(r->loop);
-    box->r = r;
+    r->loop = loop;
+    mcp_loop_ref(loop);
+    box->r = r; /* the handle's now: its __gc frees it */
+    r->name = strdup(name);
+    if (r->name == NULL)
+        luaL_error(L, "mcp: out of memory");
     return r;
 }
 
@@ -203,7 +207,8 @@ static int l_cancel(lua_State *L)
     if (r == NULL || r->job == NULL)
         return 0;
     mcp_run_job_cancel(r->job);
-    lua_call(L, conclude(L, r), 0);
+    if (lua_pcall(L, conclude(L, r), 0, 0) != 0)
+        return lua_error(L); /* fn's error is the caller's */
     return 0;
 }
 
