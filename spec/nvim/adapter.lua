@@ -98,6 +98,46 @@ T.test("main thread: mcp.sleep keeps the loop running", function()
   T.truthy(ticks - c0 >= 5, "timer ticked during the sleep (" .. (ticks - c0) .. " ticks)")
 end)
 
+T.test("the keyring store: a load from the main thread and a save from a task keep Neovim's loop running", function()
+  -- a fake secret-tool over <dir>/items that takes 300 ms once <dir>/slow exists; <dir>/log has a
+  -- line a run
+  local dir = vim.fn.tempname()
+  vim.fn.mkdir(dir .. "/items", "p")
+  local tool = dir .. "/secret-tool"
+  local f = assert(io.open(tool, "w"))
+  f:write(([[#!/bin/sh
+d='%s'
+echo "$1" >> "$d/log"
+if [ -f "$d/slow" ]; then sleep 0.3; fi
+case "$1" in
+lookup) [ -f "$d/items/$5" ] || exit 1; cat "$d/items/$5" ;;
+store) cat > "$d/items/$6" ;;
+esac
+]]):format(dir))
+  f:close()
+  vim.fn.setfperm(tool, "rwx------")
+  local s = assert(mcp.auth.keyring_store({ tool = tool }))
+  io.open(dir .. "/slow", "w"):close()
+  local url = "https://mcp.example/"
+  local c0 = ticks
+  T.eq(nil, s:load(url))
+  T.truthy(ticks - c0 >= 5, "timer ticked while secret-tool ran (" .. (ticks - c0) .. " ticks)")
+  local done = false
+  mcp.spawn(function()
+    s:save(url, { tokens = { access_token = "at" } })
+    done = true
+  end)
+  T.eq(false, done, "spawn returns before the save waits")
+  c0 = ticks
+  T.wait_for(function() return done end, 10000 * slow, "the save")
+  T.truthy(ticks - c0 >= 5, "timer ticked while secret-tool ran (" .. (ticks - c0) .. " ticks)")
+  T.eq("at", s:load(url).tokens.access_token)
+  -- the probe, the lookup, the store; the load after the save is answered from memory
+  local n = #vim.fn.readfile(dir .. "/log")
+  T.eq(3, n)
+  vim.fn.delete(dir, "rf")
+end)
+
 T.test("main thread: a slow call (elicitation answered from a Neovim timer) does not block the loop", function()
   local scheduled_ran = false
   vim.schedule(function() scheduled_ran = true end)

@@ -9,9 +9,10 @@
 ---     not a real keychain: no macOS machine is available to the project.
 --- The backend is "security" on Darwin (`uname -s`), else "secret-tool"; opts.backend overrides.
 ---
---- In a task (mcp.spawn, a connect in a task, the Neovim adapter's) the tool runs on a helper
---- thread (core.run_program_async): the task waits, the host's loop and frame go on. Elsewhere it
---- runs on the calling thread (core.run_program), blocking, as a plain script expects. The store
+--- In a task (mcp.spawn, a connect in a task), and anywhere under a host adapter that drives the
+--- loop (mcp.nvim), the tool runs on a helper thread (core.run_program_async): the task (or the
+--- adapter's wait) waits, the host's loop and frame go on. In a plain script outside a task it
+--- runs on the calling thread (core.run_program), blocking, as before. The store
 --- runs one operation at a time (a load, save or delete waits for the one before it), and keeps
 --- each record it read or wrote in memory for its life: the tool runs once per key, not at every
 --- connect. Another process's later change is seen by a new store object (or after close()).
@@ -55,10 +56,11 @@ local function start_run(cb, argv, input, timeout_ms, holder)
   if holder then holder._handle = h end
 end
 
--- argv run as core.run_program runs it: in a task on a helper thread (the task waits, the loop
--- goes on), elsewhere on this thread, blocking.
+-- argv run as core.run_program runs it: in a task, or where a host drives the loop (mcp.nvim:
+-- its blocking wait keeps Neovim running), on a helper thread while the task or the host's wait
+-- goes on; elsewhere (a plain script) on this thread, blocking.
 local function run_program(argv, input, timeout_ms, holder)
-  if sched.current() == nil then return core.run_program(argv, input, timeout_ms) end
+  if not sched.in_host_loop() then return core.run_program(argv, input, timeout_ms) end
   local r, err = sched.await_call(start_run, argv, input, timeout_ms, holder)
   if holder and holder._handle then holder._handle = nil end
   return r, err
