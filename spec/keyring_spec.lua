@@ -1,6 +1,9 @@
 -- mcp.auth.keyring_store: tokens in the Secret Service through secret-tool (argv only, no
 -- shell). Against a real GNOME Keyring in a private D-Bus session (dbus-run-session +
--- gnome-keyring-daemon --unlock), pending where those are not installed.
+-- gnome-keyring-daemon --unlock), pending where those are not installed; and against a recording
+-- fake secret-tool: in a task the tool runs on a helper thread (the loop steps meanwhile, the
+-- timeout still kills it), the store keeps what it read and wrote, and leaves no child or
+-- descriptor behind (close(), the Lua state's end).
 local mcp = require("mcp")
 local helper = require("helper")
 
