@@ -271,3 +271,56 @@ describe("mcp.auth.keyring_store from a task (against a recording fake secret-to
     assert.is_false(helper.proc_exists(pid))
   end)
 end)
+
+describe("mcp.core.run_program_async (the keyring store's runs in a task)", function()
+  teardown(helper.remove_tmpdirs)
+  local core = mcp.core
+
+  local function wait_for(pred)
+    assert.is_true(helper.wait_until(pred, helper.ms(10000)))
+  end
+
+  it("reports what run_program returns, once, from a step; a dropped handle still reports", function()
+    local got = {}
+    assert(core.run_program_async({ "sh", "-c", "cat; echo oops >&2; exit 3" }, "in", 5000, function(r, err)
+      got[#got + 1] = { r, err }
+    end))
+    collectgarbage("collect") -- the handle is kept alive while its program runs
+    wait_for(function() return #got > 0 end)
+    helper.drain()
+    assert.equals(1, #got)
+    assert.same({ status = 3, stdout = "in", stderr = "oops\n" }, got[1][1])
+    local r
+    local h = core.run_program_async({ "/nonexistent/program" }, nil, 5000, function(res) r = res end)
+    wait_for(function() return r ~= nil end)
+    assert.equals(127, r.status)
+    assert.is_false(h:running())
+  end)
+
+  it("cancel() kills and reaps the program and calls fn(nil, err) at once; a timeout kills it too", function()
+    local dir = helper.tmpdir()
+    local prog = dir .. "/hang"
+    helper.write_file(prog, "#!/bin/sh\necho $$ > \"$1.tmp\"; mv \"$1.tmp\" \"$1\"; exec sleep 30\n")
+    assert(core.run_program({ "chmod", "+x", prog }))
+    local calls, res, err = 0, nil, nil
+    local h = assert(core.run_program_async({ prog, dir .. "/pid1" }, nil, 60000, function(a, b)
+      calls, res, err = calls + 1, a, b
+    end))
+    wait_for(function() return helper.file_exists(dir .. "/pid1") end)
+    assert.is_true(h:running())
+    h:cancel()
+    assert.equals(1, calls)
+    assert.is_nil(res)
+    assert.equals(prog .. " was cancelled", err)
+    assert.is_false(h:running())
+    assert.is_false(helper.proc_exists(tonumber(helper.read_file(dir .. "/pid1"))))
+    h:cancel() -- again: nothing
+    helper.drain()
+    assert.equals(1, calls)
+    local done
+    core.run_program_async({ prog, dir .. "/pid2" }, nil, helper.ms(300), function(a, b) done = { a, b } end)
+    wait_for(function() return done ~= nil end)
+    assert.same({ nil, prog .. " timed out" }, done)
+    assert.is_false(helper.proc_exists(tonumber(helper.read_file(dir .. "/pid2"))))
+  end)
+end)
