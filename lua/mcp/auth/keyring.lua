@@ -291,6 +291,9 @@ end
 --- name), timeout_ms (10000). Returns nil, err (kind "unavailable") when the tool is missing or
 --- no keyring answers (no D-Bus session, no Secret Service, a locked or missing collection or
 --- keychain). The "security" backend is tested against a recording fake, not a real keychain.
+--- In a task (or under mcp.nvim) the tool runs on a helper thread while the loop goes on; the
+--- store keeps each record it read or wrote in memory for its life (store:close() forgets them
+--- and kills a run in flight).
 ---@param opts table|nil
 ---@return mcp.auth.KeyringStore|nil store, mcp.Error|nil err
 function M.new(opts)
