@@ -223,6 +223,7 @@ int luaopen_mcp_core(lua_State *L)
     mcp_lazylib_lua_open(L);
     mcp_resume_lua_open(L);
     mcp_close_later_lua_open(L, box_index);
+    mcp_term_lua_open(L);
 #endif
     mcp_fetch_lua_open(L, box_index);
     mcp_pkey_lua_open(L);

@@ -54,6 +54,9 @@ void mcp_lazylib_lua_open(lua_State *L);
 void mcp_resume_lua_open(lua_State *L);
 /* Test builds only (src/testing/close_later_lua.c): adds _close_later_pending. */
 void mcp_close_later_lua_open(lua_State *L, int box);
+/* Test builds only (src/testing/term_lua.c): adds _term_escape, _term_report, _stderr_capture
+ * and _stderr_restore. */
+void mcp_term_lua_open(lua_State *L);
 #endif
 void mcp_fetch_lua_open(lua_State *L, int box); /* adds http_fetch (one plain HTTP exchange) */
 struct mcp_curl;
