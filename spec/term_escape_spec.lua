@@ -129,3 +129,192 @@ describe("src/term_escape.c", function()
     assert.equal("p: (an error object that is not a string)\n", core._term_report("p: ", nil))
   end)
 end)
+
+-- The lines the C core writes to stderr when a Lua callback raised: each quotes the error, which
+-- here carries a window title (OSC) and a right-to-left override, as a server's text could.
+describe("lines the C core writes to stderr", function()
+  local EVIL = "\27]0;x\7 \226\128\174txt"
+  local WAIT = helper.ms(10000)
+
+  -- What the C core writes to descriptor 2 while fn runs.
+  local function stderr_of(fn)
+    local path = os.tmpname()
+    core._stderr_capture(path)
+    local ok, err = pcall(fn)
+    core._stderr_restore()
+    local out = helper.read_file(path)
+    os.remove(path)
+    assert(ok, err)
+    return out
+  end
+
+  -- Every line of out is one line with no terminal control, and the one starting with prefix
+  -- carries EVIL escaped. (Messages are escaped too: a failure must not reach the terminal raw.)
+  local function escaped(out, prefix)
+    local shown = term.escape_text(out)
+    assert.truthy(out:find(prefix .. "\\x1b]0;x\\x07 \\u202etxt\n", 1, true), shown)
+    assert.is_nil(out:find("[%z\1-\8\11-\31\127]"), shown)
+    assert.is_nil(out:find("\226\128\174", 1, true), shown)
+    assert.equal("\n", out:sub(-1), shown)
+  end
+
+  local function wait(pred) assert.is_true(helper.wait_until(pred, WAIT)) end
+
+  -- A stdio transport running sh -c script (its own stderr handler or "discard").
+  local function sh(script, stderr)
+    return core.stdio_transport({ command = "/bin/sh", args = { "-c", script }, stderr = stderr or "discard" })
+  end
+
+  local function stop(t)
+    t:close()
+    wait(function() return t:reaped() end)
+  end
+
+  it("a core.timer callback that raised", function()
+    local fired = false
+    local out = stderr_of(function()
+      core.timer(0, function()
+        fired = true
+        error("tick: " .. EVIL, 0)
+      end)
+      wait(function() return fired end)
+    end)
+    escaped(out, "mcp: timer callback failed: tick: ")
+  end)
+
+  it("a core.timer callback that raised an error that is not a string", function()
+    local fired = false
+    local out = stderr_of(function()
+      core.timer(0, function()
+        fired = true
+        error({ EVIL })
+      end)
+      wait(function() return fired end)
+    end)
+    assert.equal("mcp: timer callback failed: (an error object that is not a string)\n", out)
+  end)
+
+  it("a session handler that raised", function()
+    local calls = 0
+    local t = sh([[printf '{"jsonrpc":"2.0","method":"notifications/message"}\n'; exec cat]])
+    local out = stderr_of(function()
+      local s = core.session(t, function(kind)
+        calls = calls + 1
+        error(kind .. ": " .. EVIL, 0)
+      end)
+      assert(t:start())
+      wait(function() return calls > 0 end)
+      s:close()
+      stop(t)
+    end)
+    escaped(out, "mcp: session handler failed: notification: ")
+  end)
+
+  it("a stdio stderr callback that raised, on the server's line", function()
+    local seen = false
+    local t = sh([[printf '\033]0;x\007 \342\200\256txt\n' >&2; exec cat]], function(line)
+      seen = true
+      error("bad line: " .. line, 0)
+    end)
+    local out = stderr_of(function()
+      assert(t:start())
+      wait(function() return seen end)
+      stop(t)
+    end)
+    escaped(out, "mcp: stderr callback failed: bad line: ")
+  end)
+
+  it("a stdio start callback that raised", function()
+    local done = false
+    local t = sh("exec cat")
+    local out = stderr_of(function()
+      assert(t:start(function()
+        done = true
+        error("started: " .. EVIL, 0)
+      end))
+      wait(function() return done end)
+      stop(t)
+    end)
+    escaped(out, "mcp: start callback failed: started: ")
+  end)
+
+  -- The redirect listener stands in for an HTTP server: it answers a GET with 404 (its callback
+  -- says nothing else) and anything but a GET with 400.
+  describe("HTTP", function()
+    local listener, base, reported
+    before_each(function()
+      reported = nil
+      listener = assert(core.redirect_listener(0, function(target)
+        if reported ~= nil then
+          reported = true
+          error("target " .. target .. ": " .. EVIL, 0)
+        end
+        return false
+      end))
+      base = "http://127.0.0.1:" .. listener:port()
+    end)
+    after_each(function() listener:close() end)
+
+    it("a redirect listener callback that raised", function()
+      local done = false
+      reported = false
+      local out = stderr_of(function()
+        core.http_fetch({ url = base .. "/callback" }, function() done = true end)
+        wait(function() return done and reported end)
+      end)
+      escaped(out, "mcp: redirect listener callback failed: target /callback: ")
+    end)
+
+    it("an HTTP fetch callback that raised", function()
+      local status
+      local out = stderr_of(function()
+        core.http_fetch({ url = base .. "/x" }, function(res)
+          status = res and res.status or -1
+          error("fetched: " .. EVIL, 0)
+        end)
+        wait(function() return status ~= nil end)
+      end)
+      assert.equal(404, status)
+      escaped(out, "mcp: HTTP fetch callback failed: fetched: ")
+    end)
+
+    -- A POST the listener refuses with 400, sent by s:send(s) under a session on t; until done().
+    local function post(t, send, done)
+      local s = core.session(t, function() end)
+      assert(t:start())
+      send(s)
+      wait(done)
+      s:close()
+      t:close(0)
+    end
+
+    it("an HTTP transport event handler that raised", function()
+      local events = 0
+      local out = stderr_of(function()
+        local t = core.http_transport({ url = base .. "/mcp", on_event = function(kind)
+          events = events + 1
+          error("event " .. kind .. ": " .. EVIL, 0)
+        end })
+        -- a notification refused: an "error" event (a request's failure goes to its caller)
+        post(t, function(s) s:notify("notifications/initialized") end, function() return events > 0 end)
+      end)
+      escaped(out, "mcp: HTTP transport event handler failed: event error: ")
+    end)
+
+    it("an HTTP transport request hook that raised", function()
+      local refused
+      local out = stderr_of(function()
+        local t = core.http_transport({ url = base .. "/mcp" })
+        t:set_request_hooks(nil, function(_, method, _, status)
+          refused = method .. " " .. status
+          error("refused: " .. EVIL, 0)
+        end)
+        local answered = false
+        post(t, function(s) s:request("initialize", {}, WAIT, function() answered = true end) end,
+          function() return answered end)
+      end)
+      assert.equal("POST 400", refused)
+      escaped(out, "mcp: HTTP transport request hook failed: refused: ")
+    end)
+  end)
+end)

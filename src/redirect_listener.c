@@ -25,6 +25,7 @@
 #include "compat.h"
 #include "core_loop.h"
 #include "redirect_listener.h"
+#include "term_escape_lua.h"
 
 #define LISTENER_MT "mcp.redirect_listener"
 #define MAX_CONNS 8
@@ -130,7 +131,7 @@ static int report(listener *l, const char *target, size_t len)
     lua_rawgeti(L, LUA_REGISTRYINDEX, l->fn_ref);
     lua_pushlstring(L, target, len);
     if (lua_pcall(L, 1, 1, 0) != 0) {
-        fprintf(stderr, "mcp: redirect listener callback failed: %s\n", lua_tostring(L, -1));
+        mcp_term_report_lua(L, "mcp: redirect listener callback failed: ");
         lua_pop(L, 1);
         return status;
     }

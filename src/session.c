@@ -13,6 +13,7 @@
 #include "json.h"
 #include "json_resume.h"
 #include "pending.h"
+#include "term_escape_lua.h"
 #include "transports/transport_lua.h"
 #include "wire.h"
 
@@ -131,7 +132,7 @@ static void call_handler(lua_State *L, mcp_session *s, int nargs)
     lua_rawgeti(L, LUA_REGISTRYINDEX, s->handler_ref);
     lua_insert(L, base);
     if (lua_pcall(L, nargs, 0, 0) != 0) {
-        fprintf(stderr, "mcp: session handler failed: %s\n", lua_tostring(L, -1));
+        mcp_term_report_lua(L, "mcp: session handler failed: ");
         lua_pop(L, 1);
     }
 }

@@ -1,6 +1,5 @@
 /* core.timer(ms, fn) -> handle with :cancel(): one-shot timers for the Lua layer (sleep,
  * retry backoff). The callback runs inside core.step, on the stepping thread. */
-#include <stdio.h>
 #include <stdlib.h>
 
 #include "lua_api.h"
@@ -8,6 +7,7 @@
 #include "class_lua.h"
 #include "compat.h"
 #include "core_loop.h"
+#include "term_escape_lua.h"
 
 #define TIMER_MT "mcp.timer"
 
@@ -42,7 +42,7 @@ static void on_fire(mcp_loop *loop, mcp_timer *timer)
     luaL_unref(L, LUA_REGISTRYINDEX, t->self_ref);
     t->fn_ref = t->self_ref = LUA_NOREF;
     if (lua_pcall(L, 0, 0, 0) != 0) {
-        fprintf(stderr, "mcp: timer callback failed: %s\n", lua_tostring(L, -1));
+        mcp_term_report_lua(L, "mcp: timer callback failed: ");
         lua_pop(L, 1);
     }
 }

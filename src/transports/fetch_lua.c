@@ -6,7 +6,6 @@
  * inside core.step with
  * ({status=, headers={name=value}, body=, truncated=}) or (nil, message); a header that came
  * more than once has its values joined with ", ". A cancelled exchange never calls cb. */
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,6 +15,7 @@
 #include "compat.h"
 #include "core_loop.h"
 #include "fetch.h"
+#include "term_escape_lua.h"
 
 #define FETCH_MT "mcp.fetch"
 
@@ -101,7 +101,7 @@ static void on_done(mcp_fetch *f, CURLcode rc, void *ctx)
     /* The exchange is over: free it and drop the anchors before user code runs. */
     release(L, b);
     if (lua_pcall(L, n, 0, 0) != 0) {
-        fprintf(stderr, "mcp: HTTP fetch callback failed: %s\n", lua_tostring(L, -1));
+        mcp_term_report_lua(L, "mcp: HTTP fetch callback failed: ");
         lua_pop(L, 1);
     }
     lua_settop(L, top);

@@ -12,6 +12,7 @@
 #include "compat.h"
 #include "core_loop.h"
 #include "http_transport.h"
+#include "term_escape_lua.h"
 #include "transport_lua.h"
 
 #define HTTP_MT "mcp.transport.http"
@@ -239,7 +240,7 @@ static void on_event(void *ctx, const char *kind, const char *value)
         lua_pushnil(L);
     lua_pushlightuserdata(L, box->base.t);
     if (lua_pcall(L, 3, 0, 0) != 0) {
-        fprintf(stderr, "mcp: HTTP transport event handler failed: %s\n", lua_tostring(L, -1));
+        mcp_term_report_lua(L, "mcp: HTTP transport event handler failed: ");
         lua_pop(L, 1);
     }
 }
@@ -351,7 +352,7 @@ static int hook_refused(void *ctx, uint64_t hold, const char *method, const char
     lua_pushnumber(L, (lua_Number)sent_ms);
     lua_pushboolean(L, awaited);
     if (lua_pcall(L, 10, 1, 0) != 0)
-        fprintf(stderr, "mcp: HTTP transport request hook failed: %s\n", lua_tostring(L, -1));
+        mcp_term_report_lua(L, "mcp: HTTP transport request hook failed: ");
     else
         taken = lua_toboolean(L, -1);
     lua_settop(L, top);

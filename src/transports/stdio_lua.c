@@ -1,5 +1,4 @@
 /* Lua binding of the stdio transport: core.stdio_transport(cfg) -> userdata "mcp.transport.stdio". */
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,6 +10,7 @@
 #include "sandbox_lua.h"
 #include "stdio_transport.h"
 #include "strv_lua.h"
+#include "term_escape_lua.h"
 #include "transport_lua.h"
 
 #define STDIO_MT "mcp.transport.stdio"
@@ -32,7 +32,7 @@ static void on_stderr_line(void *ctx, const char *line, size_t len)
     lua_rawgeti(L, LUA_REGISTRYINDEX, box->stderr_ref);
     lua_pushlstring(L, line, len);
     if (lua_pcall(L, 1, 0, 0) != 0) {
-        fprintf(stderr, "mcp: stderr callback failed: %s\n", lua_tostring(L, -1));
+        mcp_term_report_lua(L, "mcp: stderr callback failed: ");
         lua_pop(L, 1);
     }
 }
@@ -55,7 +55,7 @@ static void on_started(void *ctx, const char *why)
         lua_pushstring(L, why);
     }
     if (lua_pcall(L, why == NULL ? 1 : 2, 0, 0) != 0) {
-        fprintf(stderr, "mcp: start callback failed: %s\n", lua_tostring(L, -1));
+        mcp_term_report_lua(L, "mcp: start callback failed: ");
         lua_pop(L, 1);
     }
 }
