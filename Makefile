@@ -346,7 +346,8 @@ memcheck: deps
 # parser), json (the decoder against the encoder's round trip; links liblua5.4), header (the
 # x-mcp-header value encoding of lua/mcp/tools/headers.lua in an embedded Lua 5.4, set up by
 # fuzz/lua_embed.c), wwwauth (the
-# WWW-Authenticate parsing of lua/mcp/auth/discovery.lua, the same way). `make fuzz FUZZ_TARGET=stdio` runs one for FUZZ_SECONDS; `make fuzz-smoke` runs each
+# WWW-Authenticate parsing of lua/mcp/auth/discovery.lua, the same way), term (src/term_escape.c
+# against lua/mcp/util/term.lua's escape, the same way). `make fuzz FUZZ_TARGET=stdio` runs one for FUZZ_SECONDS; `make fuzz-smoke` runs each
 # for FUZZ_SMOKE_SECONDS (CI). New inputs are kept in build/fuzz/corpus/<name>; the committed
 # seeds in fuzz/corpus/<name> are only read; crashes are written to build/fuzz/crash-*. Extra
 # libFuzzer flags: FUZZ_FLAGS=-jobs=4 ...
@@ -355,7 +356,7 @@ FUZZ_SECONDS ?= 600
 FUZZ_SMOKE_SECONDS ?= 10
 FUZZ_FLAGS ?=
 FUZZ_TARGET ?= sse
-FUZZ_TARGETS := sse stdio origin json header wwwauth
+FUZZ_TARGETS := sse stdio origin json header wwwauth term
 FUZZ_DIR := build/fuzz
 FUZZ_CFLAGS := $(CSTD) $(WARNFLAGS) -g -O1 -fsanitize=fuzzer,address,undefined \
                -fno-sanitize-recover=all -Isrc
@@ -373,6 +374,8 @@ FUZZ_SRCS_header := fuzz/header_fuzz.c fuzz/lua_embed.c src/digest.c src/crypto_
 FUZZ_LIBS_header = $(FUZZ_LIBS_json) $(CRYPTO_CFLAGS) -ldl -pthread
 FUZZ_SRCS_wwwauth := fuzz/wwwauth_fuzz.c fuzz/lua_embed.c
 FUZZ_LIBS_wwwauth = $(FUZZ_LIBS_json)
+FUZZ_SRCS_term := fuzz/term_fuzz.c fuzz/lua_embed.c src/term_escape.c
+FUZZ_LIBS_term = $(FUZZ_LIBS_json)
 
 fuzz-build: $(FUZZ_TARGETS:%=$(FUZZ_DIR)/%_fuzz)
 

@@ -1,6 +1,7 @@
 /* The embedded Lua 5.4 state of the fuzz targets that run a module of the tree (header_fuzz.c,
- * wwwauth_fuzz.c): a fresh state whose modules come from lua/ (run from the repository root),
- * with the modules the tested one requires but the fuzz target does not need replaced. */
+ * wwwauth_fuzz.c, term_fuzz.c): a fresh state whose modules come from lua/ (run from the
+ * repository root), with the modules the tested one requires but the fuzz target does not need
+ * replaced. */
 #ifndef MCP_FUZZ_LUA_EMBED_H
 #define MCP_FUZZ_LUA_EMBED_H
 
