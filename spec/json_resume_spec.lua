@@ -219,6 +219,22 @@ describe("resumable JSON decoding", function()
     check('"' .. string.rep("a", 5000) .. "\n" .. string.rep("b", 5000) .. '"', { 0, 100 }, { 3 })
   end)
 
+  it("makes a long string's copy in a run of its own, not after a run's worth of other work", function()
+    -- a budgeted run (units) that could do it all at once stops once the string's block is ready;
+    -- the next run starts with the copy (~1 ms for 10 MB), so it never lands after a full budget
+    for _, text in ipairs({ string.rep("x", 1048576), string.rep("y", 300000) .. "\\n" .. string.rep("z", 300000) }) do
+      local d = core._json_decoder('"' .. text .. '"', 1)
+      local runs, done, value = 1, d:run(1000000)
+      while not done and runs <= 10 do
+        runs = runs + 1
+        done, value = d:run(1000000)
+      end
+      assert.is_true(done)
+      assert.equal(2, runs)
+      assert.equal(core.json_decode('"' .. text .. '"'), value)
+    end
+  end)
+
   it("gives the same on long strings split inside an escape, a surrogate pair, a UTF-8 sequence", function()
     -- limit 1: the scan goes 16 bytes a unit, the decoding of escapes and the writing of the
     -- string's block 4 (json_resume.c); a prefix of every length up to 17 puts each piece across

@@ -51,6 +51,7 @@ typedef struct run {
     int vb;
     uint64_t deadline;
     unsigned units, done;
+    int yield; /* end this run before the next unit (it starts the next run) */
 } run;
 
 static void free_out(mcp_json_resume *r)
@@ -339,6 +340,12 @@ static int step_make(run *u)
     mcp_json_resume *r = u->r;
     if (!mcp_bigstr_prepare(u->L, &r->big, write_chunk(r)))
         return S_MAKE;
+    if (u->done > 0 && (u->deadline != 0 || u->units != 0)) {
+        /* a budgeted run: the copy (~1 ms for 10 MB) starts a run of its own, not after a
+         * run's worth of other work (the block's last pages, say) */
+        u->yield = 1;
+        return S_MAKE;
+    }
     mcp_bigstr_push(u->L, &r->big, r->out != NULL ? r->out : r->buf + r->str + 1);
     r->pos = r->quote + 1;
     return r->out != NULL ? S_MADE : S_AFTER;
@@ -521,7 +528,7 @@ static void steps(run *u)
     for (;;) {
         int from = r->state;
         r->state = step(u);
-        if (r->state == S_DONE || r->state == S_FAILED)
+        if (r->state == S_DONE || r->state == S_FAILED || u->yield)
             return;
         if (from == S_VALUE || from == S_STRING || from == S_UNESCAPE || from == S_MAKE ||
             from == S_MADE || from == S_KEY) {
@@ -600,7 +607,7 @@ int mcp_json_resume_run(lua_State *L, int idx, uint64_t deadline_us, unsigned un
         restore(L, r, vb);
     }
     mcp_json_dec_bind(r->d, L, vb + 1);
-    u.r = r, u.L = L, u.vb = vb, u.deadline = deadline_us, u.units = units, u.done = 0;
+    u.r = r, u.L = L, u.vb = vb, u.deadline = deadline_us, u.units = units, u.done = 0, u.yield = 0;
     r->running = 1;
     steps(&u);
     if (r->state == S_DONE || r->state == S_FAILED) {
