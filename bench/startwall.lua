@@ -1,7 +1,7 @@
 -- Servers starting, wall time (issue 28, Stop 26): the step that begins a start made in a task
 -- (plain, sandboxed), a blocking start() (plain, sandboxed), and R rounds of 4 clients of
 -- bench/hostloop_server.lua connecting in tasks while the host steps, with the heap resident.
--- Wall time and this process's CPU time; the rounds' steps split into those that began a start
+-- Wall time and the host thread's CPU time; the rounds' steps split into those that began a start
 -- and the others. Not a test (`make bench-startwall [HEAP=2048] [ROUNDS=8]`).
 --   lua5.4 bench/startwall.lua [heap MB] [rounds]
 local mcp = require("mcp")
@@ -52,9 +52,9 @@ for r = 1, R do
   end
   local mw, mc = 0, 0
   while #cs < 4 do
-    local t0, c0 = bc.wall(), bc.cpu_ns()
+    local t0, c0 = bc.wall(), bc.thread_cpu_ns()
     mcp.loop.step(0)
-    local w, c = bc.wall() - t0, bc.cpu_ns() - c0
+    local w, c = bc.wall() - t0, bc.thread_cpu_ns() - c0
     if began then with[#with + 1] = w else without[#without + 1] = w end
     began = false
     mw, mc = math.max(mw, w), math.max(mc, c)
