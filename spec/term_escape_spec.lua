@@ -238,6 +238,18 @@ describe("lines the C core writes to stderr", function()
     escaped(out, "mcp: start callback failed: started: ")
   end)
 
+  it("a core.run_program_async callback that raised", function()
+    local done = false
+    local out = stderr_of(function()
+      assert(core.run_program_async({ "true" }, "", WAIT, function()
+        done = true
+        error("ran: " .. EVIL, 0)
+      end))
+      wait(function() return done end)
+    end)
+    escaped(out, "mcp: run_program_async callback failed: ran: ")
+  end)
+
   -- The redirect listener stands in for an HTTP server: it answers a GET with 404 (its callback
   -- says nothing else) and anything but a GET with 400.
   describe("HTTP", function()

@@ -14,7 +14,6 @@
  * A handle collected with the Lua state while its program runs kills and reaps it without
  * calling fn. */
 #include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -24,6 +23,7 @@
 #include "core_loop.h"
 #include "run_job.h"
 #include "run_program.h"
+#include "term_escape_lua.h"
 #include "transports/spawn.h"
 
 extern char **environ;
@@ -134,7 +134,7 @@ static void on_done(mcp_loop *loop, mcp_watch *w, unsigned events)
     if (L == NULL || r->job == NULL)
         return;
     if (lua_pcall(L, conclude(L, r), 0, 0) != 0) {
-        fprintf(stderr, "mcp: run_program_async callback failed: %s\n", lua_tostring(L, -1));
+        mcp_term_report_lua(L, "mcp: run_program_async callback failed: ");
         lua_pop(L, 1);
     }
 }
