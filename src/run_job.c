@@ -3,12 +3,11 @@
 #include "run_job.h"
 
 #include <errno.h>
-#include <pthread.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "helper_thread.h"
 #include "transports/spawn.h"
 
 extern char **environ;
@@ -50,31 +49,11 @@ static char **copy_vec(char *const *v)
 static void *job_main(void *arg)
 {
     mcp_run_job *j = arg;
-    ssize_t n;
     j->err = mcp_run_start(&j->io, j->argv, j->envp, &j->step);
     if (j->err == 0)
         j->status = mcp_run_finish(&j->io, j->timeout_ms, j->cancel[0]);
-    do
-        n = write(j->wake[1], "", 1);
-    while (n < 0 && errno == EINTR);
+    mcp_helper_thread_poke(j->wake[1]);
     return NULL;
-}
-
-/* The thread, created with every signal blocked: no handler of the host runs on it. */
-static int start_thread(mcp_run_job *j)
-{
-    pthread_attr_t attr;
-    sigset_t all, old;
-    int e;
-    if ((e = pthread_attr_init(&attr)) != 0)
-        return e;
-    pthread_attr_setstacksize(&attr, RUN_JOB_STACK);
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    e = pthread_create(&j->thread, &attr, job_main, j);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    pthread_attr_destroy(&attr);
-    return e;
 }
 
 static void free_job(mcp_run_job *j)
@@ -118,7 +97,7 @@ mcp_run_job *mcp_run_job_start(char *const *argv, const char *input, size_t inpu
     e = prepare(j, argv, input, input_len);
     if (e == 0) {
         mcp_run_init(&j->io, j->input, input_len);
-        e = start_thread(j);
+        e = mcp_helper_thread_start(&j->thread, RUN_JOB_STACK, job_main, j);
     }
     if (e != 0) {
         free_job(j);
@@ -130,13 +109,7 @@ mcp_run_job *mcp_run_job_start(char *const *argv, const char *input, size_t inpu
 
 int mcp_run_job_fd(const mcp_run_job *j) { return j->wake[0]; }
 
-void mcp_run_job_cancel(mcp_run_job *j)
-{
-    ssize_t n;
-    do
-        n = write(j->cancel[1], "", 1);
-    while (n < 0 && errno == EINTR);
-}
+void mcp_run_job_cancel(mcp_run_job *j) { mcp_helper_thread_poke(j->cancel[1]); }
 
 int mcp_run_job_finish(mcp_run_job *j, int *status, int *step, mcp_run_io *out)
 {

@@ -6,11 +6,11 @@
 #include "spawn_job.h"
 
 #include <errno.h>
-#include <pthread.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include "helper_thread.h"
 
 /* The thread's stack: mcp_spawn_start's few frames (the child runs on a stack it maps), and a
  * sanitizer's interceptors under a checked build. */
@@ -86,30 +86,10 @@ static int copy_plan(mcp_spawn_job *j, const mcp_spawn_plan *p)
 static void *job_main(void *arg)
 {
     mcp_spawn_job *j = arg;
-    ssize_t n;
     j->err = mcp_spawn_start_with(&j->plan, j->report, &j->pid, &j->step);
     j->report[0] = j->report[1] = -1;
-    do
-        n = write(j->wake[1], "", 1);
-    while (n < 0 && errno == EINTR);
+    mcp_helper_thread_poke(j->wake[1]);
     return NULL;
-}
-
-/* The thread, created with every signal blocked: no handler of the host runs on it. */
-static int start_thread(mcp_spawn_job *j)
-{
-    pthread_attr_t attr;
-    sigset_t all, old;
-    int e;
-    if ((e = pthread_attr_init(&attr)) != 0)
-        return e;
-    pthread_attr_setstacksize(&attr, MCP_SPAWN_JOB_STACK);
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    e = pthread_create(&j->thread, &attr, job_main, j);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    pthread_attr_destroy(&attr);
-    return e;
 }
 
 static void free_job(mcp_spawn_job *j)
@@ -143,7 +123,7 @@ mcp_spawn_job *mcp_spawn_job_start(const mcp_spawn_plan *p)
         errno = ENOMEM;
         return NULL;
     }
-    if ((e = start_thread(j)) != 0) {
+    if ((e = mcp_helper_thread_start(&j->thread, MCP_SPAWN_JOB_STACK, job_main, j)) != 0) {
         free_job(j);
         errno = e;
         return NULL;
