@@ -131,6 +131,38 @@ describe("a lost HTTP session #http", function()
     assert.equal(uri, updates[1])
   end)
 
+  it("over legacy SSE, the background tries stop at a try whose login failed; mcp.run() does not wait for them",
+    function()
+      local ev = H.start_everything("sse")
+      if not ev then pending("server-everything unavailable"); return end
+      local made, reports = 0, {}
+      local c = assert(mcp.create_sse_client(ev.base .. "/sse", {
+        request_timeout_ms = helper.ms(20000),
+        on_error = function(e) reports[#reports + 1] = e end,
+        -- each new connection needs a login, which the user denies
+        transport_factory = function()
+          made = made + 1
+          return {
+            capabilities = { session_id = true }, -- as the SSE transport: a stream it can lose
+            start = function() return nil, require("mcp.errors").new(nil, "the login was denied", nil, { kind = "oauth" }) end,
+            send = function() return true end,
+            close = function() end,
+            session_id = function() return nil end,
+          }
+        end,
+      }))
+      H.stop_everything(ev)
+      helper.wait_dead(ev.pid, helper.ms(5000))
+      helper.wait_until(function() return not c.session:is_open() end, helper.ms(5000))
+      mcp.run() -- returns at once: no task runs, the tries wait on a timer
+      assert.truthy(helper.wait_until(function() return made >= 1 end, helper.ms(5000)))
+      helper.wait_until(function() return made >= 2 end, helper.ms(3000)) -- a next try would come 1.5 s later
+      assert.equal(1, made)
+      assert.truthy(#reports >= 1)
+      assert.truthy(helper.has(tostring(reports[#reports].message), "the login was denied"))
+      c:close()
+    end)
+
   it("over legacy SSE, a closed client makes no new connection in the background", function()
     local ev = H.start_everything("sse")
     if not ev then pending("server-everything unavailable"); return end

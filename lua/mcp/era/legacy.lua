@@ -154,9 +154,19 @@ end
 -- client's era of the moment, a try under way awaited, the ping sent on the new connection); a
 -- call meanwhile renews at once the same way. A timer, not a task, waits between tries, and the
 -- client is held weakly: nothing here keeps mcp.run() running or a dropped client alive; close()
--- (or auto_reinitialize = false) ends the tries.
+-- (or auto_reinitialize = false) ends the tries, and so does a try whose login failed.
 local RETRY_FIRST_MS, RETRY_MAX_MS = 1000, 30000
 local tries = setmetatable({}, { __mode = "k" }) -- client -> the token of its current series of tries
+
+-- Whether err (or what caused it) is an OAuth failure: a login denied, timed out or refused.
+local function login_failed(err)
+  for _ = 1, 8 do
+    if type(err) ~= "table" then return false end
+    if err.kind == "oauth" then return true end
+    err = err.cause
+  end
+  return false
+end
 
 local function renew_in_background(client, delay, token)
   local weak = setmetatable({ client = client }, { __mode = "v" })
@@ -167,8 +177,12 @@ local function renew_in_background(client, delay, token)
     sched.spawn_handler(function(e) c:_report(errors.new(nil, tostring(e), nil, { kind = "handler" })) end,
       function()
         if not wanted() then return end
-        c:ping() -- (its error, when the new connection failed, was reported by renew_connection)
-        if wanted() then renew_in_background(c, math.min(delay * 1.5, RETRY_MAX_MS), token) end
+        local _, err = c:ping() -- (its error, when the new connection failed, was reported by renew_connection)
+        -- a login that failed (denied, timed out) is not asked again with no one calling: the
+        -- next call may (each try's transport is new, with no memory of the denial)
+        if wanted() and not login_failed(err) then
+          renew_in_background(c, math.min(delay * 1.5, RETRY_MAX_MS), token)
+        end
       end)
   end)
 end
