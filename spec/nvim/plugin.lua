@@ -58,6 +58,7 @@ end
 
 local tmp = vim.fn.tempname()
 vim.fn.mkdir(tmp .. "/ws/.vscode", "p")
+vim.env.XDG_DATA_HOME = tmp .. "/data" -- the default tool pins go under stdpath("data")
 local user_file = tmp .. "/servers.json"
 write(user_file, ([[{
   // my servers (mcphub's servers.json format); this comment survives the plugin's writes
@@ -431,6 +432,24 @@ T.test("a workspace file trusted only once is not written: the change holds for 
   T.wait_for(function() return plugin.hubs[2].hub:state("ws") == "ready" end, 20000 * slow, "enabled again")
 end)
 
+T.test("pins are on by default: each tool pinned under stdpath('data') at its first use, without a question", function()
+  T.eq(tmp .. "/data/nvim", vim.fn.stdpath("data"))
+  T.truthy(plugin.hubs[1].hub.opts.verify, "the user file's hub verifies every call")
+  T.truthy(plugin.hubs[2].hub.opts.verify, "the workspace file's hub too")
+  local pinned = require("mcp.tools").pin_store({ dir = tmp .. "/data/nvim/lua-mcp" }):load("example")
+  T.truthy(pinned.echo, "echo pinned at its first call")
+  T.truthy(pinned.slow_count, "the auto-approved slow_count pinned too")
+  T.eq(0, asked("Tool .* of server"), "a first use asks nothing more than the approval")
+end)
+
+T.test("pins = false: no pins", function()
+  plugin = require("mcp.nvim.plugin").setup({ config_file = user_file, workspace = false, pins = false,
+    hub = { trust_dir = tmp .. "/trust" } })
+  plugin.start()
+  T.eq(nil, plugin.hubs[1].hub.opts.verify)
+  plugin.stop()
+end)
+
 T.test("the pin prompt's first item, the one Enter takes in most pickers, is Deny", function()
   answers = {}
   local ask = require("mcp.nvim.ui").pins_ask()
@@ -443,7 +462,6 @@ end)
 
 -- A "rug pull": the server's echo is not the definition pinned at its first call.
 T.test("pins: a tool whose definition changed since its first use is held until allowed, the auto-approved too", function()
-  T.eq(nil, plugin.hubs[1].hub.opts.verify, "no pins unless asked for")
   plugin = require("mcp.nvim.plugin").setup({ config_file = user_file, request_timeout_ms = 30000 * slow,
     on_input = function() return "s3cret" end, hub = { trust_dir = tmp .. "/trust" }, pins = { dir = tmp .. "/pins" } })
   answers = { { "wants to run", 2 }, { "Run tool echo", 1 } }

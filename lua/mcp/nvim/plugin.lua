@@ -14,9 +14,10 @@
 --- started only after a no/once/yes question through vim.ui.select, No first). Each file is one mcp.hub.
 --- A tool call is approved first (allow once / always for this tool / deny) unless the
 --- server's autoApprove says otherwise (ignored in a workspace file unless
---- honor_workspace_auto_approve). With setup{pins = true}, every tool call, an auto-approved one
---- too, is checked against the tool's pinned definition (mcp.tools.pin_store: pinned at first
---- use; a tool whose description, schema or title changed since is held until allowed again).
+--- honor_workspace_auto_approve). Every tool call, an auto-approved one too, is checked against
+--- the tool's pinned definition (mcp.tools.pin_store: pinned at first use, silently; a tool whose
+--- description, schema or title changed since is held until the user allows it again; setup{pins =
+--- false} turns this off).
 local M = {}
 
 local ui = require("mcp.nvim.ui")
@@ -34,9 +35,9 @@ local WORKSPACE_FILES = { ".vscode/mcp.json", ".cursor/mcp.json", ".mcp.json" }
 ---@field on_elicitation? function the elicitation handler (default: one form in a floating buffer, mcp.nvim.form; URL mode with vim.ui)
 ---@field elicitation_url? boolean on_elicitation takes URL mode too (the default handler does)
 ---@field oauth? false|{store?: "file"|"keyring"|table, client_name?: string, authorization_timeout_ms?: integer} logins of HTTP servers (mcp.nvim.login; false: none)
----@field pins? boolean|{dir?: string|false, first_use?: "approve"|"hold"} tool pinning (true: pins under stdpath("data")/lua-mcp; default off)
+---@field pins? boolean|{dir?: string|false, first_use?: "approve"|"hold"} tool pinning (default true: pins under stdpath("data")/lua-mcp, a tool pinned at its first use; false: off)
 ---@field hub? table more mcp.hub options
-M.defaults = { workspace = true, honor_workspace_auto_approve = false, request_timeout_ms = 60000 }
+M.defaults = { workspace = true, honor_workspace_auto_approve = false, request_timeout_ms = 60000, pins = true }
 M.config = {}
 for k, v in pairs(M.defaults) do M.config[k] = v end
 
