@@ -4,17 +4,7 @@ local mcp = require("mcp")
 local core = require("mcp.core")
 local helper = require("helper")
 
--- This process's open descriptors (listed by ls, whose pipe adds the same one every time).
-local function open_fds()
-  local f = assert(io.open("/proc/self/stat"))
-  local pid = f:read("*l"):match("^(%d+)")
-  f:close()
-  local p = assert(io.popen("ls /proc/" .. pid .. "/fd"))
-  local n = 0
-  for _ in p:lines() do n = n + 1 end
-  p:close()
-  return n
-end
+local open_fds = require("hostile.bounds").fd_count
 
 local function settle()
   for _ = 1, 3 do collectgarbage("collect") end

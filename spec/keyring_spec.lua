@@ -64,21 +64,7 @@ local function in_task_counting(fn)
   return during, (table.unpack or unpack)(res)
 end
 
--- This process's open descriptors, listed by ls into a file (a pipe from io.popen would be
--- counted too, with its write end while the parent has not closed it yet).
-local function open_fds()
-  local f = assert(io.open("/proc/self/stat"))
-  local pid = f:read("*l"):match("^(%d+)")
-  f:close()
-  for _ = 1, 2 do collectgarbage("collect") end -- (handles of files left to the collector)
-  local out = os.tmpname()
-  local prefix = helper.sanitizer() and "env -u LD_PRELOAD " or ""
-  os.execute(("%sls /proc/%s/fd > %s 2>/dev/null"):format(prefix, pid, out))
-  local n = 0
-  for _ in io.lines(out) do n = n + 1 end
-  os.remove(out)
-  return n
-end
+local open_fds = require("hostile.bounds").fd_count
 
 local function shq(v) return "'" .. tostring(v):gsub("'", "'\\''") .. "'" end
 

@@ -15,16 +15,20 @@ function M.rss_kb()
   return tonumber(text:match("VmRSS:%s*(%d+)"))
 end
 
---- Open fds of this process (a count; /proc/self/fd read through the kernel, no child).
+--- Open fds of this process (a count).
 function M.fd_count()
   local fh = assert(io.open("/proc/self/stat", "r"))
   local pid = fh:read("*l"):match("^(%d+)")
   fh:close()
+  for _ = 1, 2 do collectgarbage("collect") end -- (handles of files left to the collector)
+  -- listed by ls into a file: a pipe from io.popen would be counted too, with its write end while
+  -- the parent has not closed it yet (popen closes it after the child's exec: ls may be first)
+  local out = os.tmpname()
   local prefix = helper.sanitizer() and "env -u LD_PRELOAD " or ""
-  local p = assert(io.popen(prefix .. "ls /proc/" .. pid .. "/fd"))
+  os.execute(("%sls /proc/%s/fd > %s 2>/dev/null"):format(prefix, pid, out))
   local n = 0
-  for _ in p:lines() do n = n + 1 end
-  p:close()
+  for _ in io.lines(out) do n = n + 1 end
+  os.remove(out)
   return n
 end
 
