@@ -67,11 +67,19 @@ local function row(name, samples) print(("%-52s %s%s"):format(name, stats(sample
 -- The collector's mode: HOSTLOOP_GC=incremental|generational. Unset, it is the interpreter's:
 -- lua5.4 (lua.c) starts in generational mode, whose major collections collect the whole heap in
 -- one go; a host embedding 5.4 (luaL_newstate) and LuaJIT collect incrementally.
+-- HOSTLOOP_GC_STEPSIZE=N (incremental only): the collector's step size, 2^N bytes (Lua 5.4's
+-- default 13: a step sweeps ~50,000 objects; 10: ~6,000), as a game host sets it with
+-- collectgarbage("incremental", 0, 0, N); with GLIBC_TUNABLES=glibc.malloc.mxfast=0 these are the
+-- host settings docs/GAMELOOPS.md gives for results of many objects.
 local gcmode = os.getenv("HOSTLOOP_GC")
 if gcmode == "" then gcmode = nil end
+local stepsize = tonumber(os.getenv("HOSTLOOP_GC_STEPSIZE") or "")
 if gcmode then collectgarbage(gcmode) end
-print(("budget %s ms (default), %s, collector %s"):format(mcp.loop.set_budget(2), _VERSION,
-  gcmode or "as the interpreter starts (lua5.4: generational)"))
+if stepsize and gcmode == "incremental" then collectgarbage("incremental", 0, 0, stepsize) end
+print(("budget %s ms (default), %s, collector %s%s%s"):format(mcp.loop.set_budget(2), _VERSION,
+  gcmode or "as the interpreter starts (lua5.4: generational)",
+  stepsize and (", step size 2^" .. stepsize) or "",
+  os.getenv("GLIBC_TUNABLES") and (", GLIBC_TUNABLES=" .. os.getenv("GLIBC_TUNABLES")) or ""))
 for _, mb in ipairs((wanted("spawn") or wanted("start")) and heaps or {}) do
   -- resident (written by rep), in 1 MB strings: one string of 4 GB would need its size again in
   -- rep's buffer while it is built
