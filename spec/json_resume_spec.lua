@@ -219,6 +219,31 @@ describe("resumable JSON decoding", function()
     check('"' .. string.rep("a", 5000) .. "\n" .. string.rep("b", 5000) .. '"', { 0, 100 }, { 3 })
   end)
 
+  it("puts little of a decoder in Lua's heap (the collector's debt), and still opens 512 levels", function()
+    -- its stack of open containers is malloc'd and grows as the message nests: held in the
+    -- userdata (16 KB), it was paid to the collector at the start of every large message, in one
+    -- step that swept a previous large result (~100,000 objects)
+    local text = string.rep("[", 512) .. "1" .. string.rep("]", 512)
+    core._json_decoder(text, 1) -- (the metatable, made once)
+    collectgarbage("collect")
+    collectgarbage("stop")
+    local before = collectgarbage("count")
+    local d = core._json_decoder(text, 1)
+    local kb = collectgarbage("count") - before
+    collectgarbage("restart")
+    assert.is_true(kb < 2, ("%.1f KB in Lua's heap"):format(kb))
+    local done, value
+    repeat done, value = d:run(7) until done ~= false
+    assert.is_true(done)
+    for _ = 1, 511 do value = value[1] end
+    assert.same({ 1 }, value)
+    local too_deep = string.rep("[", 513) .. string.rep("]", 513)
+    local dd = core._json_decoder(too_deep, 1)
+    repeat done, value = dd:run(7) until done ~= false
+    assert.is_nil(done)
+    assert.truthy(tostring(value):find("nesting too deep", 1, true), tostring(value))
+  end)
+
   it("makes a long string's copy in a run of its own, not after a run's worth of other work", function()
     -- a budgeted run (units) that could do it all at once stops once the string's block is ready;
     -- the next run starts with the copy (~1 ms for 10 MB), so it never lands after a full budget
