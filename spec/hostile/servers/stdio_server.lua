@@ -76,10 +76,13 @@ while true do
       local fh = io.open("/proc/self/stat", "r")
       local pid = fh:read("*l"):match("^(%d+)")
       fh:close()
-      local p = io.popen("cd /proc/" .. pid .. "/fd && for f in *; do echo \"$f=$(readlink $f)\"; done")
+      -- os.execute, not io.popen: popen's pipe is open in this process while the shell lists it,
+      -- and its write end closes only once the shell runs (a race under ASan).
+      local tmp = os.tmpname()
+      os.execute("cd /proc/" .. pid .. "/fd && for f in *; do echo \"$f=$(readlink $f)\"; done > " .. tmp)
       local fds = {}
-      for l in p:lines() do fds[#fds + 1] = l end
-      p:close()
+      for l in io.lines(tmp) do fds[#fds + 1] = l end
+      os.remove(tmp)
       text(id, table.concat(fds, ";"))
     elseif mode == "inf" then
       result(id, '{"structuredContent":{"x":1e400}}')
