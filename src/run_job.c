@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "helper_thread.h"
+#include "strvec.h"
 #include "transports/spawn.h"
 
 extern char **environ;
@@ -24,27 +25,6 @@ struct mcp_run_job {
     pthread_t thread;
     int status, err, step;
 };
-
-/* A NULL-ended copy of v in one block (free() frees it all), or NULL when out of memory. */
-static char **copy_vec(char *const *v)
-{
-    size_t n = 0, bytes = 0, i;
-    char **out, *at;
-    for (; v[n] != NULL; n++)
-        bytes += strlen(v[n]) + 1;
-    out = malloc((n + 1) * sizeof *out + bytes);
-    if (out == NULL)
-        return NULL;
-    at = (char *)(out + n + 1);
-    for (i = 0; i < n; i++) {
-        size_t len = strlen(v[i]) + 1;
-        memcpy(at, v[i], len);
-        out[i] = at;
-        at += len;
-    }
-    out[n] = NULL;
-    return out;
-}
 
 static void *job_main(void *arg)
 {
@@ -74,8 +54,8 @@ static void free_job(mcp_run_job *j)
 /* The job's copies and pipes: 0, or an errno. */
 static int prepare(mcp_run_job *j, char *const *argv, const char *input, size_t input_len)
 {
-    j->argv = copy_vec(argv);
-    j->envp = copy_vec(environ);
+    j->argv = mcp_strvec_dup(argv);
+    j->envp = mcp_strvec_dup(environ);
     j->input = malloc(input_len + 1);
     if (j->argv == NULL || j->envp == NULL || j->input == NULL)
         return ENOMEM;

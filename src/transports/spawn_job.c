@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "helper_thread.h"
+#include "strvec.h"
 
 /* The thread's stack: mcp_spawn_start's few frames (the child runs on a stack it maps), and a
  * sanitizer's interceptors under a checked build. */
@@ -27,29 +28,6 @@ struct mcp_spawn_job {
     int step, err;
 };
 
-static size_t strv_size(char *const *v, size_t *count)
-{
-    size_t n = 0, bytes = 0;
-    for (; v != NULL && v[n] != NULL; n++)
-        bytes += strlen(v[n]) + 1;
-    *count = n;
-    return bytes;
-}
-
-/* v's strings copied to *at, a NULL-ended vector of them at slots. */
-static char **copy_strv(char *const *v, char **slots, char **at)
-{
-    size_t i;
-    for (i = 0; v != NULL && v[i] != NULL; i++) {
-        size_t n = strlen(v[i]) + 1;
-        memcpy(*at, v[i], n);
-        slots[i] = *at;
-        *at += n;
-    }
-    slots[i] = NULL;
-    return slots;
-}
-
 static char *copy_str(const char *s, char **at)
 {
     char *out = *at;
@@ -62,7 +40,7 @@ static char *copy_str(const char *s, char **at)
 /* The plan's strings in one block owned by the job. 0, or -1 (out of memory). */
 static int copy_plan(mcp_spawn_job *j, const mcp_spawn_plan *p)
 {
-    size_t na, ne, bytes = strv_size(p->argv, &na) + strv_size(p->envp, &ne);
+    size_t na, ne, bytes = mcp_strvec_size(p->argv, &na) + mcp_strvec_size(p->envp, &ne);
     size_t slots = (na + 1 + ne + 1) * sizeof(char *);
     char **vec, *at;
     bytes += strlen(p->file) + 1 + (p->cwd != NULL ? strlen(p->cwd) + 1 : 0);
@@ -72,8 +50,8 @@ static int copy_plan(mcp_spawn_job *j, const mcp_spawn_plan *p)
     vec = (char **)(void *)j->strings;
     at = j->strings + slots;
     j->plan = *p;
-    j->plan.argv = copy_strv(p->argv, vec, &at);
-    j->plan.envp = copy_strv(p->envp, vec + na + 1, &at);
+    j->plan.argv = mcp_strvec_copy(p->argv, vec, &at);
+    j->plan.envp = mcp_strvec_copy(p->envp, vec + na + 1, &at);
     j->plan.file = copy_str(p->file, &at);
     j->plan.cwd = p->cwd != NULL ? copy_str(p->cwd, &at) : NULL;
     if (p->nofile != NULL) {
