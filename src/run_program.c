@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/wait.h>
 
+#include "argv_lua.h"
 #include "class_lua.h"
 #include "compat.h"
 #include "core_loop.h"
@@ -29,7 +30,6 @@
 extern char **environ;
 
 #define RUN_MT "mcp.run_program"
-#define MAX_ARGS 32
 
 typedef struct lua_run {
     mcp_loop *loop;
@@ -43,22 +43,6 @@ typedef struct lua_run {
 typedef struct run_box {
     lua_run *r;
 } run_box;
-
-/* argv's strings (argument 1) into out, NULL-ended; they stay on the stack, so stay valid. */
-static void check_argv(lua_State *L, const char **out)
-{
-    int n, i;
-    luaL_checktype(L, 1, LUA_TTABLE);
-    n = (int)mcp_rawlen(L, 1);
-    luaL_argcheck(L, n >= 1 && n <= MAX_ARGS, 1, "expected 1 to 32 arguments");
-    for (i = 0; i < n; i++) {
-        lua_rawgeti(L, 1, i + 1);
-        if (lua_type(L, -1) != LUA_TSTRING)
-            luaL_argerror(L, 1, "arguments must be strings");
-        out[i] = lua_tostring(L, -1);
-    }
-    out[n] = NULL;
-}
 
 /* What run_program returns for a run: e (with step) the start's errno, else status
  * (mcp_run_finish's) and the output in io. */
@@ -89,13 +73,13 @@ static int push_outcome(lua_State *L, const char *name, int e, int step, int sta
 
 static int l_run_program(lua_State *L)
 {
-    const char *argv[MAX_ARGS + 1];
+    const char *argv[MCP_ARGV_MAX + 1];
     const char *input;
     size_t len;
     int timeout_ms, e, step = 0, status = 0, n;
     mcp_run_io io;
     lua_settop(L, 3); /* (argv's strings go above the arguments) */
-    check_argv(L, argv);
+    mcp_argv_check(L, argv);
     input = luaL_optlstring(L, 2, "", &len);
     timeout_ms = (int)luaL_optinteger(L, 3, 10000);
     mcp_run_init(&io, input, len);
@@ -165,13 +149,13 @@ static lua_run *new_run(lua_State *L, const char *name)
 
 static int l_run_program_async(lua_State *L)
 {
-    const char *argv[MAX_ARGS + 1];
+    const char *argv[MCP_ARGV_MAX + 1];
     const char *input;
     size_t len;
     int timeout_ms, e;
     lua_run *r;
     lua_settop(L, 4); /* (argv's strings go above the arguments) */
-    check_argv(L, argv);
+    mcp_argv_check(L, argv);
     input = luaL_optlstring(L, 2, "", &len);
     timeout_ms = (int)luaL_optinteger(L, 3, 10000);
     luaL_checktype(L, 4, LUA_TFUNCTION);

@@ -12,10 +12,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "argv_lua.h"
 #include "spawn_detached.h"
 #include "transports/spawn.h"
-
-#define MAX_ARGS 32
 
 extern char **environ;
 
@@ -48,18 +47,9 @@ static int start_detached(const char *const *argv)
 
 int mcp_spawn_detached(lua_State *L)
 {
-    const char *argv[MAX_ARGS + 1];
-    int n, i, e;
-    luaL_checktype(L, 1, LUA_TTABLE);
-    n = (int)mcp_rawlen(L, 1);
-    luaL_argcheck(L, n >= 1 && n <= MAX_ARGS, 1, "expected 1 to 32 arguments");
-    for (i = 0; i < n; i++) {
-        lua_rawgeti(L, 1, i + 1);
-        if (lua_type(L, -1) != LUA_TSTRING)
-            return luaL_argerror(L, 1, "arguments must be strings");
-        argv[i] = lua_tostring(L, -1); /* stays on the stack, so stays valid */
-    }
-    argv[n] = NULL;
+    const char *argv[MCP_ARGV_MAX + 1];
+    int e;
+    mcp_argv_check(L, argv);
     e = start_detached(argv);
     if (e != 0) {
         lua_pushnil(L);
