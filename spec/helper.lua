@@ -150,6 +150,27 @@ function helper.wait_dead(pid, ms)
   return select(2, helper.proc_exists(pid))
 end
 
+--- fn() in a task while another task counts the loop's rounds (a tick_ms sleep each, default 5),
+--- under mcp.run(): how many rounds ran while fn ran (0 when fn held the host's thread), and
+--- fn's results.
+function helper.in_task_counting(fn, tick_ms)
+  local ticks, done, during, res = 0, false, nil, nil
+  mcp.spawn(function()
+    while not done do
+      mcp.sleep(tick_ms or 5)
+      ticks = ticks + 1
+    end
+  end)
+  mcp.spawn(function()
+    local before = ticks
+    res = { fn() }
+    during = ticks - before
+    done = true
+  end)
+  mcp.run()
+  return during, (table.unpack or unpack)(res)
+end
+
 --- Step the loop until pred() holds or ms elapse (outside tasks). Returns pred().
 function helper.wait_until(pred, ms)
   local deadline = mcp.core.now_ms() + ms

@@ -225,22 +225,11 @@ describe("mcp.auth.keyring_store (security backend, against a recording fake)", 
     local dir = setup("ok")
     local s = assert(mcp.auth.keyring_store({ backend = "security", tool = dir .. "/security" }))
     local rec = { tokens = { access_token = ("a"):rep(3000), refresh_token = "r" } } -- kept in pieces
-    local ticks, done, got1, got2 = 0, false, nil, nil
-    mcp.spawn(function()
-      while not done do
-        mcp.sleep(1)
-        ticks = ticks + 1
-      end
-    end)
-    mcp.spawn(function()
+    local during, got1, got2 = helper.in_task_counting(function()
       s:save("k", rec)
-      got1 = s:load("k")
-      got2 = s:load("k")
-      done = true
-    end)
-    local before = ticks
-    mcp.run()
-    assert.is_true(ticks > before)
+      return s:load("k"), s:load("k")
+    end, 1)
+    assert.is_true(during > 0)
     assert.same(rec, got1)
     assert.same(rec, got2)
     local log = calls(dir)

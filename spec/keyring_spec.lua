@@ -44,25 +44,7 @@ end
 
 local function touch(path) helper.write_file(path, "") end
 
--- fn() in a task while another task counts the loop's rounds (a 5 ms sleep each): how many
--- rounds ran while fn ran (0 when fn held the host's thread), and fn's results.
-local function in_task_counting(fn)
-  local ticks, done, during, res = 0, false, nil, nil
-  mcp.spawn(function()
-    while not done do
-      mcp.sleep(5)
-      ticks = ticks + 1
-    end
-  end)
-  mcp.spawn(function()
-    local before = ticks
-    res = { fn() }
-    during = ticks - before
-    done = true
-  end)
-  mcp.run()
-  return during, (table.unpack or unpack)(res)
-end
+local in_task_counting = helper.in_task_counting
 
 local open_fds = require("hostile.bounds").fd_count
 

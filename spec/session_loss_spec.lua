@@ -5,6 +5,22 @@ local mcp = require("mcp")
 local helper = require("helper")
 local H = require("http_helper")
 
+-- A legacy SSE client of server-everything ev whose on_reconnect reasons go to reasons; extra:
+-- more client options.
+local function sse_client(ev, reasons, extra)
+  local o = { request_timeout_ms = helper.ms(20000),
+    on_reconnect = function(_, reason) reasons[#reasons + 1] = reason end }
+  for k, v in pairs(extra or {}) do o[k] = v end
+  return assert(mcp.create_sse_client(ev.base .. "/sse", o))
+end
+
+-- Stop ev and wait until c's SSE stream has ended.
+local function stop_under(ev, c)
+  H.stop_everything(ev)
+  helper.wait_dead(ev.pid, helper.ms(5000))
+  helper.wait_until(function() return not c.session:is_open() end, helper.ms(5000))
+end
+
 describe("a lost HTTP session #http", function()
   it("comes back by itself when server-everything restarts on its port", function()
     local ev = H.start_everything("streamableHttp")
@@ -77,14 +93,9 @@ describe("a lost HTTP session #http", function()
     local ev = H.start_everything("sse")
     if not ev then pending("server-everything unavailable"); return end
     local reasons = {}
-    local c = assert(mcp.create_sse_client(ev.base .. "/sse", {
-      request_timeout_ms = helper.ms(20000),
-      on_reconnect = function(_, reason) reasons[#reasons + 1] = reason end,
-    }))
+    local c = sse_client(ev, reasons)
     assert(c:call_tool("echo", { message = "before" }))
-    H.stop_everything(ev)
-    helper.wait_dead(ev.pid, helper.ms(5000))
-    helper.wait_until(function() return not c.session:is_open() end, helper.ms(5000))
+    stop_under(ev, c)
     local ev2 = H.start_everything_on(ev.port, "sse")
     assert.truthy(ev2, "server-everything did not come back on its port")
     local res, err = c:call_tool("echo", { message = "after" })
@@ -104,17 +115,12 @@ describe("a lost HTTP session #http", function()
     local ev = H.start_everything("sse")
     if not ev then pending("server-everything unavailable"); return end
     local reasons, updates = {}, {}
-    local c = assert(mcp.create_sse_client(ev.base .. "/sse", {
-      request_timeout_ms = helper.ms(20000),
-      on_reconnect = function(_, reason) reasons[#reasons + 1] = reason end,
-    }))
+    local c = sse_client(ev, reasons)
     c:on_notification("notifications/resources/updated", function(p) updates[#updates + 1] = p.uri end)
     local uri = "demo://resource/static/document/architecture.md"
     assert(c:subscribe_resource(uri))
     local init = c:initialize_result()
-    H.stop_everything(ev)
-    helper.wait_dead(ev.pid, helper.ms(5000))
-    helper.wait_until(function() return not c.session:is_open() end, helper.ms(5000))
+    stop_under(ev, c)
     helper.wait_until(function() return false end, helper.ms(1500)) -- a try or two while it is down
     local ev2 = H.start_everything_on(ev.port, "sse")
     assert.truthy(ev2, "server-everything did not come back on its port")
@@ -136,8 +142,7 @@ describe("a lost HTTP session #http", function()
       local ev = H.start_everything("sse")
       if not ev then pending("server-everything unavailable"); return end
       local made, reports = 0, {}
-      local c = assert(mcp.create_sse_client(ev.base .. "/sse", {
-        request_timeout_ms = helper.ms(20000),
+      local c = sse_client(ev, {}, {
         on_error = function(e) reports[#reports + 1] = e end,
         -- each new connection needs a login, which the user denies
         transport_factory = function()
@@ -150,10 +155,8 @@ describe("a lost HTTP session #http", function()
             session_id = function() return nil end,
           }
         end,
-      }))
-      H.stop_everything(ev)
-      helper.wait_dead(ev.pid, helper.ms(5000))
-      helper.wait_until(function() return not c.session:is_open() end, helper.ms(5000))
+      })
+      stop_under(ev, c)
       mcp.run() -- returns at once: no task runs, the tries wait on a timer
       assert.truthy(helper.wait_until(function() return made >= 1 end, helper.ms(5000)))
       helper.wait_until(function() return made >= 2 end, helper.ms(3000)) -- a next try would come 1.5 s later
@@ -167,13 +170,8 @@ describe("a lost HTTP session #http", function()
     local ev = H.start_everything("sse")
     if not ev then pending("server-everything unavailable"); return end
     local reasons = {}
-    local c = assert(mcp.create_sse_client(ev.base .. "/sse", {
-      request_timeout_ms = helper.ms(20000),
-      on_reconnect = function(_, reason) reasons[#reasons + 1] = reason end,
-    }))
-    H.stop_everything(ev)
-    helper.wait_dead(ev.pid, helper.ms(5000))
-    helper.wait_until(function() return not c.session:is_open() end, helper.ms(5000))
+    local c = sse_client(ev, reasons)
+    stop_under(ev, c)
     c:close()
     local ev2 = H.start_everything_on(ev.port, "sse")
     assert.truthy(ev2, "server-everything did not come back on its port")
@@ -189,16 +187,11 @@ describe("a lost HTTP session #http", function()
     local ev = H.start_everything("sse")
     if not ev then pending("server-everything unavailable"); return end
     local reasons, updates = {}, {}
-    local c = assert(mcp.create_sse_client(ev.base .. "/sse", {
-      request_timeout_ms = helper.ms(20000),
-      on_reconnect = function(_, reason) reasons[#reasons + 1] = reason end,
-    }))
+    local c = sse_client(ev, reasons)
     c:on_notification("notifications/resources/updated", function(p) updates[#updates + 1] = p.uri end)
     local uri = "demo://resource/static/document/architecture.md"
     assert(c:subscribe_resource(uri))
-    H.stop_everything(ev)
-    helper.wait_dead(ev.pid, helper.ms(5000))
-    helper.wait_until(function() return not c.session:is_open() end, helper.ms(5000))
+    stop_under(ev, c)
     local down_res, down_err = c:call_tool("echo", { message = "while down" })
     local ev2 = H.start_everything_on(ev.port, "sse")
     assert.truthy(ev2, "server-everything did not come back on its port")
