@@ -144,6 +144,8 @@ export MCP_FILESYSTEM_SERVER
 # Sanitizers (gcc's runtimes, preloaded into the unsanitized interpreter).
 ASAN_BUILDDIR := build/asan-$(ABI)$(OWN_SUFFIX)
 MEMCHECK_BUILDDIR := build/memcheck-5.4
+# valgrind's busted processes at once (scripts/shards.sh splits the spec files; CI runs 2)
+MEMCHECK_SHARDS ?= 1
 ASAN_SANFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 ASAN_LIBS = $(shell $(CC) -print-file-name=libasan.so) $(shell $(CC) -print-file-name=libubsan.so)
 # These variables reach every child the specs start (node, lua5.4 test servers, sh)
@@ -336,8 +338,8 @@ asan: deps
 # hostile` runs it under ASan.
 memcheck: deps
 	@$(MAKE) --no-print-directory build LUA=5.4 BUILDDIR=$(MEMCHECK_BUILDDIR)
-	MCP_TEST_SANITIZER=valgrind $(VALGRIND) $(VALGRIND_FLAGS) \
-	  lua5.4 $(BUSTED) --lpath='$(BUSTED_LPATH)' --cpath='./$(MEMCHECK_BUILDDIR)/?.so' --exclude-pattern='^hostile_' $(BUSTED_FLAGS) $(SPEC)
+	MCP_TEST_SANITIZER=valgrind bash scripts/shards.sh $(MEMCHECK_SHARDS) '$(SPEC)' -- $(VALGRIND) $(VALGRIND_FLAGS) \
+	  lua5.4 $(BUSTED) --lpath='$(BUSTED_LPATH)' --cpath='./$(MEMCHECK_BUILDDIR)/?.so' --exclude-pattern='^hostile_' $(BUSTED_FLAGS)
 
 # libFuzzer targets (fuzz/<name>_fuzz.c), built with clang and its libFuzzer runtime (Debian 12:
 # clang-14 and libclang-rt-14-dev, which clang-14 only recommends; scripts/deps.sh installs both,
