@@ -11,6 +11,7 @@
 #include "digest.h"
 #include "filelock.h"
 #include "private_file.h"
+#include "malloc_tune.h"
 #include "realpath.h"
 #include "redirect_listener.h"
 #include "run_program.h"
@@ -194,6 +195,7 @@ int luaopen_mcp_core(lua_State *L)
         {"read_private_file", mcp_read_private_file},
         {"spawn_detached", mcp_spawn_detached},
         {"realpath", mcp_realpath},
+        {"malloc_no_fastbins", mcp_malloc_no_fastbins},
         {NULL, NULL},
     };
     struct sigaction sa;

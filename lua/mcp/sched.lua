@@ -479,6 +479,15 @@ M.loop = {
     end
     return M.set_budget(ms)
   end,
+  --- Apply the process-wide settings that keep a PUC Lua host's frames near the budget when large
+  --- results are swept: Lua 5.4's collector incremental with 2^step_size-byte steps (default 10),
+  --- glibc's malloc without fastbins (docs/GAMELOOPS.md). The host's choice; returns what was done.
+  ---@param opts {collector: boolean|nil, malloc: boolean|nil, step_size: integer|nil}|nil
+  ---@return {collector: string, malloc: string}
+  tune_for_frames = function(opts)
+    local done = require("mcp.frame_tuning").apply(opts) -- not a tail call: errors name the caller
+    return done
+  end,
   --- Something is waiting: a watch, a timer, a ready or suspended task.
   ---@return boolean
   alive = function() return core.alive() or has_ready() or live > 0 end,
