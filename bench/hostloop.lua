@@ -71,15 +71,21 @@ local function row(name, samples) print(("%-52s %s%s"):format(name, stats(sample
 -- default 13: a step sweeps ~50,000 objects; 10: ~6,000), as a game host sets it with
 -- collectgarbage("incremental", 0, 0, N); with GLIBC_TUNABLES=glibc.malloc.mxfast=0 these are the
 -- host settings docs/GAMELOOPS.md gives for results of many objects.
-local gcmode = os.getenv("HOSTLOOP_GC")
-if gcmode == "" then gcmode = nil end
-local stepsize = tonumber(os.getenv("HOSTLOOP_GC_STEPSIZE") or "")
-if gcmode then collectgarbage(gcmode) end
-if stepsize and gcmode == "incremental" then collectgarbage("incremental", 0, 0, stepsize) end
-print(("budget %s ms (default), %s, collector %s%s%s"):format(mcp.loop.set_budget(2), _VERSION,
-  gcmode or "as the interpreter starts (lua5.4: generational)",
-  stepsize and (", step size 2^" .. stepsize) or "",
-  os.getenv("GLIBC_TUNABLES") and (", GLIBC_TUNABLES=" .. os.getenv("GLIBC_TUNABLES")) or ""))
+-- HOSTLOOP_TUNE=1: mcp.loop.tune_for_frames() first (both settings at run time, the library's call).
+local function set_up_collector()
+  local tuned = os.getenv("HOSTLOOP_TUNE") == "1" and mcp.loop.tune_for_frames() or nil
+  local gcmode = os.getenv("HOSTLOOP_GC")
+  if gcmode == "" then gcmode = nil end
+  local stepsize = tonumber(os.getenv("HOSTLOOP_GC_STEPSIZE") or "")
+  if gcmode then collectgarbage(gcmode) end
+  if stepsize and gcmode == "incremental" then collectgarbage("incremental", 0, 0, stepsize) end
+  return ("collector %s%s%s%s"):format(
+    gcmode or (tuned and "as tune_for_frames left it") or "as the interpreter starts (lua5.4: generational)",
+    stepsize and (", step size 2^" .. stepsize) or "",
+    os.getenv("GLIBC_TUNABLES") and (", GLIBC_TUNABLES=" .. os.getenv("GLIBC_TUNABLES")) or "",
+    tuned and (", tune_for_frames: " .. tuned.collector .. "; " .. tuned.malloc) or "")
+end
+print(("budget %s ms (default), %s, %s"):format(mcp.loop.set_budget(2), _VERSION, set_up_collector()))
 for _, mb in ipairs((wanted("spawn") or wanted("start")) and heaps or {}) do
   -- resident (written by rep), in 1 MB strings: one string of 4 GB would need its size again in
   -- rep's buffer while it is built

@@ -6,6 +6,10 @@
 --
 --   lua5.4 examples/gameloop.lua        (from a checkout, after make; see README.md "Quick example")
 local mcp = require("mcp")
+-- Once at start: smaller collector steps (Lua 5.4) and glibc's malloc without fastbins, so that
+-- the frame where a large dropped result is swept stays near the step budget (docs/GAMELOOPS.md).
+-- Process-wide settings: the game's choice. On LuaJIT (LÖVE) it leaves both alone.
+mcp.loop.tune_for_frames()
 
 local here = (arg and arg[0] or ""):match("^(.*)/") or "."
 local lua = os.getenv("MCP_DEMO_LUA") or "lua5.4"
