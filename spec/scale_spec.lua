@@ -74,21 +74,32 @@ T.close(t, 0)
 for i = 9, #ts do T.close(ts[i], 0) end
 ]]
 
-local function run_child(ulimit, n, probe)
+-- A child Lua (the interpreter and module path of this run) runs the script text with the
+-- arguments under the given `ulimit` settings: its output (stdout and stderr).
+local function run_lua(ulimit, text, ...)
   local script = os.tmpname()
-  helper.write_file(script, CHILD)
-  local cmd = ("%s; LUA_PATH=%s LUA_CPATH=%s exec %s %s %d %s 2>&1"):format(ulimit,
-    shq(package.path .. ";;"), shq(package.cpath .. ";;"), helper.lua_cmd(), shq(script), n, shq(probe or "-"))
+  helper.write_file(script, text)
+  local args = {}
+  for i = 1, select("#", ...) do args[i] = shq(select(i, ...)) end
+  local cmd = ("%s; LUA_PATH=%s LUA_CPATH=%s exec %s %s %s 2>&1"):format(ulimit, shq(package.path .. ";;"),
+    shq(package.cpath .. ";;"), helper.lua_cmd(), shq(script), table.concat(args, " "))
   local f = assert(io.popen("sh -c " .. shq(cmd), "r"))
   local out = f:read("*a")
   f:close()
   os.remove(script)
+  return out
+end
+
+-- The child's `name=value` lines (the first of each name), and out = all of its output.
+local function fields(out)
   local r = { out = out }
   for k, v in out:gmatch("([%w_]+)=([^\n]*)") do
     if r[k] == nil then r[k] = v end
   end
   return r
 end
+
+local function run_child(ulimit, n, probe) return fields(run_lua(ulimit, CHILD, n, probe or "-")) end
 
 -- A child Lua with the soft limit at LOW starts one server from a task (mcp.spawn) at a time,
 -- each with all but k descriptors in use (k = 0..8: files opened until EMFILE, then k closed),
@@ -147,14 +158,7 @@ describe_linux("file descriptor limit", function()
       pending("the hard limit (" .. tostring(hard) .. ") leaves no room to raise")
       return
     end
-    local script = os.tmpname()
-    helper.write_file(script, TASK_CHILD)
-    local cmd = ("ulimit -Sn %d; LUA_PATH=%s LUA_CPATH=%s exec %s %s 2>&1"):format(LOW, shq(package.path .. ";;"),
-      shq(package.cpath .. ";;"), helper.lua_cmd(), shq(script))
-    local f = assert(io.popen("sh -c " .. shq(cmd), "r"))
-    local out = f:read("*a")
-    f:close()
-    os.remove(script)
+    local out = run_lua("ulimit -Sn " .. LOW, TASK_CHILD)
     for k = 0, 8 do
       assert.truthy(out:find(("start%d=true nil\n"):format(k), 1, true), out)
     end
