@@ -1,6 +1,6 @@
-/* A short program run on three pipes (run_io.h): the start (spawn.h: the same descriptor and
- * signal hygiene as a stdio server, no copy of the host), the pump of its stdin and output, the
- * timeout and the reaping. */
+/* A short program run on three pipes (run_io.h): its descriptors, the start (spawn.h: the same
+ * descriptor and signal hygiene as a stdio server, no copy of the host), the pump of its stdin and
+ * output, the timeout and the reaping. */
 #include "run_io.h"
 
 #include <errno.h>
@@ -35,6 +35,8 @@ void mcp_run_init(mcp_run_io *io, const char *input, size_t input_len)
 {
     memset(io, 0, sizeof *io);
     io->fd[0] = io->fd[1] = io->fd[2] = -1;
+    io->child[0] = io->child[1] = io->child[2] = -1;
+    io->report[0] = io->report[1] = -1;
     io->input = input;
     io->input_len = input_len;
     io->pid = -1;
@@ -45,10 +47,13 @@ void mcp_run_free(mcp_run_io *io)
     int i;
     for (i = 0; i < 3; i++) {
         close_fd(&io->fd[i]);
+        close_fd(&io->child[i]);
         free(io->buf[i]);
         io->buf[i] = NULL;
         io->len[i] = 0;
     }
+    close_fd(&io->report[0]);
+    close_fd(&io->report[1]);
 }
 
 static void take(mcp_run_io *io, int i)
@@ -98,13 +103,49 @@ static int pump(mcp_run_io *io, int wait_ms, int cancel_fd)
     return io->fd[0] < 0 && io->fd[1] < 0 && io->fd[2] < 0;
 }
 
-/* The program on the three pipes' child ends. 0, or an errno with *step. */
-static int start_child(char *const *argv, char *const *envp, int p[3][2], pid_t *pid, int *step)
+int mcp_run_open(mcp_run_io *io)
+{
+    int i, e = 0, p[4][2];
+    for (i = 0; i < 4; i++)
+        p[i][0] = p[i][1] = -1;
+    for (i = 0; i < 4 && e == 0; i++)
+        if (mcp_pipe_cloexec(p[i]) != 0) {
+            e = errno;
+            p[i][0] = p[i][1] = -1;
+        }
+    if (e != 0) {
+        for (i = 0; i < 4; i++) {
+            close_fd(&p[i][0]);
+            close_fd(&p[i][1]);
+        }
+        return e;
+    }
+    io->fd[0] = p[0][1];
+    io->child[0] = p[0][0];
+    for (i = 1; i < 3; i++) {
+        io->fd[i] = p[i][0];
+        io->child[i] = p[i][1];
+    }
+    for (i = 0; i < 3; i++)
+        fcntl(io->fd[i], F_SETFL, O_NONBLOCK); /* (the program's ends stay blocking) */
+    io->report[0] = p[3][0];
+    io->report[1] = p[3][1];
+    return 0;
+}
+
+/* The program on the pipes' child ends. The report pipe is closed here or by the start,
+ * whatever the outcome. 0, or an errno with *step. */
+static int start_child(mcp_run_io *io, char *const *argv, char *const *envp,
+                       const struct rlimit *nofile, int *step)
 {
     char file[4096];
     mcp_spawn_plan pl;
+    int rep[2] = {io->report[0], io->report[1]};
     int e = mcp_spawn_resolve(argv[0], envp, file, sizeof file);
+    io->report[0] = io->report[1] = -1;
     if (e != 0) {
+        close_fd(&rep[0]);
+        close_fd(&rep[1]);
         *step = MCP_SPAWN_STEP_EXEC;
         return e;
     }
@@ -112,38 +153,27 @@ static int start_child(char *const *argv, char *const *envp, int p[3][2], pid_t 
     pl.argv = argv;
     pl.envp = envp;
     pl.cwd = NULL;
-    pl.fd[0] = p[0][0];
-    pl.fd[1] = p[1][1];
-    pl.fd[2] = p[2][1];
+    pl.fd[0] = io->child[0];
+    pl.fd[1] = io->child[1];
+    pl.fd[2] = io->child[2];
     pl.mode = MCP_SPAWN_SAME_GROUP;
-    pl.nofile = NULL;
+    pl.nofile = nofile;
     pl.sandbox_fd = -1;
     pl.maxfd = mcp_fd_limit();
-    return mcp_spawn_start(&pl, pid, step);
+    return mcp_spawn_start_with(&pl, rep, &io->pid, step);
 }
 
-int mcp_run_start(mcp_run_io *io, char *const *argv, char *const *envp, int *step)
+int mcp_run_start(mcp_run_io *io, char *const *argv, char *const *envp, const struct rlimit *nofile,
+                  int *step)
 {
-    int i, e = 0, p[3][2];
-    for (i = 0; i < 3; i++)
-        p[i][0] = p[i][1] = -1;
+    int i, e;
     *step = MCP_SPAWN_STEP_CLONE;
-    for (i = 0; i < 3 && e == 0; i++)
-        if (mcp_pipe_cloexec(p[i]) != 0)
-            e = errno;
-    if (e == 0)
-        e = start_child(argv, envp, p, &io->pid, step);
-    close_fd(&p[0][0]);
-    close_fd(&p[1][1]);
-    close_fd(&p[2][1]);
-    io->fd[0] = p[0][1];
-    io->fd[1] = p[1][0];
-    io->fd[2] = p[2][0];
+    /* (EBADF: mcp_run_open was not called, or failed: never start with the host's 0-2) */
+    e = io->report[0] >= 0 ? start_child(io, argv, envp, nofile, step) : EBADF;
     for (i = 0; i < 3; i++) {
+        close_fd(&io->child[i]);
         if (e != 0)
             close_fd(&io->fd[i]);
-        else
-            fcntl(io->fd[i], F_SETFL, O_NONBLOCK);
     }
     if (e != 0)
         io->pid = -1;

@@ -1,5 +1,6 @@
 /* A short program run on a helper thread (run_job.h). The thread uses only the job's own copies
- * and writes only io, status, err and step, which the owner reads after the join. */
+ * and descriptors, made before it starts, and writes only io, status, err and step, which the
+ * owner reads after the join. */
 #include "run_job.h"
 
 #include <errno.h>
@@ -20,6 +21,8 @@ struct mcp_run_job {
     mcp_run_io io;
     char **argv, **envp; /* each one block: the pointers, then the strings */
     char *input;
+    struct rlimit nofile;
+    int has_nofile; /* 0: the program keeps the host's limit */
     int timeout_ms;
     int wake[2], cancel[2];
     pthread_t thread;
@@ -29,7 +32,7 @@ struct mcp_run_job {
 static void *job_main(void *arg)
 {
     mcp_run_job *j = arg;
-    j->err = mcp_run_start(&j->io, j->argv, j->envp, &j->step);
+    j->err = mcp_run_start(&j->io, j->argv, j->envp, j->has_nofile ? &j->nofile : NULL, &j->step);
     if (j->err == 0)
         j->status = mcp_run_finish(&j->io, j->timeout_ms, j->cancel[0]);
     mcp_helper_thread_poke(j->wake[1]);
@@ -45,13 +48,14 @@ static void free_job(mcp_run_job *j)
         if (j->cancel[i] >= 0)
             close(j->cancel[i]);
     }
+    mcp_run_free(&j->io); /* (the run's pipes when the thread never started) */
     free(j->argv);
     free(j->envp);
     free(j->input);
     free(j);
 }
 
-/* The job's copies and pipes: 0, or an errno. */
+/* The job's copies and every descriptor of it: 0, or an errno (what is made, free_job frees). */
 static int prepare(mcp_run_job *j, char *const *argv, const char *input, size_t input_len)
 {
     j->argv = mcp_strvec_dup(argv);
@@ -60,25 +64,35 @@ static int prepare(mcp_run_job *j, char *const *argv, const char *input, size_t 
     if (j->argv == NULL || j->envp == NULL || j->input == NULL)
         return ENOMEM;
     memcpy(j->input, input, input_len);
-    if (mcp_pipe_cloexec(j->wake) != 0 || mcp_pipe_cloexec(j->cancel) != 0)
+    mcp_run_init(&j->io, j->input, input_len);
+    if (mcp_pipe_cloexec(j->wake) != 0) {
+        j->wake[0] = j->wake[1] = -1;
         return errno;
-    return 0;
+    }
+    if (mcp_pipe_cloexec(j->cancel) != 0) {
+        j->cancel[0] = j->cancel[1] = -1;
+        return errno;
+    }
+    return mcp_run_open(&j->io);
 }
 
 mcp_run_job *mcp_run_job_start(char *const *argv, const char *input, size_t input_len,
-                               int timeout_ms)
+                               int timeout_ms, const struct rlimit *nofile)
 {
     mcp_run_job *j = calloc(1, sizeof *j);
     int e;
     if (j == NULL)
         return NULL;
     j->wake[0] = j->wake[1] = j->cancel[0] = j->cancel[1] = -1;
+    mcp_run_init(&j->io, NULL, 0);
     j->timeout_ms = timeout_ms;
-    e = prepare(j, argv, input, input_len);
-    if (e == 0) {
-        mcp_run_init(&j->io, j->input, input_len);
-        e = mcp_helper_thread_start(&j->thread, RUN_JOB_STACK, job_main, j);
+    if (nofile != NULL) {
+        j->nofile = *nofile;
+        j->has_nofile = 1;
     }
+    e = prepare(j, argv, input, input_len);
+    if (e == 0)
+        e = mcp_helper_thread_start(&j->thread, RUN_JOB_STACK, job_main, j);
     if (e != 0) {
         free_job(j);
         errno = e;
@@ -101,6 +115,7 @@ int mcp_run_job_finish(mcp_run_job *j, int *status, int *step, mcp_run_io *out)
     *out = j->io; /* the output is the caller's now; the pipes are closed (mcp_run_finish) */
     out->input = NULL;
     out->input_len = 0;
+    mcp_run_init(&j->io, NULL, 0);
     free_job(j);
     return e;
 }

@@ -3,20 +3,25 @@
  * wait for its exit (10-50 ms for secret-tool through D-Bus, seconds when the keyring prompts)
  * are the thread's. The job owns everything of the run: the copies of argv, the environment and
  * the input, the pipes, the child (the thread always reaps it, killing it on a timeout or a
- * cancel), the output. The loop learns of the end through a pipe (mcp_run_job_fd). */
+ * cancel), the output. The loop learns of the end through a pipe (mcp_run_job_fd). Every
+ * descriptor of the job (that pipe, the cancel pipe and the run's, mcp_run_open) is made before
+ * the thread, on the caller's, where running out of them can be answered (fdlimit.h). */
 #ifndef MCP_RUN_JOB_H
 #define MCP_RUN_JOB_H
 
 #include <stddef.h>
+#include <sys/resource.h>
 
 #include "run_io.h"
 
 typedef struct mcp_run_job mcp_run_job;
 
 /* Run argv (NULL-ended, argv[0] looked up in the PATH of the host's environment, copied now with
- * argv and input) at most timeout_ms on a new thread. NULL with errno when it cannot. */
+ * argv, input and nofile: the program's RLIMIT_NOFILE, NULL for the host's) at most timeout_ms on
+ * a new thread. NULL with errno when it cannot (EMFILE: the caller may raise the limit and call
+ * again); then nothing of it is left open. */
 mcp_run_job *mcp_run_job_start(char *const *argv, const char *input, size_t input_len,
-                               int timeout_ms);
+                               int timeout_ms, const struct rlimit *nofile);
 
 /* Readable once the run is over (mcp_run_job_finish then returns at once). */
 int mcp_run_job_fd(const mcp_run_job *j);

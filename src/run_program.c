@@ -76,14 +76,16 @@ static int l_run_program(lua_State *L)
     const char *argv[MCP_ARGV_MAX + 1];
     const char *input;
     size_t len;
-    int timeout_ms, e, step = 0, status = 0, n;
+    int timeout_ms, e, step = MCP_SPAWN_STEP_CLONE, status = 0, n;
     mcp_run_io io;
     lua_settop(L, 3); /* (argv's strings go above the arguments) */
     mcp_argv_check(L, argv);
     input = luaL_optlstring(L, 2, "", &len);
     timeout_ms = (int)luaL_optinteger(L, 3, 10000);
     mcp_run_init(&io, input, len);
-    e = mcp_run_start(&io, (char *const *)argv, environ, &step);
+    e = mcp_run_open(&io);
+    if (e == 0)
+        e = mcp_run_start(&io, (char *const *)argv, environ, NULL, &step);
     if (e == 0)
         status = mcp_run_finish(&io, timeout_ms, -1);
     n = push_outcome(L, argv[0], e, step, status, &io);
@@ -160,7 +162,7 @@ static int l_run_program_async(lua_State *L)
     timeout_ms = (int)luaL_optinteger(L, 3, 10000);
     luaL_checktype(L, 4, LUA_TFUNCTION);
     r = new_run(L, argv[0]);
-    r->job = mcp_run_job_start((char *const *)argv, input, len, timeout_ms);
+    r->job = mcp_run_job_start((char *const *)argv, input, len, timeout_ms, NULL);
     if (r->job == NULL) {
         e = errno;
         lua_pushnil(L);
