@@ -1,6 +1,7 @@
--- Scale: many stdio servers in one process (the core raises its soft fd limit when it runs out,
--- or fails with an error naming the limit) and thousands of calls in flight on one HTTP client
--- (queued behind its connection bound). Counts, never timings: the timings are bench/'s.
+-- Scale: many stdio servers (and programs run by core.run_program) in one process (the core raises
+-- its soft fd limit when it runs out, or fails with an error naming the limit) and thousands of
+-- calls in flight on one HTTP client (queued behind its connection bound). Counts, never timings:
+-- the timings are bench/'s.
 local mcp = require("mcp")
 local helper = require("helper")
 local bounds = require("hostile.bounds")
@@ -126,6 +127,50 @@ for k = 0, 8 do
 end
 ]]
 
+-- A child Lua runs `true` with core.run_program (mode "sync") or core.run_program_async ("async",
+-- its end reported by core.step) once for each k from arg[2] to arg[3], with all but k descriptors
+-- in use (files opened until EMFILE, then k closed), so that every descriptor a run makes meets
+-- the limit in turn: its three pipes, its start's report pipe and, for a run on a helper thread,
+-- the wake and cancel pipes. For each run it reports the result and how many descriptors were free
+-- after it (k when the run left none open); then the soft limit a program it runs sees, and its own.
+local RUN_CHILD = [[
+local mode, first, last = arg[1], tonumber(arg[2]), tonumber(arg[3])
+local core = require("mcp").core
+local function run(argv)
+  if mode == "sync" then return core.run_program(argv, nil, 10000) end
+  local res
+  local h, err = core.run_program_async(argv, nil, 10000, function(...) res = { ... } end)
+  if not h then return nil, err end
+  while res == nil do core.step(1000) end
+  return res[1], res[2]
+end
+local function fill()
+  local held = {}
+  while true do
+    local f = io.open("/dev/null", "r")
+    if not f then return held end
+    held[#held + 1] = f
+  end
+end
+local function close_all(files)
+  for _, f in ipairs(files) do f:close() end
+end
+for k = first, last do
+  local held = fill()
+  for _ = 1, k do table.remove(held):close() end
+  local r, err = run({ "true" })
+  local free = fill()
+  print(("run%d=%s %s free=%d"):format(k, tostring(r and r.status), tostring(err), #free))
+  close_all(free)
+  close_all(held)
+end
+local r, err = run({ "sh", "-c", "ulimit -Sn" })
+print("child_soft=" .. tostring(r and r.stdout:match("%S+") or err))
+local f = assert(io.open("/proc/self/limits", "r"))
+print("soft=" .. f:read("*a"):match("Max open files%s+(%S+)"))
+f:close()
+]]
+
 local describe_linux = have_proc_limits() and describe or pending
 
 describe_linux("file descriptor limit", function()
@@ -161,6 +206,41 @@ describe_linux("file descriptor limit", function()
     local out = run_lua("ulimit -Sn " .. LOW, TASK_CHILD)
     for k = 0, 8 do
       assert.truthy(out:find(("start%d=true nil\n"):format(k), 1, true), out)
+    end
+  end)
+
+  -- A run needs 8 descriptors (three pipes and the start's report pipe), one on a helper thread 12
+  -- (and its wake and cancel pipes): k = 0 .. 7 and 0 .. 11 leave too few, each at another pipe.
+  local RUN_NEEDS = { sync = 8, async = 12 }
+
+  it("raises it for core.run_program and run_program_async, whichever of a run's descriptors meets it", function()
+    local hard = hard_limit()
+    if hard == nil or hard < 4 * LOW then
+      pending("the hard limit (" .. tostring(hard) .. ") leaves no room to raise")
+      return
+    end
+    for _, mode in ipairs({ "sync", "async" }) do
+      for k = 0, RUN_NEEDS[mode] - 1 do
+        local r = fields(run_lua("ulimit -Sn " .. LOW, RUN_CHILD, mode, k, k))
+        assert.truthy(r.out:find(("run%d=0 nil "):format(k), 1, true), mode .. "\n" .. r.out)
+        assert.is_true(tonumber(r.soft) ~= nil and tonumber(r.soft) > LOW, mode .. "\n" .. r.out)
+        -- a program run after the raise gets the limit the host had
+        assert.are.equal(tostring(LOW), r.child_soft, mode .. "\n" .. r.out)
+      end
+    end
+  end)
+
+  it("at the hard limit, a run fails naming both limits, leaves no descriptor open, and goes on", function()
+    for _, mode in ipairs({ "sync", "async" }) do
+      local out = run_lua("ulimit -n " .. LOW, RUN_CHILD, mode, 0, RUN_NEEDS[mode] - 1)
+      for k = 0, RUN_NEEDS[mode] - 1 do
+        local line = ("run%d=nil cannot run true: out of file descriptors (soft limit %d, hard %d) free=%d\n"):format(k,
+          LOW, LOW, k)
+        assert.truthy(out:find(line, 1, true), mode .. ": " .. line .. out)
+      end
+      local r = fields(out)
+      assert.are.equal(tostring(LOW), r.child_soft, mode .. "\n" .. out) -- with descriptors free, it runs
+      assert.are.equal(tostring(LOW), r.soft, mode .. "\n" .. out)
     end
   end)
 

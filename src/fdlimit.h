@@ -2,12 +2,12 @@
  *
  * Many stdio servers need many descriptors (each holds its stdin and stdout pipes, a pidfd and,
  * with a stderr handler, a stderr pipe), more than the usual soft limit of 1024 allows. The
- * raise is on demand (spawning a server, opening a libcurl socket): a call that creates
- * descriptors and fails with EMFILE asks mcp_fdlimit_retry, which raises the soft limit toward
- * the hard one (doubling it) and tells the caller to try again. At the hard limit it cannot, and
- * mcp_fdlimit_describe names both limits for the caller's error. The loop remembers the soft
- * limit from before its first raise: a server it spawns gets that limit back before exec, so
- * children see the limit the host had. */
+ * raise is on demand (spawning a server, running a program: run_program.c, opening a libcurl
+ * socket): a call that creates descriptors and fails with EMFILE asks mcp_fdlimit_retry, which
+ * raises the soft limit toward the hard one (doubling it) and tells the caller to try again. At
+ * the hard limit it cannot, and mcp_fdlimit_describe names both limits for the caller's error.
+ * The loop remembers the soft limit from before its first raise: a server or program it spawns
+ * gets that limit back before exec, so children see the limit the host had. */
 #ifndef MCP_FDLIMIT_H
 #define MCP_FDLIMIT_H
 

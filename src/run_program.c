@@ -5,7 +5,10 @@
  * `input` on its stdin, and is waited for, blocking, at most timeout_ms (default 10000; then it
  * is killed and nil, "... timed out" returned). Output beyond 1 MiB per stream is dropped. A
  * program that cannot be executed (not found in PATH, not executable) gives status 127, as a
- * shell reports it.
+ * shell reports it. Out of descriptors (EMFILE), the soft fd limit is raised toward the hard one
+ * and the run's pipes made again, as for a server's start (fdlimit.h); the program gets the
+ * host's limit back. At the hard limit: nil, "cannot run X: out of file descriptors (soft limit
+ * N, hard M)", nothing left open.
  *
  * core.run_program_async(argv, input, timeout_ms, fn) -> handle | nil, message: the same run on
  * a helper thread (run_job.h), so the calling thread goes on; fn gets what run_program would
@@ -22,6 +25,7 @@
 #include "class_lua.h"
 #include "compat.h"
 #include "core_loop.h"
+#include "fdlimit.h"
 #include "run_job.h"
 #include "run_program.h"
 #include "term_escape_lua.h"
@@ -44,16 +48,23 @@ typedef struct run_box {
     lua_run *r;
 } run_box;
 
+/* nil, "cannot run name: why" for the start's errno e (out of descriptors: naming the limits). */
+static int push_start_error(lua_State *L, const char *name, int e)
+{
+    char why[160];
+    mcp_fdlimit_describe(e, why, sizeof why);
+    lua_pushnil(L);
+    lua_pushfstring(L, "cannot run %s: %s", name, why);
+    return 2;
+}
+
 /* What run_program returns for a run: e (with step) the start's errno, else status
  * (mcp_run_finish's) and the output in io. */
 static int push_outcome(lua_State *L, const char *name, int e, int step, int status,
                         const mcp_run_io *io)
 {
-    if (e != 0 && step != MCP_SPAWN_STEP_EXEC) {
-        lua_pushnil(L);
-        lua_pushfstring(L, "cannot run %s: %s", name, strerror(e));
-        return 2;
-    }
+    if (e != 0 && step != MCP_SPAWN_STEP_EXEC)
+        return push_start_error(L, name, e);
     if (e != 0) /* not found, not executable: as a shell reports it */
         status = 127 << 8;
     if (status == MCP_RUN_TIMED_OUT || status == MCP_RUN_CANCELLED) {
@@ -71,21 +82,41 @@ static int push_outcome(lua_State *L, const char *name, int e, int step, int sta
     return 1;
 }
 
+/* The loop of a function closed over the loop box, NULL once it is gone (the Lua state is closing:
+ * a blocking run still runs then, without raising the fd limit). */
+static mcp_loop *loop_if_any(lua_State *L)
+{
+    mcp_loop_box *box = lua_touserdata(L, lua_upvalueindex(1));
+    return box != NULL ? box->loop : NULL;
+}
+
+/* The run's pipes (mcp_run_open), the fd limit raised while they find the descriptors exhausted,
+ * and the limit its program gets (the host's: fdlimit.h) in *nofile. 0, or an errno. */
+static int open_run(mcp_loop *loop, mcp_run_io *io, struct rlimit *nofile, int *has_nofile)
+{
+    int e;
+    while ((e = mcp_run_open(io)) != 0 && loop != NULL && mcp_fdlimit_retry(loop, e))
+        ;
+    *has_nofile = e == 0 && loop != NULL && mcp_fdlimit_for_child(loop, nofile);
+    return e;
+}
+
 static int l_run_program(lua_State *L)
 {
     const char *argv[MCP_ARGV_MAX + 1];
     const char *input;
     size_t len;
-    int timeout_ms, e, step = MCP_SPAWN_STEP_CLONE, status = 0, n;
+    int timeout_ms, e, step = MCP_SPAWN_STEP_CLONE, status = 0, n, has_nofile;
     mcp_run_io io;
+    struct rlimit nofile;
     lua_settop(L, 3); /* (argv's strings go above the arguments) */
     mcp_argv_check(L, argv);
     input = luaL_optlstring(L, 2, "", &len);
     timeout_ms = (int)luaL_optinteger(L, 3, 10000);
     mcp_run_init(&io, input, len);
-    e = mcp_run_open(&io);
+    e = open_run(loop_if_any(L), &io, &nofile, &has_nofile);
     if (e == 0)
-        e = mcp_run_start(&io, (char *const *)argv, environ, NULL, &step);
+        e = mcp_run_start(&io, (char *const *)argv, environ, has_nofile ? &nofile : NULL, &step);
     if (e == 0)
         status = mcp_run_finish(&io, timeout_ms, -1);
     n = push_outcome(L, argv[0], e, step, status, &io);
@@ -149,6 +180,20 @@ static lua_run *new_run(lua_State *L, const char *name)
     return r;
 }
 
+/* The job (run_job.h), its pipes made on this thread: out of descriptors, the fd limit is raised
+ * and they are made again (fdlimit.h). NULL with errno. */
+static mcp_run_job *start_job(mcp_loop *loop, const char **argv, const char *input, size_t len,
+                              int timeout_ms)
+{
+    struct rlimit nofile;
+    mcp_run_job *j;
+    do
+        j = mcp_run_job_start((char *const *)argv, input, len, timeout_ms,
+                              mcp_fdlimit_for_child(loop, &nofile) ? &nofile : NULL);
+    while (j == NULL && mcp_fdlimit_retry(loop, errno));
+    return j;
+}
+
 static int l_run_program_async(lua_State *L)
 {
     const char *argv[MCP_ARGV_MAX + 1];
@@ -162,13 +207,9 @@ static int l_run_program_async(lua_State *L)
     timeout_ms = (int)luaL_optinteger(L, 3, 10000);
     luaL_checktype(L, 4, LUA_TFUNCTION);
     r = new_run(L, argv[0]);
-    r->job = mcp_run_job_start((char *const *)argv, input, len, timeout_ms, NULL);
-    if (r->job == NULL) {
-        e = errno;
-        lua_pushnil(L);
-        lua_pushfstring(L, "cannot run %s: %s", argv[0], strerror(e));
-        return 2;
-    }
+    r->job = start_job(r->loop, argv, input, len, timeout_ms);
+    if (r->job == NULL)
+        return push_start_error(L, argv[0], errno);
     mcp_watch_init(&r->w, mcp_run_job_fd(r->job), on_done, r);
     lua_pushvalue(L, 4);
     r->fn_ref = luaL_ref(L, LUA_REGISTRYINDEX);
@@ -178,9 +219,7 @@ static int l_run_program_async(lua_State *L)
         e = errno;
         mcp_run_job_cancel(r->job);
         lua_pop(L, conclude(L, r) + 1);
-        lua_pushnil(L);
-        lua_pushfstring(L, "cannot run %s: %s", argv[0], strerror(e));
-        return 2;
+        return push_start_error(L, argv[0], e);
     }
     return 1;
 }
@@ -227,7 +266,6 @@ void mcp_run_program_lua_open(lua_State *L, int box)
     static const luaL_Reg methods[] = {{"cancel", l_cancel}, {"running", l_running}, {NULL, NULL}};
     mcp_class_metatable(L, RUN_MT, methods, l_gc);
     lua_pop(L, 1);
-    lua_pushcfunction(L, l_run_program);
-    lua_setfield(L, -2, "run_program");
+    mcp_set_loop_function(L, box, "run_program", l_run_program);
     mcp_set_loop_function(L, box, "run_program_async", l_run_program_async);
 }
