@@ -132,9 +132,11 @@ end
 -- in use (files opened until EMFILE, then k closed), so that every descriptor a run makes meets
 -- the limit in turn: its three pipes, its start's report pipe and, for a run on a helper thread,
 -- the wake and cancel pipes. For each run it reports the result and how many descriptors were free
--- after it (k when the run left none open); then the soft limit a program it runs sees, and its own.
+-- after it (k when the run left none open). With arg[4] (a run's need), it then runs a program
+-- that is missing and one that cannot be executed with just that many free, each reported so too.
+-- Last, the soft limit a program it runs sees, and its own.
 local RUN_CHILD = [[
-local mode, first, last = arg[1], tonumber(arg[2]), tonumber(arg[3])
+local mode, first, last, need = arg[1], tonumber(arg[2]), tonumber(arg[3]), tonumber(arg[4])
 local core = require("mcp").core
 local function run(argv)
   if mode == "sync" then return core.run_program(argv, nil, 10000) end
@@ -155,14 +157,25 @@ end
 local function close_all(files)
   for _, f in ipairs(files) do f:close() end
 end
-for k = first, last do
+local function run_at(name, k, argv)
   local held = fill()
   for _ = 1, k do table.remove(held):close() end
-  local r, err = run({ "true" })
+  local r, err = run(argv)
   local free = fill()
-  print(("run%d=%s %s free=%d"):format(k, tostring(r and r.status), tostring(err), #free))
+  print(("%s=%s %s free=%d"):format(name, tostring(r and r.status), tostring(err), #free))
   close_all(free)
   close_all(held)
+end
+for k = first, last do run_at("run" .. k, k, { "true" }) end
+if need then
+  local bad = os.tmpname() -- not a program: execve fails with ENOEXEC
+  local f = assert(io.open(bad, "wb"))
+  f:write("\0\1\2\3 not a program\n")
+  f:close()
+  os.execute("chmod +x '" .. bad .. "'")
+  run_at("missing", need, { "/nonexistent/program" })
+  run_at("noexec", need, { bad })
+  os.remove(bad)
 end
 local r, err = run({ "sh", "-c", "ulimit -Sn" })
 print("child_soft=" .. tostring(r and r.stdout:match("%S+") or err))
@@ -232,10 +245,16 @@ describe_linux("file descriptor limit", function()
 
   it("at the hard limit, a run fails naming both limits, leaves no descriptor open, and goes on", function()
     for _, mode in ipairs({ "sync", "async" }) do
-      local out = run_lua("ulimit -n " .. LOW, RUN_CHILD, mode, 0, RUN_NEEDS[mode] - 1)
-      for k = 0, RUN_NEEDS[mode] - 1 do
+      local need = RUN_NEEDS[mode]
+      local out = run_lua("ulimit -n " .. LOW, RUN_CHILD, mode, 0, need - 1, need)
+      for k = 0, need - 1 do
         local line = ("run%d=nil cannot run true: out of file descriptors (soft limit %d, hard %d) free=%d\n"):format(k,
           LOW, LOW, k)
+        assert.truthy(out:find(line, 1, true), mode .. ": " .. line .. out)
+      end
+      -- a program that cannot run (its start fails after every descriptor was made) leaves none open
+      for _, name in ipairs({ "missing", "noexec" }) do
+        local line = ("%s=127 nil free=%d\n"):format(name, need)
         assert.truthy(out:find(line, 1, true), mode .. ": " .. line .. out)
       end
       local r = fields(out)
