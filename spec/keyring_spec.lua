@@ -245,6 +245,103 @@ describe("mcp.auth.keyring_store from a task (against a recording fake secret-to
   end)
 end)
 
+describe("mcp.auth.keyring_store: an operation started inside another one's wait", function()
+  teardown(helper.remove_tmpdirs)
+  local sched = require("mcp.sched")
+  after_each(function() sched.block = sched.loop_block end)
+
+  -- A host's blocking wait (mcp.nvim's vim.wait): while it waits, the host runs its own callbacks
+  -- (here the ones queued in `host`, at the wait's start) on the same thread. It gives up after a
+  -- bound, so a wait that could never end fails the spec instead of hanging it.
+  local host = {}
+  local function host_wait()
+    sched.block = function(pred, ms)
+      local cbs = host
+      host = {}
+      for _, cb in ipairs(cbs) do cb() end
+      sched.loop_block(pred, ms or helper.ms(5000))
+      if not pred() then error("the host's wait gave up: it waits for itself", 0) end
+    end
+  end
+
+  it("a save from a host callback during a load fails at once with a clear error; the load goes on", function()
+    local dir, tool = fake()
+    local s = assert(mcp.auth.keyring_store({ tool = tool }))
+    host_wait()
+    local got
+    host[1] = function() got = { pcall(s.save, s, "k", { tokens = { access_token = "nested" } }) } end
+    local ok, rec = pcall(s.load, s, "k")
+    assert.is_true(ok, tostring(rec))
+    assert.is_nil(rec) -- the load's own answer: nothing was stored
+    assert.is_true(got[1], tostring(got[2]))
+    assert.is_nil(got[2])
+    assert.equals("busy", got[3].kind)
+    assert.truthy(got[3].message:find("started while another operation of this store waits", 1, true), got[3].message)
+    assert.equals(0, runs(dir, "store"))
+    -- the store is not left busy: a later save and load run
+    assert.is_true(s:save("k", { tokens = { access_token = "later" } }))
+    assert.equals("later", s:load("k").tokens.access_token)
+  end)
+
+  it("a load answered from memory runs; one that needs the tool, and a delete, fail at once", function()
+    local dir, tool = fake()
+    local s = assert(mcp.auth.keyring_store({ tool = tool }))
+    s:save("known", { tokens = { access_token = "kept" } })
+    host_wait()
+    local known, unknown, deleted
+    host[1] = function()
+      known = s:load("known")
+      unknown = { s:load("unknown") }
+      deleted = { s:delete("known") }
+    end
+    assert.is_nil(s:load("k"))
+    assert.equals("kept", known.tokens.access_token)
+    assert.is_nil(unknown[1])
+    assert.equals("busy", unknown[2].kind)
+    assert.is_nil(deleted[1])
+    assert.equals("busy", deleted[2].kind)
+    assert.equals(1, runs(dir, "lookup")) -- the outer load's only
+    assert.equals(0, runs(dir, "clear"))
+  end)
+
+  it("a save from a host callback while a load waits its turn behind a task fails at once", function()
+    local dir, tool = fake()
+    local s = assert(mcp.auth.keyring_store({ tool = tool }))
+    touch(dir .. "/slow")
+    mcp.spawn(function() s:save("k", { tokens = { access_token = "from the task" } }) end)
+    sched.run_ready() -- the task's save holds the store, its tool running
+    host_wait()
+    local got
+    host[1] = function() got = { pcall(s.save, s, "k", { tokens = { access_token = "nested" } }) } end
+    local ok, rec = pcall(s.load, s, "k") -- waits for the task's save
+    assert.is_true(ok, tostring(rec))
+    assert.equals("from the task", rec.tokens.access_token)
+    assert.is_true(got[1], tostring(got[2]))
+    assert.is_nil(got[2])
+    assert.equals("busy", got[3].kind)
+    assert.equals(1, runs(dir, "store"))
+  end)
+
+  it("a wait for the store's turn that raises (a host's wait interrupted) does not leave the store busy", function()
+    local dir, tool = fake()
+    local s = assert(mcp.auth.keyring_store({ tool = tool }))
+    touch(dir .. "/slow")
+    mcp.spawn(function() s:save("k", { tokens = { access_token = "from the task" } }) end)
+    sched.run_ready() -- the task's save holds the store, its tool running
+    sched.block = function() error("interrupted", 0) end
+    local ok, err = pcall(s.load, s, "k")
+    assert.is_false(ok)
+    assert.equals("interrupted", err)
+    sched.block = sched.loop_block
+    mcp.run() -- the task's save ends
+    os.remove(dir .. "/slow")
+    host_wait() -- bounded: a store left busy fails here instead of hanging
+    assert.equals("from the task", s:load("k").tokens.access_token)
+    assert.is_true(s:save("k", { tokens = { access_token = "after" } }))
+    assert.equals(2, runs(dir, "store")) -- the task's and this one
+  end)
+end)
+
 describe("mcp.core.run_program_async (the keyring store's runs in a task)", function()
   teardown(helper.remove_tmpdirs)
   local core = mcp.core

@@ -13,7 +13,10 @@
 --- loop (mcp.nvim), the tool runs on a helper thread (core.run_program_async): the task (or the
 --- adapter's wait) waits, the host's loop and frame go on. In a plain script outside a task it
 --- runs on the calling thread (core.run_program), blocking, as before. The store
---- runs one operation at a time (a load, save or delete waits for the one before it), and keeps
+--- runs one operation at a time (a load, save or delete waits for the one before it); one started
+--- on a thread that already runs or waits for one of the store's (a callback run by the host's wait
+--- meanwhile) would wait for itself, so it fails with nil, err (kind "busy"), or a load is answered
+--- from memory when the key is there. The store keeps
 --- each record it read or wrote in memory for its life: the tool runs once per key, not at every
 --- connect. Another process's later change is seen by a new store object (or after close()).
 ---
@@ -199,20 +202,62 @@ backends.security = {
   end,
 }
 
+-- Who runs an operation: the task, else the coroutine outside tasks (or the main thread).
+local MAIN = {}
+local function runner() return sched.current() or coroutine.running() or MAIN end
+
+local function nested_error(self)
+  return errors.new(nil, "mcp.auth: " .. tostring(self) .. ": an operation started while another operation of this "
+    .. "store waits on the same thread (from a callback that the host's wait, or the loop, ran meanwhile); it would "
+    .. "wait for itself, so it fails: call it after that operation returns, or from a task (mcp.spawn)", nil,
+    { kind = "busy" })
+end
+
+-- Wait for the store's turn. A wait that raises (a host's wait interrupted) gives its place up:
+-- the turn handed to it meanwhile goes on to the next operation (the store is never left busy).
+local function wait_turn(self)
+  local mine
+  local ok, err = sched.pcall(sched.await, function(cb)
+    mine = cb
+    self._waiting[#self._waiting + 1] = cb
+  end)
+  if ok then return end
+  for i, cb in ipairs(self._waiting) do
+    if cb == mine then
+      table.remove(self._waiting, i)
+      error(err, 0)
+    end
+  end
+  local nxt = table.remove(self._waiting, 1) -- the turn was handed to it: hand it on
+  if nxt then nxt() else self._busy = false end
+  error(err, 0)
+end
+
 -- One operation of the store at a time: fn(self, ...) runs once the ones before it are done
 -- (a task waits on the loop; a caller outside a task runs the loop meanwhile), so a load never
 -- overtakes a save (nor a save another) and a second load of a key finds the first one's record.
+-- Returns true, fn's results; or false, err (kind "busy") for an operation started on a thread
+-- that already runs or waits for one of this store's: a callback the host's wait (or the loop)
+-- ran meanwhile, which would wait for the operation it is nested in, and that one for it.
 local function exclusive(self, fn, ...)
+  local me = runner()
+  if self._active[me] then return false, nested_error(self) end
+  self._active[me] = true
   if self._busy then
-    sched.await(function(cb) self._waiting[#self._waiting + 1] = cb end)
+    local ok, err = sched.pcall(wait_turn, self)
+    if not ok then
+      self._active[me] = nil
+      error(err, 0)
+    end
   else
     self._busy = true
   end
   local res = pack(sched.pcall(fn, self, ...))
+  self._active[me] = nil
   local nxt = table.remove(self._waiting, 1)
   if nxt then nxt() else self._busy = false end -- (handed on: still busy)
   if not res[1] then error(res[2], 0) end
-  return unpack(res, 2, res.n)
+  return true, unpack(res, 2, res.n)
 end
 
 -- The text saved under key: from memory, else read (and kept when the keyring answered: a text,
@@ -239,31 +284,48 @@ local function remove(self, key)
   self._backend.remove(self, key)
 end
 
---- The record saved under key, or nil (none, or the keyring cannot be read). The first load of a
---- key runs the tool; later ones (and loads after a save) are answered from memory.
+--- The record saved under key, or nil (none, or the keyring cannot be read); nil, err (kind
+--- "busy") when called while another operation of this store waits on the same thread (a
+--- callback run during its wait) and the key is not in memory. The first load of a key runs the
+--- tool; later ones (and loads after a save) are answered from memory.
 ---@param key string
----@return table|nil
+---@return table|nil record, mcp.Error|nil err
 function Keyring:load(key)
-  local text = exclusive(self, read, key)
+  local text
+  if self._active[runner()] and self._memory[key] ~= nil then
+    text = self._memory[key] or nil -- nested, but there is nothing to wait for
+  else
+    local ok
+    ok, text = exclusive(self, read, key)
+    if not ok then return nil, text end
+  end
   if text == nil or text == "" then return nil end
   local doc = json.decode(text)
   if type(doc) ~= "table" or doc.key ~= key or type(doc.record) ~= "table" then return nil end
   return doc.record
 end
 
---- Save a record (raises when the keyring refuses: a store that cannot save is an error the
---- login must not hide).
+--- Save a record: true; raises when the keyring refuses (a store that cannot save is an error
+--- the login must not hide); nil, err (kind "busy") when called while another operation of this
+--- store waits on the same thread (a callback run during its wait), which it would wait for.
 ---@param key string
 ---@param rec table
+---@return boolean|nil ok, mcp.Error|nil err
 function Keyring:save(key, rec)
-  local err = exclusive(self, write, key, json.encode({ key = key, record = rec }))
+  local ok, err = exclusive(self, write, key, json.encode({ key = key, record = rec }))
+  if not ok then return nil, err end
   if err then error("mcp.auth: the keyring store cannot save: " .. tostring(err), 2) end
+  return true
 end
 
---- Forget the record saved under key (in the keyring and in memory).
+--- Forget the record saved under key (in the keyring and in memory): true; nil, err (kind
+--- "busy") as for save.
 ---@param key string
+---@return boolean|nil ok, mcp.Error|nil err
 function Keyring:delete(key)
-  exclusive(self, remove, key)
+  local ok, err = exclusive(self, remove, key)
+  if not ok then return nil, err end
+  return true
 end
 
 --- End a run of the tool in flight (it is killed and reaped; the operation waiting for it fails
@@ -305,7 +367,8 @@ function M.new(opts)
     error("mcp.auth.keyring_store: backend must be \"secret-tool\" or \"security\"", 2)
   end
   local self = setmetatable({ service = opts.service or "lua-mcp", tool = opts.tool or name, backend = name,
-    _backend = backend, timeout_ms = opts.timeout_ms or 10000, _memory = {}, _waiting = {}, _busy = false }, Keyring)
+    _backend = backend, timeout_ms = opts.timeout_ms or 10000, _memory = {}, _waiting = {}, _busy = false,
+    _active = {} }, Keyring)
   if type(self.service) ~= "string" or self.service == "" then
     error("mcp.auth.keyring_store: service must be a non-empty string", 2)
   end
