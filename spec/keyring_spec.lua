@@ -11,7 +11,11 @@ local function have(cmd) return helper.have_command(cmd) end
 
 -- A recording fake secret-tool over <dir>/items (one file per key attribute): every run appends
 -- "<command> <pid>" to <dir>/log ("probe" for the store's probe, a lookup). With <dir>/slow it first sleeps 0.3 s; with <dir>/hang it
--- writes its pid to <dir>/pid and sleeps 30 s (exec: the pid is the sleep's).
+-- writes its pid to <dir>/pid and sleeps 30 s (exec: the pid is the sleep's). With <dir>/locked it
+-- answers as secret-tool 0.20.5 did against a locked GNOME Keyring whose unlock prompt could not be
+-- shown: lookup exits 1 saying nothing, item or not; search (which never unlocks) still lists a
+-- matching item, on stdout, and says on stderr that it cannot get its secret. With <dir>/nosearch,
+-- search is an unknown command (usage on stderr, exit 2).
 local FAKE = [=[#!/bin/sh
 d=DIR
 v=$1; [ "$5" = lua-mcp-probe ] && v=probe
@@ -19,7 +23,12 @@ echo "$v $$" >> "$d/log"
 if [ -f "$d/hang" ]; then echo $$ > "$d/pid.tmp"; mv "$d/pid.tmp" "$d/pid"; exec sleep 30; fi
 if [ -f "$d/slow" ]; then sleep 0.3; fi
 case "$1" in
-lookup) [ -f "$d/items/$5" ] || exit 1; cat "$d/items/$5" ;;
+lookup) [ -f "$d/locked" ] && exit 1; [ -f "$d/items/$5" ] || exit 1; cat "$d/items/$5" ;;
+search)
+  [ -f "$d/nosearch" ] && { echo "usage: secret-tool store --label='label' attribute value ..." >&2; exit 2; }
+  [ -f "$d/items/$5" ] || exit 0
+  printf '[/1]\nlabel = lua-mcp\n'
+  if [ -f "$d/locked" ]; then echo "secret-tool: Cannot get secret of a locked object" >&2; else cat "$d/items/$5"; fi ;;
 store) cat > "$d/items/$6" ;;
 clear) rm -f "$d/items/$5" ;;
 esac
@@ -242,6 +251,72 @@ describe("mcp.auth.keyring_store from a task (against a recording fake secret-to
     assert.equals("running\n", out)
     local pid = assert(tonumber(helper.read_file(dir .. "/pid")))
     assert.is_false(helper.proc_exists(pid))
+  end)
+end)
+
+describe("mcp.auth.keyring_store: \"not stored\" only when the keyring is sure", function()
+  teardown(helper.remove_tmpdirs)
+  local url = "https://mcp.example/"
+
+  it("a lookup that says nothing and a search that finds nothing: not stored, and kept", function()
+    local dir, tool = fake()
+    local s = assert(mcp.auth.keyring_store({ tool = tool }))
+    local rec, err = s:load(url)
+    assert.is_nil(rec)
+    assert.is_nil(err)
+    assert.is_nil(s:load(url))
+    assert.equals(1, runs(dir, "lookup"))
+    assert.equals(1, runs(dir, "search"))
+  end)
+
+  it("an item the keyring did not unlock is an error, kept nowhere; no save overwrites it", function()
+    local dir, tool = fake()
+    assert(mcp.auth.keyring_store({ tool = tool })):save(url, { tokens = { access_token = "real" },
+      client_information = { client_id = "c" } })
+    local s = assert(mcp.auth.keyring_store({ tool = tool }))
+    touch(dir .. "/locked") -- and its unlock prompt dismissed, or no prompter
+    local rec, err = s:load(url)
+    assert.is_nil(rec)
+    assert.equals("unavailable", err and err.kind)
+    assert.truthy(err.message:find("holds an item for this key but did not give its secret", 1, true), err.message)
+    assert.is_nil(err.message:find("real", 1, true)) -- search's stdout is never quoted
+    -- a provider's token save reads the record first: it fails rather than save over the real one
+    local p = mcp.auth.provider({ server_url = url, redirect_url = "http://127.0.0.1:1/cb", store = s })
+    local ok, perr = pcall(p.save_tokens, p, { access_token = "new" })
+    assert.is_false(ok)
+    assert.truthy(tostring(perr):find("the token store cannot be read", 1, true), tostring(perr))
+    assert.equals(1, runs(dir, "store")) -- the first store's save only
+    -- unlocked later: the next load asks again and finds it
+    os.remove(dir .. "/locked")
+    assert.equals("real", s:load(url).tokens.access_token)
+    assert.equals("c", s:load(url).client_information.client_id)
+  end)
+
+  it("a search that cannot tell (no search command) is an error, not kept", function()
+    local dir, tool = fake()
+    local s = assert(mcp.auth.keyring_store({ tool = tool }))
+    touch(dir .. "/nosearch")
+    local rec, err = s:load(url)
+    assert.is_nil(rec)
+    assert.equals("unavailable", err and err.kind)
+    assert.truthy(err.message:find("search could not tell", 1, true), err.message)
+    os.remove(dir .. "/nosearch")
+    assert.is_nil(s:load(url))
+    assert.equals(2, runs(dir, "lookup")) -- asked again
+  end)
+
+  it("a lookup that fails saying why is an error with its stderr, not kept", function()
+    local dir, tool = fake()
+    local s = assert(mcp.auth.keyring_store({ tool = tool }))
+    helper.write_file(tool, "#!/bin/sh\necho \"$1 $$\" >> '" .. dir .. "/log'\n"
+      .. "echo 'secret-tool: Cannot autolaunch D-Bus without X11 $DISPLAY' >&2; exit 1\n")
+    local rec, err = s:load(url)
+    assert.is_nil(rec)
+    assert.equals("unavailable", err and err.kind)
+    assert.truthy(err.message:find("Cannot autolaunch D-Bus", 1, true), err.message)
+    assert.is_nil(s:load(url))
+    assert.equals(2, runs(dir, "lookup"))
+    assert.equals(0, runs(dir, "search"))
   end)
 end)
 

@@ -98,9 +98,10 @@ T.test("main thread: mcp.sleep keeps the loop running", function()
   T.truthy(ticks - c0 >= 5, "timer ticked during the sleep (" .. (ticks - c0) .. " ticks)")
 end)
 
-T.test("the keyring store: a load from the main thread and a save from a task keep Neovim's loop running", function()
-  -- a fake secret-tool over <dir>/items that takes 300 ms once <dir>/slow exists; <dir>/log has a
-  -- line a run
+-- A fake secret-tool over <dir>/items that takes 300 ms once <dir>/slow exists; <dir>/log has a
+-- line a run. search lists a matching item (a lookup that says nothing is "not stored" only when
+-- search lists none).
+local function fake_secret_tool()
   local dir = vim.fn.tempname()
   vim.fn.mkdir(dir .. "/items", "p")
   local tool = dir .. "/secret-tool"
@@ -111,11 +112,18 @@ echo "$1" >> "$d/log"
 if [ -f "$d/slow" ]; then sleep 0.3; fi
 case "$1" in
 lookup) [ -f "$d/items/$5" ] || exit 1; cat "$d/items/$5" ;;
+search) [ -f "$d/items/$5" ] && echo "[/1]" ;;
 store) cat > "$d/items/$6" ;;
 esac
+exit 0
 ]]):format(dir))
   f:close()
   vim.fn.setfperm(tool, "rwx------")
+  return dir, tool
+end
+
+T.test("the keyring store: a load from the main thread and a save from a task keep Neovim's loop running", function()
+  local dir, tool = fake_secret_tool()
   local s = assert(mcp.auth.keyring_store({ tool = tool }))
   io.open(dir .. "/slow", "w"):close()
   local url = "https://mcp.example/"
@@ -132,9 +140,10 @@ esac
   T.wait_for(function() return done end, 10000 * slow, "the save")
   T.truthy(ticks - c0 >= 5, "timer ticked while secret-tool ran (" .. (ticks - c0) .. " ticks)")
   T.eq("at", s:load(url).tokens.access_token)
-  -- the probe, the lookup, the store; the load after the save is answered from memory
+  -- the probe, the lookup and the search (nothing there), the store; the load after the save is
+  -- answered from memory
   local n = #vim.fn.readfile(dir .. "/log")
-  T.eq(3, n)
+  T.eq(4, n)
   vim.fn.delete(dir, "rf")
 end)
 

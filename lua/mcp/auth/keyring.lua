@@ -2,6 +2,9 @@
 --- (core.run_program: no shell) and the secret never in an argument (argv is visible in `ps`):
 ---   * "secret-tool" (the freedesktop Secret Service: GNOME Keyring, KWallet, KeePassXC): the
 ---     secret on its stdin; attributes `service` (opts.service, default "lua-mcp") and `key`.
+---     lookup exits 1 saying nothing for "no such item" and for an item left locked (unlock
+---     prompt dismissed or not shown) alike, so "not stored" is taken only when `secret-tool
+---     search` (which never unlocks) lists no item either; else the load is nil, err.
 ---   * "security" (the macOS keychain): a generic password with service opts.service and account
 ---     the hashed key; written through `security -i` with the command on stdin and the secret in
 ---     hex (`-X`), then read back, since whether `security -i` reports a failed command in its
@@ -78,9 +81,34 @@ end
 -- The per-key name in the keyring: a hash, so the key (a URL) is never an argument.
 local function account(key) return hex(core.sha256(key)):sub(1, 32) end
 
--- Each backend: probe() -> nil | error text; read(key) -> the stored text | nil;
--- write(key, text) -> nil | error text; remove(key).
+-- Each backend: probe() -> nil | error text; read(key) -> the stored text | nil, true (not
+-- stored, for sure) | nil, false, error text; write(key, text) -> nil | error text; remove(key).
 local backends = {}
+
+-- Why a run that exited non-zero failed: its stderr, else its status.
+local function failure(self, r)
+  return r.stderr:find("%S") and trim(r.stderr) or (self.tool .. " exited with status " .. r.status)
+end
+
+-- `secret-tool lookup` exits 1 saying nothing both when no item matches and when the matching item
+-- stayed locked (libsecret's lookup asks the Secret Service to unlock it; a prompt dismissed, or
+-- one that cannot be shown, unlocks nothing, and lookup then finds "no value", not an error: read
+-- in libsecret's secret-methods.c and tool/secret-tool.c, and seen against GNOME Keyring with
+-- secret-tool 0.20.5). `secret-tool search` (libsecret >= 0.14) never unlocks and lists a
+-- matching item, locked or not, on stdout: nothing listed and nothing said is "not stored" for sure.
+-- (KeePassXC answers a search of a locked database with no items: that case still reads as none.)
+local function secret_tool_absent(self, key)
+  local r, err = self:_run({ "search", "service", self.service, "key", account(key) })
+  if r == nil then return nil, false, err end
+  if r.status == 0 and not r.stdout:find("%S") and not r.stderr:find("%S") then return nil, true end
+  -- (search prints a secret it could read on stdout: never quoted here)
+  if r.status == 0 and r.stdout:find("%S") then
+    return nil, false, "the keyring holds an item for this key but did not give its secret (a locked collection; "
+      .. "its unlock prompt dismissed or not shown)"
+  end
+  return nil, false, self.tool .. " lookup exited 1 saying nothing, and search could not tell whether the item "
+    .. "exists: " .. failure(self, r)
+end
 
 backends["secret-tool"] = {
   probe = function(self)
@@ -91,10 +119,11 @@ backends["secret-tool"] = {
     return err
   end,
   read = function(self, key)
-    local r = self:_run({ "lookup", "service", self.service, "key", account(key) })
-    if r ~= nil and r.status == 1 and not r.stderr:find("%S") then return nil, true end -- not stored
-    if r == nil or r.status ~= 0 then return nil end
-    return trim(r.stdout)
+    local r, err = self:_run({ "lookup", "service", self.service, "key", account(key) })
+    if r == nil then return nil, false, err end
+    if r.status == 0 then return trim(r.stdout) end
+    if r.status == 1 and not r.stderr:find("%S") then return secret_tool_absent(self, key) end
+    return nil, false, failure(self, r)
   end,
   write = function(self, key, text)
     local r, err = self:_run({ "store", "--label=lua-mcp OAuth: " .. key, "service", self.service, "key",
@@ -121,11 +150,6 @@ local function security_find(self, acct)
   return out
 end
 
--- Why a security run that exited non-zero failed: its stderr, else its status.
-local function security_failure(self, r)
-  return r.stderr:find("%S") and trim(r.stderr) or (self.tool .. " exited with status " .. r.status)
-end
-
 -- How many pieces the record saved under key is kept in (0: one item, or none).
 local function security_parts(self, key)
   local head = security_find(self, account(key))
@@ -147,7 +171,7 @@ backends.security = {
     local r, err = self:_run({ "find-generic-password", "-s", self.service, "-a", "lua-mcp-probe" })
     if r ~= nil and r.status == 127 then return self.tool .. " is not installed (macOS: /usr/bin/security)" end
     if r ~= nil and r.status ~= 0 and r.status ~= SECURITY_NOT_FOUND then
-      return security_failure(self, r)
+      return failure(self, r)
     end
     return err
   end,
@@ -185,7 +209,7 @@ backends.security = {
     local r, err = self:_run({ "-i" }, table.concat(lines))
     if err then return err end
     if r.status ~= 0 then
-      return security_failure(self, r)
+      return failure(self, r)
     end
     if backends.security.read(self, key) ~= text then
       local why = r.stderr:find("%S") and ": " .. trim(r.stderr) or ""
@@ -261,15 +285,18 @@ local function exclusive(self, fn, ...)
 end
 
 -- The text saved under key: from memory, else read (and kept when the keyring answered: a text,
--- or false for "not stored"; a failed read is not kept, the next load asks again).
+-- or false for "not stored"; a failed read is not kept, the next load asks again). nil, error
+-- text when the backend said why it could not read.
 local function read(self, key)
   local text = self._memory[key]
-  if text == nil then
-    local none
-    text, none = self._backend.read(self, key)
-    if text ~= nil or none then self._memory[key] = text or false end
+  if text ~= nil then return text or nil end
+  local none, err
+  text, none, err = self._backend.read(self, key)
+  if text ~= nil or none then
+    self._memory[key] = text or false
+    return text
   end
-  return text or nil
+  return nil, err
 end
 
 local function write(self, key, text)
@@ -284,20 +311,26 @@ local function remove(self, key)
   self._backend.remove(self, key)
 end
 
---- The record saved under key, or nil (none, or the keyring cannot be read); nil, err (kind
---- "busy") when called while another operation of this store waits on the same thread (a
---- callback run during its wait) and the key is not in memory. The first load of a key runs the
+--- The record saved under key, or nil (none); nil, err (kind "unavailable") when the keyring
+--- cannot be read or cannot say for sure that nothing is stored (secret-tool: a locked item;
+--- the error is not kept, the next load asks again); nil, err (kind "busy") when called while
+--- another operation of this store waits on the same thread (a callback run during its wait)
+--- and the key is not in memory. The first load of a key runs the
 --- tool; later ones (and loads after a save) are answered from memory.
 ---@param key string
 ---@return table|nil record, mcp.Error|nil err
 function Keyring:load(key)
-  local text
+  local text, err
   if self._active[runner()] and self._memory[key] ~= nil then
     text = self._memory[key] or nil -- nested, but there is nothing to wait for
   else
     local ok
-    ok, text = exclusive(self, read, key)
+    ok, text, err = exclusive(self, read, key)
     if not ok then return nil, text end
+  end
+  if text == nil and err ~= nil then
+    return nil, errors.new(nil, "mcp.auth: " .. tostring(self) .. " cannot read the record: " .. tostring(err), nil,
+      { kind = "unavailable" })
   end
   if text == nil or text == "" then return nil end
   local doc = json.decode(text)
