@@ -147,6 +147,32 @@ T.test("the keyring store: a load from the main thread and a save from a task ke
   vim.fn.delete(dir, "rf")
 end)
 
+T.test("the keyring store: a save from a vim.schedule callback during a load's vim.wait fails at once", function()
+  local dir, tool = fake_secret_tool()
+  local s = assert(mcp.auth.keyring_store({ tool = tool }))
+  io.open(dir .. "/slow", "w"):close()
+  local sched = require("mcp.sched")
+  local real = sched.block
+  -- the adapter's wait, bounded: a wait that never ends fails the test instead of hanging Neovim
+  sched.block = function(pred, ms)
+    real(pred, ms or 20000 * slow)
+    if not pred() then error("the wait gave up: it waits for itself", 0) end
+  end
+  local nested
+  vim.schedule(function() nested = { pcall(s.save, s, "https://mcp.example/", { tokens = { access_token = "x" } }) } end)
+  local ok, rec = pcall(s.load, s, "https://mcp.example/")
+  sched.block = real
+  T.eq(true, ok, tostring(rec))
+  T.eq(nil, rec)
+  T.truthy(nested, "the callback ran during the load's wait")
+  T.eq(true, nested[1], tostring(nested[2]))
+  T.eq(nil, nested[2])
+  T.eq("busy", nested[3] and nested[3].kind)
+  T.truthy(s:save("https://mcp.example/", { tokens = { access_token = "after" } }))
+  T.eq("after", s:load("https://mcp.example/").tokens.access_token)
+  vim.fn.delete(dir, "rf")
+end)
+
 T.test("main thread: a slow call (elicitation answered from a Neovim timer) does not block the loop", function()
   local scheduled_ran = false
   vim.schedule(function() scheduled_ran = true end)
