@@ -67,6 +67,49 @@ describe("sched.block", function()
   end)
 end)
 
+-- core.timer(ms, fn, true): a timer that does not keep the loop alive (the legacy SSE client's
+-- background tries wait on one).
+describe("a weak timer", function()
+  it("is not waited for by mcp.run() or a blocking wait, which raise as with nothing in flight", function()
+    -- what earlier specs left in the loop (a timer, a connection) could end the waits below
+    if not helper.wait_until(function() return not mcp.core.alive() end, helper.ms(5000)) then
+      pending("the loop has work left by earlier specs")
+      return
+    end
+    local fired = 0
+    local t = mcp.core.timer(0, function() fired = fired + 1 end, true)
+    local alive = mcp.core.alive()
+    local wake
+    mcp.spawn(function() sched.await(function(cb) wake = cb end) end) -- waits for nothing in flight
+    local run_ok, run_err = pcall(mcp.run)
+    local block_ok, block_err = pcall(sched.await, function() end)
+    local fired_before = fired
+    wake()
+    helper.drain() -- a host's step: the due timer fires
+    assert.is_false(alive)
+    assert.is_false(run_ok)
+    assert.truthy(helper.has(tostring(run_err), "1 task(s) wait for something that is not in flight"), tostring(run_err))
+    assert.is_false(block_ok)
+    assert.truthy(helper.has(tostring(block_err), "deadlock"), tostring(block_err))
+    assert.are.equal(0, fired_before)
+    assert.are.equal(1, fired)
+    assert.is_false(t:active())
+  end)
+
+  it("fires while mcp.run() has work", function()
+    local fired = false
+    mcp.core.timer(10, function() fired = true end, true)
+    local seen
+    mcp.spawn(function()
+      local deadline = mcp.core.now_ms() + helper.ms(5000)
+      while not fired and mcp.core.now_ms() < deadline do mcp.sleep(20) end
+      seen = fired
+    end)
+    mcp.run()
+    assert.is_true(seen)
+  end)
+end)
+
 describe("sched.await_call", function()
   after_each(function() sched.block = sched.loop_block end)
 

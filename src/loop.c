@@ -38,6 +38,7 @@ struct mcp_loop {
     size_t nactive;     /* active watches */
     mcp_timer **heap;
     size_t nheap, capheap;
+    size_t nweak; /* weak timers in the heap */
     uint64_t seq;
     void *context;
     uint64_t budget_us, deadline_us; /* of each round, and of the round running now (0: none) */
@@ -158,7 +159,7 @@ int mcp_loop_fd(mcp_loop *loop)
 #endif
 }
 
-int mcp_loop_alive(mcp_loop *loop) { return loop->nactive > 0 || loop->nheap > 0; }
+int mcp_loop_alive(mcp_loop *loop) { return loop->nactive > 0 || loop->nheap > loop->nweak; }
 
 /* ---- fd watches ------------------------------------------------------------------------- */
 
@@ -348,6 +349,8 @@ void mcp_timer_stop(mcp_loop *loop, mcp_timer *t)
     if (!t->active)
         return;
     t->active = 0;
+    if (t->weak)
+        loop->nweak--;
     i = t->heap_index;
     last = loop->heap[--loop->nheap];
     if (i == loop->nheap)
@@ -373,9 +376,25 @@ int mcp_timer_start(mcp_loop *loop, mcp_timer *t, uint64_t ms)
     t->deadline = mcp_now_ms() + ms;
     t->seq = loop->seq++;
     t->active = 1;
+    if (t->weak)
+        loop->nweak++;
     heap_place(loop, loop->nheap++, t);
     heap_up(loop, loop->nheap - 1);
     return 0;
+}
+
+void mcp_timer_weaken(mcp_loop *loop, mcp_timer *t, int weak)
+{
+    weak = weak != 0;
+    if (t->weak == weak)
+        return;
+    if (t->active) {
+        if (weak)
+            loop->nweak++;
+        else
+            loop->nweak--;
+    }
+    t->weak = weak;
 }
 
 int64_t mcp_loop_next_timeout(mcp_loop *loop)
@@ -418,9 +437,9 @@ static int64_t clamp_timeout(mcp_loop *loop, int64_t timeout_ms)
 int mcp_loop_run_once(mcp_loop *loop, int64_t timeout_ms)
 {
     int n, i, ran = 0;
-    timeout_ms = clamp_timeout(loop, timeout_ms);
     if (timeout_ms < 0 && !mcp_loop_alive(loop))
-        return 0; /* nothing could ever wake us */
+        return 0; /* nothing could ever wake us (weak watches and timers are not waited for) */
+    timeout_ms = clamp_timeout(loop, timeout_ms);
     do
         n = epoll_wait(loop->epfd, loop->events, MCP_LOOP_BATCH, (int)timeout_ms);
     while (n < 0 && errno == EINTR && timeout_ms == 0);
@@ -454,9 +473,9 @@ int mcp_loop_run_once(mcp_loop *loop, int64_t timeout_ms)
 {
     size_t i, n = loop->nwatches;
     int rc, ran = 0;
-    timeout_ms = clamp_timeout(loop, timeout_ms);
     if (timeout_ms < 0 && !mcp_loop_alive(loop))
         return 0;
+    timeout_ms = clamp_timeout(loop, timeout_ms);
     for (i = 0; i < n; i++) {
         mcp_watch *w = loop->watches[i];
         loop->pfds[i].fd = w->fd;

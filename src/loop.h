@@ -34,6 +34,7 @@ struct mcp_timer {
     uint64_t seq;      /* FIFO among equal deadlines */
     size_t heap_index;
     int active;
+    int weak; /* does not keep the loop alive (mcp_timer_weaken) */
     mcp_timer_cb cb;
     void *data;
 };
@@ -70,6 +71,10 @@ void mcp_timer_init(mcp_timer *t, mcp_timer_cb cb, void *data);
  * a timer callback runs in a later round, even with ms 0. */
 int mcp_timer_start(mcp_loop *loop, mcp_timer *t, uint64_t ms);
 void mcp_timer_stop(mcp_loop *loop, mcp_timer *t);
+/* A weak timer still fires in a round that waits for it (a bounded wait, or one that something
+ * else keeps alive) but does not count for mcp_loop_alive: a retry in the background must not
+ * keep a run going (or hide a deadlock). */
+void mcp_timer_weaken(mcp_loop *loop, mcp_timer *t, int weak);
 
 uint64_t mcp_now_ms(void);
 /* The same clock in microseconds. */
@@ -78,9 +83,10 @@ uint64_t mcp_now_us(void);
 /* Milliseconds until the next timer (0 if one is due), or -1 when no timer is armed. */
 int64_t mcp_loop_next_timeout(mcp_loop *loop);
 /* Wait up to timeout_ms (-1: until something happens) and dispatch what is ready.
- * Returns the number of callbacks run, or -1 with errno on a poll failure. */
+ * Returns the number of callbacks run, or -1 with errno on a poll failure. With -1 and nothing
+ * alive it returns 0 at once: weak watches and weak timers (even a due one) do not run then. */
 int mcp_loop_run_once(mcp_loop *loop, int64_t timeout_ms);
-/* Something to wait for: an active watch or timer. */
+/* Something to wait for: an active watch or timer that is not weak. */
 int mcp_loop_alive(mcp_loop *loop);
 /* The pollable fd (epoll) or -1 when the backend has none. */
 int mcp_loop_fd(mcp_loop *loop);

@@ -1,5 +1,7 @@
-/* core.timer(ms, fn) -> handle with :cancel(): one-shot timers for the Lua layer (sleep,
- * retry backoff). The callback runs inside core.step, on the stepping thread. */
+/* core.timer(ms, fn [, weak]) -> handle with :cancel(): one-shot timers for the Lua layer (sleep,
+ * retry backoff). The callback runs inside core.step, on the stepping thread. A weak timer
+ * (mcp_timer_weaken) does not keep the loop alive: a step that waits until something happens
+ * with nothing else alive returns at once, so mcp.run() and blocking waits do not wait for it. */
 #include <stdlib.h>
 
 #include "lua_api.h"
@@ -50,6 +52,7 @@ static void on_fire(mcp_loop *loop, mcp_timer *timer)
 static int l_timer(lua_State *L)
 {
     lua_Number ms = luaL_checknumber(L, 1);
+    int weak = lua_toboolean(L, 3);
     timer_box *box;
     lua_timer *t;
     luaL_checktype(L, 2, LUA_TFUNCTION);
@@ -65,6 +68,7 @@ static int l_timer(lua_State *L)
     t->loop = mcp_upvalue_loop(L);
     mcp_loop_ref(t->loop);
     mcp_timer_init(&t->timer, on_fire, t);
+    mcp_timer_weaken(t->loop, &t->timer, weak);
     lua_pushvalue(L, 2);
     t->fn_ref = luaL_ref(L, LUA_REGISTRYINDEX);
     lua_pushvalue(L, -1);

@@ -206,8 +206,11 @@ function core.timeout() end
 function core.children() end
 ---@param ms number
 ---@param fn function
+---@param weak boolean|nil true: the timer does not keep the loop alive (core.step(-1) with nothing
+--- else alive returns at once, so mcp.run() and blocking waits do not wait for it; core.alive()
+--- does not count it; core.timeout() does, so a host loop still fires it)
 ---@return userdata timer with :cancel()
-function core.timer(ms, fn) end
+function core.timer(ms, fn, weak) end
 ---@param cfg table command, args, env (complete, "K=V"), cwd, stderr, max_message_size, max_write_queue
 ---@return userdata
 function core.stdio_transport(cfg) end

@@ -142,6 +142,54 @@ static void test_timer_rearm(void)
     mcp_loop_unref(loop);
 }
 
+/* A weak timer (a retry in the background) does not keep the loop alive: a wait until something
+ * happens with nothing else alive returns at once and does not run it, even when it is due; a
+ * bounded wait runs it, and so does a wait that a strong timer keeps alive. Weakening twice counts
+ * once; re-arming, stopping and making it strong again keep the count right. */
+static void test_weak_timer(void)
+{
+    mcp_loop *loop = mcp_loop_new();
+    fired log;
+    tagged w, s;
+    memset(&log, 0, sizeof log);
+    w.log = s.log = &log;
+    w.tag = 1, s.tag = 2;
+    mcp_timer_init(&w.t, on_tagged, &w);
+    mcp_timer_init(&s.t, on_tagged, &s);
+    mcp_timer_weaken(loop, &w.t, 1);
+    mcp_timer_weaken(loop, &w.t, 1);
+    CHECK(mcp_timer_start(loop, &w.t, 0) == 0);
+    CHECK(!mcp_loop_alive(loop));
+    CHECK(mcp_loop_next_timeout(loop) == 0); /* a host loop still learns when it is due */
+    CHECK(mcp_loop_run_once(loop, -1) == 0 && log.n == 0);
+    CHECK(mcp_loop_run_once(loop, 0) == 1 && log.n == 1 && log.order[0] == 1);
+    CHECK(!mcp_loop_alive(loop));
+    /* the strong timer keeps the wait alive: the weak one, due first, fires first */
+    log.n = 0;
+    mcp_timer_start(loop, &w.t, 1);
+    mcp_timer_start(loop, &s.t, 20);
+    CHECK(mcp_loop_alive(loop));
+    run_until_idle(loop);
+    CHECK(log.n == 2 && log.order[0] == 1 && log.order[1] == 2);
+    /* the count */
+    mcp_timer_start(loop, &w.t, 50);
+    mcp_timer_start(loop, &w.t, 50);
+    CHECK(!mcp_loop_alive(loop));
+    mcp_timer_weaken(loop, &w.t, 0);
+    CHECK(mcp_loop_alive(loop));
+    mcp_timer_weaken(loop, &w.t, 1);
+    CHECK(!mcp_loop_alive(loop));
+    mcp_timer_start(loop, &s.t, 50);
+    CHECK(mcp_loop_alive(loop));
+    mcp_timer_stop(loop, &s.t);
+    CHECK(!mcp_loop_alive(loop));
+    mcp_timer_stop(loop, &w.t);
+    mcp_timer_weaken(loop, &w.t, 0);
+    CHECK(!mcp_loop_alive(loop)); /* strong but stopped */
+    CHECK(mcp_loop_next_timeout(loop) == -1);
+    mcp_loop_unref(loop);
+}
+
 /* ---- fd watches -------------------------------------------------------------------------------- */
 
 typedef struct reader {
@@ -316,6 +364,7 @@ int main(void)
 {
     test_timer_order();
     test_timer_rearm();
+    test_weak_timer();
     test_watch();
     test_weak_watch();
     test_stop_during_dispatch();
