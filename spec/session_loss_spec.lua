@@ -2,6 +2,8 @@
 -- (server-everything, like every TypeScript SDK server, with 400 "No valid session ID provided"),
 -- and the client makes a new one by itself and sends the refused call again.
 local mcp = require("mcp")
+local errors = require("mcp.errors")
+local sched = require("mcp.sched")
 local helper = require("helper")
 local H = require("http_helper")
 
@@ -12,6 +14,26 @@ local function sse_client(ev, reasons, extra)
     on_reconnect = function(_, reason) reasons[#reasons + 1] = reason end }
   for k, v in pairs(extra or {}) do o[k] = v end
   return assert(mcp.create_sse_client(ev.base .. "/sse", o))
+end
+
+-- A transport_factory for a legacy SSE client's new connections whose transports fail to start:
+-- the first `down` as when the server is still down (kind "transport"), the next with a denied
+-- login (kind "oauth"), which ends the background tries. Also a function that says how many it made.
+local function failing_factory(down)
+  local made = 0
+  local function factory()
+    made = made + 1
+    local err = made <= down and errors.new(nil, "connection refused", nil, { kind = "transport" })
+      or errors.new(nil, "the login was denied", nil, { kind = "oauth" })
+    return {
+      capabilities = { session_id = true }, -- as the SSE transport: a stream it can lose
+      start = function() return nil, err end,
+      send = function() return true end,
+      close = function() end,
+      session_id = function() return nil end,
+    }
+  end
+  return factory, function() return made end
 end
 
 -- Stop ev and wait until c's SSE stream has ended.
@@ -141,29 +163,66 @@ describe("a lost HTTP session #http", function()
     function()
       local ev = H.start_everything("sse")
       if not ev then pending("server-everything unavailable"); return end
-      local made, reports = 0, {}
-      local c = sse_client(ev, {}, {
-        on_error = function(e) reports[#reports + 1] = e end,
-        -- each new connection needs a login, which the user denies
-        transport_factory = function()
-          made = made + 1
-          return {
-            capabilities = { session_id = true }, -- as the SSE transport: a stream it can lose
-            start = function() return nil, require("mcp.errors").new(nil, "the login was denied", nil, { kind = "oauth" }) end,
-            send = function() return true end,
-            close = function() end,
-            session_id = function() return nil end,
-          }
-        end,
-      })
+      local reports = {}
+      -- each new connection needs a login, which the user denies
+      local factory, made = failing_factory(0)
+      local c = sse_client(ev, {}, { on_error = function(e) reports[#reports + 1] = e end, transport_factory = factory })
       stop_under(ev, c)
       mcp.run() -- returns at once: no task runs, the tries wait on a timer
-      assert.truthy(helper.wait_until(function() return made >= 1 end, helper.ms(5000)))
-      helper.wait_until(function() return made >= 2 end, helper.ms(3000)) -- a next try would come 1.5 s later
-      assert.equal(1, made)
+      assert.truthy(helper.wait_until(function() return made() >= 1 end, helper.ms(5000)))
+      helper.wait_until(function() return made() >= 2 end, helper.ms(3000)) -- a next try would come 1.5 s later
+      assert.equal(1, made())
       assert.truthy(#reports >= 1)
       assert.truthy(helper.has(tostring(reports[#reports].message), "the login was denied"))
       c:close()
+    end)
+
+  -- The tries wait on a weak timer, which does not count as something in flight: mcp.run() with a
+  -- task that waits for nothing, and a blocking wait for nothing, raise at once, as they do with no
+  -- tries pending, not after the tries (here two: the server still down, then a denied login that
+  -- ends them; without that end they would never raise). mcp.run() with work to do, and a host
+  -- that steps the loop, still make the tries.
+  it("over legacy SSE, the background tries keep neither mcp.run() nor a blocking wait from seeing nothing in flight",
+    function()
+      local ev = H.start_everything("sse")
+      if not ev then pending("server-everything unavailable"); return end
+      -- what earlier specs left in the loop (a timer, a connection) could end the waits below
+      if not helper.wait_until(function() return not mcp.core.alive() end, helper.ms(5000)) then
+        H.stop_everything(ev)
+        pending("the loop has work left by earlier specs")
+        return
+      end
+      local reports = {}
+      local factory, made = failing_factory(1)
+      local c = sse_client(ev, {}, { on_error = function(e) reports[#reports + 1] = e end, transport_factory = factory })
+      stop_under(ev, c)
+      local wake
+      mcp.spawn(function() sched.await(function(cb) wake = cb end) end) -- waits for nothing in flight
+      local run_ok, run_err = pcall(mcp.run)
+      local made_in_run = made()
+      local block_ok, block_err = pcall(sched.await, function() end)
+      local made_in_block = made()
+      wake()
+      helper.drain()
+      -- mcp.run() with work (a task that sleeps until the first try, bounded): the try is made
+      local deadline = mcp.core.now_ms() + helper.ms(5000)
+      mcp.spawn(function()
+        while made() < 1 and mcp.core.now_ms() < deadline do mcp.sleep(20) end
+      end)
+      mcp.run()
+      local made_with_work = made()
+      -- a host loop stepping: the next try (1.5 s later), whose denied login ends them
+      local second = helper.wait_until(function() return made() >= 2 end, helper.ms(5000))
+      c:close()
+      assert.is_false(run_ok)
+      assert.truthy(helper.has(tostring(run_err), "1 task(s) wait for something that is not in flight"), tostring(run_err))
+      assert.equal(0, made_in_run)
+      assert.is_false(block_ok)
+      assert.truthy(helper.has(tostring(block_err), "nothing is in flight"), tostring(block_err))
+      assert.equal(0, made_in_block)
+      assert.equal(1, made_with_work)
+      assert.truthy(second, "no second try while a host loop stepped")
+      assert.truthy(helper.has(tostring(reports[#reports].message), "the login was denied"))
     end)
 
   it("over legacy SSE, a closed client makes no new connection in the background", function()

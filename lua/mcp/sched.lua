@@ -435,7 +435,9 @@ function M.wait_until(pred, ms)
 end
 
 --- Run until every task has finished and every server being stopped is reaped. Raises what the
---- task error hook raised (with the default hook, task failures are only reported).
+--- task error hook raised (with the default hook, task failures are only reported), and raises
+--- when the tasks left wait for nothing in flight (a weak timer, as the legacy SSE client's
+--- background tries wait on, is not waited for).
 function M.run()
   while true do
     M.run_ready()
@@ -488,7 +490,8 @@ M.loop = {
     local done = require("mcp.frame_tuning").apply(opts) -- not a tail call: errors name the caller
     return done
   end,
-  --- Something is waiting: a watch, a timer, a ready or suspended task.
+  --- Something is waiting: a watch, a timer, a ready or suspended task (not a weak watch or
+  --- timer: an idle kept-alive connection, the legacy SSE client's background tries).
   ---@return boolean
   alive = function() return core.alive() or has_ready() or live > 0 end,
 }

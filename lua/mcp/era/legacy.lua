@@ -152,9 +152,11 @@ end
 -- (subscriptions, list_changed) comes back without a call, as the streamable HTTP GET stream does.
 -- A try is a ping, which takes the path of any call (session_roundtrip: renew_connection on the
 -- client's era of the moment, a try under way awaited, the ping sent on the new connection); a
--- call meanwhile renews at once the same way. A timer, not a task, waits between tries, and the
--- client is held weakly: nothing here keeps mcp.run() running or a dropped client alive; close()
--- (or auto_reinitialize = false) ends the tries, and so does a try whose login failed.
+-- call meanwhile renews at once the same way. A weak timer (core.timer's third argument), not a
+-- task, waits between tries, and the client is held weakly: nothing here keeps mcp.run() running,
+-- hides "nothing in flight" from it or a blocking wait, or keeps a dropped client alive; the tries
+-- go on while the loop is stepped (a host's loop, mcp.run() or a call with work in flight);
+-- close() (or auto_reinitialize = false) ends them, and so does a try whose login failed.
 local RETRY_FIRST_MS, RETRY_MAX_MS = 1000, 30000
 local tries = setmetatable({}, { __mode = "k" }) -- client -> the token of its current series of tries
 
@@ -184,7 +186,7 @@ local function renew_in_background(client, delay, token)
           renew_in_background(c, math.min(delay * 1.5, RETRY_MAX_MS), token)
         end
       end)
-  end)
+  end, true)
 end
 
 --- The connection closed (the transport's close event, reason its text): a legacy SSE stream
