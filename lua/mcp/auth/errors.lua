@@ -40,6 +40,9 @@ M.UNAUTHORIZED = "unauthorized"
 M.AUTHORIZATION_TIMEOUT = "authorization_timeout"
 --- The login was ended by the host (provider:close()) before the redirect came.
 M.LOGIN_CANCELLED = "login_cancelled"
+--- A login is needed, and was not started: what was refused is an exchange no call waits on (the
+--- GET stream reconnecting, a notification, a background reconnection), which may only refresh.
+M.LOGIN_REQUIRED = "login_required"
 
 function OAuthError:__tostring()
   local s = "MCP OAuth error (" .. tostring(self.oauth_error) .. ")"

@@ -619,6 +619,13 @@ local function new_authorization(ctx, scope)
   return redeem(ctx, cb)
 end
 
+-- The error of a flow that may not show anything (interactive false: an exchange no call waits
+-- on) and would need a login (or a client registration, which only a login uses).
+local function login_required(why)
+  return nil, oerr.new(oerr.LOGIN_REQUIRED, "authorization is needed (" .. why .. "): no login is started for "
+    .. "an exchange no call waits on; the next call logs in")
+end
+
 local function run(provider, o)
   local as_url, prm = authorization_server(provider, o)
   if not as_url then return nil, prm end
@@ -629,6 +636,9 @@ local function run(provider, o)
   local tokens, info = pinned_credentials(provider, ctx.pin)
   local scope = M.select_scope(o.scope, prm, get(provider, "client_metadata"), ctx.meta)
   if info == nil then
+    if o.interactive == false and not has(provider, "prepare_grant") then
+      return login_required("no client information")
+    end
     local ierr
     info, ierr = new_client(ctx, o, scope)
     if not info then return nil, ierr end
@@ -644,6 +654,10 @@ local function run(provider, o)
   end
   local res, ferr = refresh(ctx, o, scope, tokens)
   if res ~= false then return res, ferr end
+  if o.interactive == false then
+    return login_required(tokens ~= nil and tokens.refresh_token ~= nil and "the token could not be refreshed"
+      or "no usable refresh token")
+  end
   return new_authorization(ctx, scope)
 end
 
@@ -651,7 +665,10 @@ end
 --- (invalid_client / unauthorized_client: forget everything and register again; invalid_grant:
 --- forget the tokens).
 ---@param provider table
----@param opts table server_url, resource_metadata_url, scope, step_up (a 403 insufficient_scope: no refresh), authorization_code, state, iss, callback, protocol_version, timeout_ms
+--- With opts.interactive false (an exchange no call waits on) nothing is shown to anyone: a
+--- refresh, or a grant without a user (prepare_grant: client credentials, JWT bearer), but never a
+--- login nor a registration for one; where one would be needed it fails with login_required.
+---@param opts table server_url, resource_metadata_url, scope, step_up (a 403 insufficient_scope: no refresh), authorization_code, state, iss, callback, protocol_version, timeout_ms, interactive (default true)
 ---@return string|nil result "AUTHORIZED"|"REDIRECT", mcp.OAuthError|nil err
 function M.auth(provider, opts)
   if has(provider, "bind_server") then provider:bind_server(opts.server_url) end

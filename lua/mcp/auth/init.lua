@@ -22,7 +22,9 @@ M.REDIRECT = flow.REDIRECT
 --- Run the authorization flow for provider (Auth). opts: server_url (required),
 --- resource_metadata_url and scope (from a WWW-Authenticate challenge), authorization_code,
 --- state and iss (or callback: the redirect URL) to finish an authorization, protocol_version,
---- timeout_ms. Returns "AUTHORIZED" or "REDIRECT", or nil and an mcp.OAuthError.
+--- timeout_ms, interactive (false: a refresh or a grant without a user only, never a login nor a
+--- registration; where one is needed, nil and login_required). Returns "AUTHORIZED" or
+--- "REDIRECT", or nil and an mcp.OAuthError.
 ---@param p table the provider
 ---@param opts table
 ---@return string|nil, mcp.OAuthError|nil
@@ -57,7 +59,7 @@ M.is_unauthorized_client = oerr.is_unauthorized_client
 M.parse_error_response = oerr.from_response
 for _, k in ipairs({ "SERVER_ERROR", "INVALID_CLIENT", "INVALID_GRANT", "UNAUTHORIZED_CLIENT", "INVALID_REQUEST",
   "ACCESS_DENIED", "INVALID_METADATA", "INVALID_STATE", "INVALID_ISSUER", "INSECURE_URL", "UNAUTHORIZED",
-  "AUTHORIZATION_TIMEOUT", "LOGIN_CANCELLED" }) do
+  "AUTHORIZATION_TIMEOUT", "LOGIN_CANCELLED", "LOGIN_REQUIRED" }) do
   M[k] = oerr[k]
 end
 
