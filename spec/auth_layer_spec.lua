@@ -303,27 +303,36 @@ describe("the auth layer of the HTTP transport: a denied login #auth", function(
     end, helper.ms(20000))
   end
 
-  -- After the user denied a login, what no caller waits on (the GET stream reconnecting, a
-  -- notification) must not open a login by itself: it fails with 401; the user's next call may.
-  it("after a denied login, a GET stream reconnect refused with 401 starts no login; the next call does", function()
-    -- (the server ends each GET stream soon, so that the client reconnects; max_reconnects keeps
-    -- those empty streams from slowing the reconnects down)
-    H.control(srv, { get_stream = "close_every_ms:100", retry_ms = 10 })
-    local c, p, reports = denied_client({ max_reconnects = 1000 })
-    H.control(srv, { fault_methods = { "(get)" }, fail_next = { UNAUTHORIZED } })
-    assert.is_true(reported(reports, "GET SSE failed"), table.concat(reports, "\n"))
-    assert.equal(1, p.logins) -- the reconnect's 401 did not open a login
+  local function refused_gets()
     local refused = 0
     for _, g in ipairs(H.state(srv).get_connects) do
       if g.outcome == 401 then refused = refused + 1 end
     end
-    assert.equal(1, refused)
-    H.control(srv, { fault_methods = { "tools/call" }, fail_next = { UNAUTHORIZED } })
-    local _, err = c:call_tool("echo", { message = "b" })
-    assert.equal(mcp.auth.ACCESS_DENIED, err and err.oauth_error, tostring(err))
-    assert.equal(2, p.logins) -- a call may
-    c:close()
-  end)
+    return refused
+  end
+
+  -- After the user denied a login, what no caller waits on (the GET stream reconnecting, a
+  -- notification) must not open a login by itself; the user's next call may. The GET stream waits
+  -- for that login (held: no reconnects into 401 meanwhile).
+  it("after a denied login, a GET stream reconnect refused with 401 starts no login and waits; the next call does",
+    function()
+      -- (the server ends each GET stream soon, so that the client reconnects; max_reconnects keeps
+      -- those empty streams from slowing the reconnects down)
+      H.control(srv, { get_stream = "close_every_ms:100", retry_ms = 10 })
+      local c, p = denied_client({ max_reconnects = 1000 })
+      H.control(srv, { fault_methods = { "(get)" }, fail_next = { UNAUTHORIZED } })
+      assert.is_true(helper.wait_until(function() return refused_gets() >= 1 end, helper.ms(20000)))
+      local connects = #H.state(srv).get_connects
+      H.control(srv, { fault_methods = { "tools/call" }, fail_next = { UNAUTHORIZED } })
+      local _, err = c:call_tool("echo", { message = "b" })
+      assert.equal(mcp.auth.ACCESS_DENIED, err and err.oauth_error, tostring(err))
+      assert.equal(2, p.logins) -- the reconnect's 401 did not open a login; a call may
+      -- the stream waits for a login that works (it reconnected every 100 ms before; its return
+      -- after one is in auth_background_spec.lua, against the OAuth fixture)
+      helper.wait_until(function() return #H.state(srv).get_connects > connects end, helper.ms(1500))
+      assert.equal(connects, #H.state(srv).get_connects)
+      c:close()
+    end)
 
   it("after a denied login, a notification refused with 401 starts no login", function()
     local c, p, reports = denied_client()

@@ -695,6 +695,30 @@ end
 
 local STREAM_CLOSED = "the SSE stream closed" -- (the legacy SSE transport's close reason)
 
+-- Mark the transport's OAuth layer with when the client's own work began (nil: none under way).
+local function mark_background(self)
+  local t = self.transport
+  if capable(t, "authorizing") and type(t.set_background) == "function" then t:set_background(self.background_since) end
+end
+
+-- fn(...) as the client's own work, which no call asked for (a reconnection, a new session): what
+-- it sends, on this transport or on a new one made meanwhile (reconnect), may refresh a token but
+-- never starts a login (lua/mcp/auth/transport.lua); the next call does. Returns fn's results.
+function Client:_in_background(fn, ...)
+  local outer = self.background_since
+  if outer == nil then
+    self.background_since = core.now_ms()
+    mark_background(self)
+  end
+  local ok, a, b = sched.pcall(fn, ...)
+  if outer == nil then
+    self.background_since = nil
+    mark_background(self)
+  end
+  if not ok then error(a, 0) end
+  return a, b
+end
+
 -- The legacy SSE stream ended (the server restarted, or dropped the connection): the connection
 -- is gone, and a new one (transport_factory, initialize) is what brings the client back.
 function Client:_stream_lost()
@@ -895,6 +919,7 @@ function Client:reconnect(transport)
   end
   if self.state ~= "new" then self:close() end
   self.transport = transport
+  mark_background(self) -- (a reconnection of the client's own: see _in_background)
   self.state = "new"
   self.session = nil
   self.init_result = nil

@@ -216,39 +216,89 @@ local function wanted_scope(self, status, ch)
   return flow.union_scopes(prior, ch.scope)
 end
 
--- Whether a refused exchange stops at the last failed flow (the user denied the login, or it
--- timed out) instead of running the flow again: a message sent before that flow ended (a 401 of
--- the same burst arriving after it: no second login), and anything no caller waits on (awaited
--- false: the GET stream reconnecting, a notification, an answer, the session DELETE), which must
--- not open a login by itself. The user's next call (sent after it, awaited) may log in again.
-local function stops_at_failure(failed, sent_ms, awaited)
-  if failed == nil then return false end
-  return awaited == false or (sent_ms ~= nil and sent_ms <= failed.at)
+-- Whether a refused exchange is the background's, which may refresh but never log in: no caller
+-- waits on it (awaited false: the GET stream reconnecting, a notification, an answer, the session
+-- DELETE), or its message was sent while the client worked on its own (set_background: a
+-- reconnection or a new session no call asked for; calls made meanwhile wait for that work).
+local function in_background(self, sent_ms, awaited)
+  if awaited == false then return true end
+  local since = self.background_since
+  return since ~= nil and sent_ms ~= nil and sent_ms >= since
 end
 
--- The provider's flow again for a refused exchange whose message was sent at sent_ms (awaited:
--- whether a caller waits on it), or the last failed flow's error (stops_at_failure).
--- Returns true or nil, err.
-local function run_flow(self, status, ch, sent_ms, awaited)
-  local failed = self.failed
-  if stops_at_failure(failed, sent_ms, awaited) then return nil, failed.err end
-  local res, aerr = once(self, function()
+-- Whether a refused exchange stops at the last failed flow (the user denied the login, or it
+-- timed out) instead of running the flow again: a message sent before that flow ended (a 401 of
+-- the same burst arriving after it: no second login), and anything of the background. The
+-- user's next call (sent after it) may log in again.
+local function stops_at_failure(failed, sent_ms, background)
+  if failed == nil then return false end
+  return background or (sent_ms ~= nil and sent_ms <= failed.at)
+end
+
+-- The flow, single-flight; interactive false: nothing shown (a refresh, a grant without a user).
+local function flow_once(self, status, ch, interactive)
+  return once(self, function()
     return flow.auth(self.provider, {
       server_url = self.server_url, resource_metadata_url = ch.resource_metadata,
       scope = wanted_scope(self, status, ch), step_up = status == 403, protocol_version = self.protocol_version,
+      interactive = interactive,
     })
   end)
+end
+
+-- A token was installed after a flow: the standalone GET stream parked for want of a login (see
+-- request_hooks) is sent again with it, and the background may authorize again.
+local function authorized(self)
+  self.failed, self.login_needed = nil, nil
+  local parked = self.parked
+  self.parked = {}
+  for _, p in ipairs(parked) do self.settle(p.hold, true, p.memo) end
+end
+
+local function is_login_required(err)
+  return type(err) == "table" and err.oauth_error == oerr.LOGIN_REQUIRED
+end
+
+-- Whether the background stopped at err for want of a login: none may start from there
+-- (login_required), or the last login failed (denied, timed out) and only a call may try again.
+local function waits_for_login(self, err)
+  return is_login_required(err) or (self.failed ~= nil and err == self.failed.err)
+end
+
+-- The provider's flow again for a refused exchange whose message was sent at sent_ms, or the last
+-- failed flow's error (stops_at_failure). The background's (in_background) never logs in: it may
+-- refresh; when that cannot do, the authenticator records that a login is needed
+-- (self.login_needed, the error login_required) and the background asks nothing more (no token
+-- request per GET reconnect) until a call's flow (a login as usual) installed a token.
+-- Returns true or nil, err.
+local function run_flow(self, status, ch, sent_ms, background)
+  local failed = self.failed
+  if stops_at_failure(failed, sent_ms, background) then return nil, failed.err end
+  if background and self.login_needed then return nil, self.login_needed end
+  local res, aerr = flow_once(self, status, ch, not background)
+  -- a call that joined the background's try, which found a login needed, logs in itself
+  if not background and res == nil and is_login_required(aerr) then
+    res, aerr = flow_once(self, status, ch, true)
+  end
   if res == flow.AUTHORIZED then
     local t = self.provider:tokens()
     local ok, ierr = install(self, type(t) == "table" and t.access_token or nil)
     if ok then
-      self.failed = nil
+      authorized(self)
       return true
     end
     aerr = ierr
   elseif res == flow.REDIRECT then
     aerr = oerr.new(oerr.UNAUTHORIZED, "Unauthorized: the user must authorize in the browser, then the host "
       .. "calls mcp.auth.finish(provider, server_url, redirect_url) and retries")
+  end
+  if background then
+    -- (a failed login the background joined was recorded by the call that ran it)
+    if is_login_required(aerr) and not self.login_needed then
+      self.login_needed = aerr
+      report(self, aerr)
+    end
+    return nil, aerr
   end
   self.failed = { err = aerr, at = self.ended_ms or core.now_ms() } -- (when the flow ended: once)
   report(self, aerr)
@@ -267,8 +317,10 @@ end
 
 --- An exchange was refused (err: status_code, response_headers, response_body, sent_ms: when
 --- its message was first sent, core.now_ms(); awaited: false when no caller waits on it, which
---- then never starts a login after one failed): authorize again? true to send it again. attempt: 1 for the first refusal of what it carries; memo: what
---- the last call gave back for it (0 at first), returned updated.
+--- then never starts a login, nor does what was sent while the client worked on its own
+--- (set_background): they may refresh, else fail with login_required): authorize again? true to
+--- send it again. attempt: 1 for the first refusal of what it carries; memo: what the last call
+--- gave back for it (0 at first), returned updated.
 ---@param err table
 ---@param attempt integer|nil
 ---@param memo integer|nil
@@ -294,7 +346,7 @@ function A:reauthorize(err, attempt, memo)
   end
   -- A nonce challenge is not a bad token (and a 400 is no challenge): no flow.
   if nonce or status == 400 or (status == 403 and ch.error ~= "insufficient_scope") then return nil, nil, memo end
-  local ok, rerr = run_flow(self, status, ch, err.sent_ms, err.awaited)
+  local ok, rerr = run_flow(self, status, ch, err.sent_ms, in_background(self, err.sent_ms, err.awaited))
   if not ok then refusal(rerr, status, hdrs) end
   return ok, rerr, memo
 end
@@ -325,7 +377,10 @@ end
 --- nothing), and refused(hold, method, url, status, header_lines, body, attempt, memo, sent_ms,
 --- awaited), which takes a refusal worth authorizing again: the authorization runs in a task, then
 --- settle(hold, again, memo, err) tells the transport to send the exchange again or to let it
---- fail (a request with err, the OAuth error, when there is one).
+--- fail (a request with err, the OAuth error, when there is one). The standalone GET stream (a
+--- GET no caller waits on) refused for want of a login (login_required, or after a failed one)
+--- is neither: it stays held, parked, so that it does not reconnect into 401s again and again,
+--- and is sent again once a flow installed a token (the next call's login); close() drops it.
 ---@param settle fun(hold: number, again: boolean, memo: integer, err: table|nil)
 ---@return function|nil headers, function refused
 function A:request_hooks(settle)
@@ -334,7 +389,8 @@ function A:request_hooks(settle)
   if p ~= nil and type(p.request_headers) == "function" then
     headers = function(method, url) return self:request_headers(method, url) end
   end
-  local function refused(hold, _, url, status, lines, body, attempt, memo, sent_ms, awaited)
+  self.settle = settle
+  local function refused(hold, method, url, status, lines, body, attempt, memo, sent_ms, awaited)
     local hdrs = parse_header_lines(lines)
     if not takes(self, status, hdrs, attempt) then return false end
     sched.spawn_handler(function(e)
@@ -343,6 +399,10 @@ function A:request_hooks(settle)
     end, function()
       local ok, err, m = self:reauthorize({ status_code = status, response_headers = hdrs, response_body = body,
         url = url, sent_ms = sent_ms, awaited = awaited }, attempt, memo)
+      if ok ~= true and method == "GET" and awaited == false and waits_for_login(self, err) then
+        self.parked[#self.parked + 1] = { hold = hold, memo = m or memo } -- (until authorized())
+        return
+      end
       settle(hold, ok == true, m or memo, ok ~= true and err or nil)
     end)
     return true
@@ -379,6 +439,11 @@ function Layer.__tostring(self) return tostring(rawget(self, "inner")) end
 --- The authenticator's authorizing() (A:authorizing): a login in progress, and when the last ended.
 ---@return boolean busy, number|nil ended_ms
 function Layer:authorizing() return self.auth:authorizing() end
+
+--- The client works on its own from since_ms (core.now_ms(); nil: no longer): what it sends from
+--- then on (a reconnection, a new session no call asked for) may refresh but never log in.
+---@param since_ms number|nil
+function Layer:set_background(since_ms) self.auth.background_since = since_ms end
 
 --- Start: the token first (a stored one, or the static one refreshed when expired), then the
 --- transport's start.
@@ -430,6 +495,7 @@ function M.new(cfg, set_token)
     set_token = set_token,
     on_error = cfg.on_error,
     waiters = {},
+    parked = {}, -- the GET stream's holds {hold=, memo=} waiting for a login (request_hooks)
   }, A)
 end
 

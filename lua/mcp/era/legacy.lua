@@ -179,7 +179,9 @@ local function renew_in_background(client, delay, token)
     sched.spawn_handler(function(e) c:_report(errors.new(nil, tostring(e), nil, { kind = "handler" })) end,
       function()
         if not wanted() then return end
-        local _, err = c:ping() -- (its error, when the new connection failed, was reported by renew_connection)
+        -- (its error, when the new connection failed, was reported by renew_connection; a try
+        -- of the client's own never starts a login: Client:_in_background)
+        local _, err = c:_in_background(c.ping, c)
         -- a login that failed (denied, timed out) is not asked again with no one calling: the
         -- next call may (each try's transport is new, with no memory of the denial)
         if wanted() and not login_failed(err) then
@@ -215,7 +217,9 @@ local function watch_session_lost(self)
     if client:_session_id() ~= nil then return end
     if not client:_auto_reinitialize() then return client:_session_left_lost() end
     sched.spawn_handler(function(e) client:_report(errors.new(nil, tostring(e), nil, { kind = "handler" })) end,
-      function() if client:_auto_reinitialize() then era:renew_session(lost) end end)
+      function()
+        if client:_auto_reinitialize() then client:_in_background(era.renew_session, era, lost) end
+      end)
   end)
 end
 

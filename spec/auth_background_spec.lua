@@ -1,0 +1,200 @@
+-- OAuth in the background: what an HTTP client sends with no call waiting on it (the streamable
+-- HTTP GET stream reconnecting, a notification, legacy SSE's reconnection after its stream ended)
+-- may refresh an expired token, but never starts a login (a browser opening with nobody asking);
+-- when a refresh cannot do, the client records that a login is needed, the GET stream waits for
+-- it, and the next call logs in as usual. Against spec/fixtures/oauth_server.mjs.
+local mcp = require("mcp")
+local auth = mcp.auth
+local helper = require("helper")
+local A = require("auth_helper")
+
+-- An interactive provider whose login runs without a browser (follow_authorization), counted.
+local function counting_provider(extra)
+  local p
+  local o = { store = auth.memory_store(), headless = function(u)
+    p.logins = p.logins + 1
+    return auth.follow_authorization(u)
+  end }
+  for k, v in pairs(extra or {}) do o[k] = v end
+  p = auth.interactive_provider(o)
+  p.logins = 0
+  return p
+end
+
+local function count(list, pred)
+  local n = 0
+  for _, x in ipairs(list) do
+    if pred(x) then n = n + 1 end
+  end
+  return n
+end
+
+local function refused(r) return r.refused == 401 end
+local function accepted(r) return r.accepted == true end
+
+-- Whether an error of the list is (or was caused by) an OAuth error with that code.
+local function has_oauth_error(list, code)
+  for _, e in ipairs(list) do
+    for _ = 1, 8 do
+      if type(e) ~= "table" then break end
+      if e.oauth_error == code then return true end
+      e = e.cause
+    end
+  end
+  return false
+end
+
+local function grants(srv)
+  local out = {}
+  for _, t in ipairs(A.state(srv).records.token) do out[#out + 1] = t.grant_type end
+  return out
+end
+
+describe("OAuth in the background: the streamable HTTP GET stream #auth", function()
+  local srv = A.serve()
+  if not srv then return end
+
+  -- A connected client whose GET stream the fixture ends after each priming event (it reconnects
+  -- every 100 ms), once the stream was live with the first login's token.
+  local function client(p, reports)
+    A.control(srv, { sessions = true, get_stream_close = true, get_retry_ms = 100 })
+    local c = assert(A.http_client(srv, { auth_provider = p, max_reconnects = 1000,
+      transport_on_error = function(e) reports[#reports + 1] = e end }))
+    assert.is_true(helper.wait_until(function() return count(A.state(srv).records.mcp_get, accepted) >= 2 end,
+      helper.ms(10000)))
+    return c
+  end
+
+  it("a reconnect refused with 401 refreshes the token by itself, with no login", function()
+    local p, reports = counting_provider(), {}
+    local c = client(p, reports)
+    A.control(srv, { expire_access_tokens = true })
+    assert.is_true(helper.wait_until(function()
+      local gets = A.state(srv).records.mcp_get
+      return count(gets, refused) >= 1 and accepted(gets[#gets])
+    end, helper.ms(10000)))
+    assert.equal(1, p.logins)
+    assert.same({ "authorization_code", "refresh_token" }, grants(srv))
+    c:close()
+  end)
+
+  it("a reconnect whose refresh fails starts no login: it waits, and the next call logs in and brings it back",
+    function()
+      local p, reports = counting_provider(), {}
+      local c = client(p, reports)
+      A.control(srv, { expire_access_tokens = true, expire_refresh_tokens = true })
+      -- the reconnect's 401, the refresh refused: a login is needed, and none was started
+      assert.is_true(helper.wait_until(function()
+        return has_oauth_error(reports, auth.LOGIN_REQUIRED) or p.logins > 1
+      end, helper.ms(10000)), "no login_required was reported")
+      assert.equal(1, p.logins) -- (a login, the browser opening, with no one calling: the defect)
+      assert.is_true(has_oauth_error(reports, auth.LOGIN_REQUIRED))
+      assert.same({ "authorization_code", "refresh_token" }, grants(srv))
+      -- the stream waits for the login: no more GETs into 401 (one every 100 ms before), no more
+      -- token requests
+      helper.wait_until(function() return count(A.state(srv).records.mcp_get, refused) >= 2 end, helper.ms(1500))
+      assert.equal(1, count(A.state(srv).records.mcp_get, refused))
+      assert.same({ "authorization_code", "refresh_token" }, grants(srv))
+      -- the next call logs in, as usual, and the GET stream is open again with the new token
+      local res = assert(c:call_tool("whoami", {}))
+      assert.equal("scopes: (none)", res.content[1].text)
+      assert.equal(2, p.logins)
+      local token = p:tokens().access_token
+      assert.is_true(helper.wait_until(function()
+        local gets = A.state(srv).records.mcp_get
+        return accepted(gets[#gets]) and gets[#gets].authorization == "Bearer " .. token
+      end, helper.ms(10000)), "the GET stream did not come back")
+      c:close()
+    end)
+
+  -- A grant without a user shows nothing to anyone: the background may get a new token with it.
+  it("a client credentials provider gets a new token for the reconnect by itself", function()
+    A.control(srv, { add_client = { client_id = "svc", client_secret = "s" } })
+    local p = assert(auth.client_credentials_provider({ issuer = srv.base, client_id = "svc", client_secret = "s" }))
+    local c = client(p, {})
+    A.control(srv, { expire_access_tokens = true })
+    assert.is_true(helper.wait_until(function()
+      local gets = A.state(srv).records.mcp_get
+      return count(gets, refused) >= 1 and accepted(gets[#gets])
+    end, helper.ms(10000)), "the GET stream did not come back")
+    assert.same({ "client_credentials", "client_credentials" }, grants(srv))
+    c:close()
+  end)
+
+  it("a notification refused with 401 whose refresh fails starts no login; the next call logs in", function()
+    local p, reports = counting_provider(), {}
+    A.control(srv, { sessions = true })
+    local c = assert(A.http_client(srv, { auth_provider = p,
+      transport_on_error = function(e) reports[#reports + 1] = e end }))
+    A.control(srv, { expire_access_tokens = true, expire_refresh_tokens = true })
+    assert.is_true(c:notify("notifications/roots/list_changed"))
+    assert.is_true(helper.wait_until(function()
+      return has_oauth_error(reports, auth.LOGIN_REQUIRED) or p.logins > 1
+    end, helper.ms(10000)), "no login_required was reported")
+    assert.equal(1, p.logins)
+    assert.is_true(has_oauth_error(reports, auth.LOGIN_REQUIRED))
+    assert(c:call_tool("whoami", {}))
+    assert.equal(2, p.logins)
+    c:close()
+  end)
+end)
+
+describe("OAuth in the background: legacy SSE's reconnection #auth", function()
+  local srv = A.serve({ curl = true })
+  if not srv then return end
+
+  it("the reconnection after the stream ended refreshes, or else starts no login and stops; the next call logs in",
+    function()
+      local p, reports = counting_provider({ server_url = srv.base .. "/sse" }), {}
+      local reconnected = 0
+      local c = assert(A.sse_client(srv, { auth_provider = p,
+        on_error = function(e) reports[#reports + 1] = e end,
+        on_reconnect = function() reconnected = reconnected + 1 end }))
+      assert.equal(1, p.logins)
+      -- the stream ends with the token expired: the reconnection refreshes it by itself
+      A.control(srv, { expire_access_tokens = true, end_sse_streams = true })
+      assert.is_true(helper.wait_until(function() return reconnected == 1 end, helper.ms(10000)))
+      assert.equal(1, p.logins)
+      -- again with the refresh token expired too: no login, and the tries stop
+      local sse_before = #A.state(srv).records.sse
+      A.control(srv, { expire_access_tokens = true, expire_refresh_tokens = true, end_sse_streams = true })
+      assert.is_true(helper.wait_until(function()
+        return has_oauth_error(reports, auth.LOGIN_REQUIRED) or p.logins > 1
+      end, helper.ms(10000)), "no login_required was reported")
+      assert.equal(1, p.logins) -- (a login, the browser opening, with no one calling: the defect)
+      assert.is_true(has_oauth_error(reports, auth.LOGIN_REQUIRED))
+      assert.equal(1, reconnected)
+      assert.equal(sse_before + 1, #A.state(srv).records.sse) -- the one try, refused
+      -- the next call logs in and connects again
+      local res = assert(c:call_tool("whoami", {}))
+      assert.equal("scopes: (none)", res.content[1].text)
+      assert.equal(2, p.logins)
+      c:close()
+    end)
+end)
+
+describe("OAuth in the background: the flow's interactive = false #auth", function()
+  local srv = A.serve()
+  if not srv then return end
+
+  it("refreshes, but where a login would be needed fails with login_required and shows nothing", function()
+    local p = counting_provider()
+    assert.equal("AUTHORIZED", auth.auth(p, { server_url = srv.url }))
+    assert.equal(1, p.logins)
+    A.control(srv, { expire_access_tokens = true })
+    assert.equal("AUTHORIZED", auth.auth(p, { server_url = srv.url, interactive = false }))
+    A.control(srv, { expire_refresh_tokens = true })
+    local res, err = auth.auth(p, { server_url = srv.url, interactive = false })
+    assert.equal(1, p.logins)
+    assert.is_nil(res)
+    assert.equal(auth.LOGIN_REQUIRED, err and err.oauth_error, tostring(err))
+    -- nor does a provider with no client yet register one
+    local fresh = counting_provider()
+    local registered = #A.state(srv).records.register
+    res, err = auth.auth(fresh, { server_url = srv.url, interactive = false })
+    assert.is_nil(res)
+    assert.equal(auth.LOGIN_REQUIRED, err and err.oauth_error, tostring(err))
+    assert.equal(registered, #A.state(srv).records.register)
+    assert.equal(0, fresh.logins)
+  end)
+end)
