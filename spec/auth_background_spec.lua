@@ -85,10 +85,10 @@ describe("OAuth in the background: the streamable HTTP GET stream #auth", functi
       A.control(srv, { expire_access_tokens = true, expire_refresh_tokens = true })
       -- the reconnect's 401, the refresh refused: a login is needed, and none was started
       assert.is_true(helper.wait_until(function()
-        return has_oauth_error(reports, auth.LOGIN_REQUIRED) or p.logins > 1
+        return has_oauth_error(reports, "login_required") or p.logins > 1
       end, helper.ms(10000)), "no login_required was reported")
       assert.equal(1, p.logins) -- (a login, the browser opening, with no one calling: the defect)
-      assert.is_true(has_oauth_error(reports, auth.LOGIN_REQUIRED))
+      assert.is_true(has_oauth_error(reports, "login_required"))
       assert.same({ "authorization_code", "refresh_token" }, grants(srv))
       -- the stream waits for the login: no more GETs into 401 (one every 100 ms before), no more
       -- token requests
@@ -129,14 +129,45 @@ describe("OAuth in the background: the streamable HTTP GET stream #auth", functi
     A.control(srv, { expire_access_tokens = true, expire_refresh_tokens = true })
     assert.is_true(c:notify("notifications/roots/list_changed"))
     assert.is_true(helper.wait_until(function()
-      return has_oauth_error(reports, auth.LOGIN_REQUIRED) or p.logins > 1
+      return has_oauth_error(reports, "login_required") or p.logins > 1
     end, helper.ms(10000)), "no login_required was reported")
     assert.equal(1, p.logins)
-    assert.is_true(has_oauth_error(reports, auth.LOGIN_REQUIRED))
+    assert.is_true(has_oauth_error(reports, "login_required"))
     assert(c:call_tool("whoami", {}))
     assert.equal(2, p.logins)
     c:close()
   end)
+end)
+
+describe("OAuth in the background: a new session after the server lost one #auth", function()
+  local srv = A.serve()
+  if not srv then return end
+
+  it("made by the client on its own, it starts no login when the token cannot be refreshed; the next call does",
+    function()
+      A.control(srv, { sessions = true, get_stream_close = true, get_retry_ms = 100 })
+      local p, reports, renewed = counting_provider(), {}, 0
+      local c = assert(A.http_client(srv, { auth_provider = p, max_reconnects = 1000,
+        on_error = function(e) reports[#reports + 1] = e end,
+        on_reconnect = function() renewed = renewed + 1 end }))
+      assert.is_true(helper.wait_until(function() return count(A.state(srv).records.mcp_get, accepted) >= 1 end,
+        helper.ms(10000)))
+      -- the server loses the session (met by the GET stream reconnecting) and, with it, every token
+      A.control(srv, { lose_sessions = true, expire_on_lost = true })
+      assert.is_true(helper.wait_until(function()
+        return has_oauth_error(reports, "login_required") or p.logins > 1
+      end, helper.ms(10000)), "no login_required was reported")
+      assert.equal(1, p.logins)
+      assert.is_true(has_oauth_error(reports, "login_required"))
+      -- the next call logs in and makes the new session
+      local res = assert(c:call_tool("whoami", {}))
+      assert.equal("scopes: (none)", res.content[1].text)
+      assert.equal(2, p.logins)
+      assert.equal(1, renewed)
+      local posts = A.state(srv).records.mcp
+      assert.is_true(posts[#posts].accepted)
+      c:close()
+    end)
 end)
 
 describe("OAuth in the background: legacy SSE's reconnection #auth", function()
@@ -159,10 +190,10 @@ describe("OAuth in the background: legacy SSE's reconnection #auth", function()
       local sse_before = #A.state(srv).records.sse
       A.control(srv, { expire_access_tokens = true, expire_refresh_tokens = true, end_sse_streams = true })
       assert.is_true(helper.wait_until(function()
-        return has_oauth_error(reports, auth.LOGIN_REQUIRED) or p.logins > 1
+        return has_oauth_error(reports, "login_required") or p.logins > 1
       end, helper.ms(10000)), "no login_required was reported")
       assert.equal(1, p.logins) -- (a login, the browser opening, with no one calling: the defect)
-      assert.is_true(has_oauth_error(reports, auth.LOGIN_REQUIRED))
+      assert.is_true(has_oauth_error(reports, "login_required"))
       assert.equal(1, reconnected)
       assert.equal(sse_before + 1, #A.state(srv).records.sse) -- the one try, refused
       -- the next call logs in and connects again
@@ -187,13 +218,13 @@ describe("OAuth in the background: the flow's interactive = false #auth", functi
     local res, err = auth.auth(p, { server_url = srv.url, interactive = false })
     assert.equal(1, p.logins)
     assert.is_nil(res)
-    assert.equal(auth.LOGIN_REQUIRED, err and err.oauth_error, tostring(err))
+    assert.equal("login_required", err and err.oauth_error, tostring(err))
     -- nor does a provider with no client yet register one
     local fresh = counting_provider()
     local registered = #A.state(srv).records.register
     res, err = auth.auth(fresh, { server_url = srv.url, interactive = false })
     assert.is_nil(res)
-    assert.equal(auth.LOGIN_REQUIRED, err and err.oauth_error, tostring(err))
+    assert.equal("login_required", err and err.oauth_error, tostring(err))
     assert.equal(registered, #A.state(srv).records.register)
     assert.equal(0, fresh.logins)
   end)
