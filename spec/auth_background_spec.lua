@@ -44,6 +44,11 @@ local function has_oauth_error(list, code)
   return false
 end
 
+-- The POSTs that reached the token endpoint (recorded on arrival, before token_delay_ms).
+local function token_posts(srv)
+  return count(A.state(srv).records.requests, function(r) return r.method == "POST" and r.path == "/token" end)
+end
+
 local function grants(srv)
   local out = {}
   for _, t in ipairs(A.state(srv).records.token) do out[#out + 1] = t.grant_type end
@@ -107,6 +112,24 @@ describe("OAuth in the background: the streamable HTTP GET stream #auth", functi
       c:close()
     end)
 
+  it("a call made while the reconnect's refresh is under way waits for it, then logs in", function()
+    local p, reports = counting_provider(), {}
+    local c = client(p, reports)
+    A.control(srv, { token_delay_ms = 1000, expire_access_tokens = true, expire_refresh_tokens = true })
+    -- the reconnect's refresh has reached the token endpoint, which answers 1 s later
+    assert.is_true(helper.wait_until(function() return token_posts(srv) >= 2 end, helper.ms(10000)))
+    local res = assert(c:call_tool("whoami", {}))
+    assert.equal("scopes: (none)", res.content[1].text)
+    assert.equal(2, p.logins)
+    assert.same({ "authorization_code", "refresh_token", "authorization_code" }, grants(srv))
+    local token = p:tokens().access_token
+    assert.is_true(helper.wait_until(function()
+      local gets = A.state(srv).records.mcp_get
+      return accepted(gets[#gets]) and gets[#gets].authorization == "Bearer " .. token
+    end, helper.ms(10000)), "the GET stream did not come back")
+    c:close()
+  end)
+
   -- A grant without a user shows nothing to anyone: the background may get a new token with it.
   it("a client credentials provider gets a new token for the reconnect by itself", function()
     A.control(srv, { add_client = { client_id = "svc", client_secret = "s" } })
@@ -168,6 +191,23 @@ describe("OAuth in the background: a new session after the server lost one #auth
       assert.is_true(posts[#posts].accepted)
       c:close()
     end)
+
+  it("a call made while that renewal refreshes waits for it, then logs in and makes the session", function()
+    A.control(srv, { sessions = true, get_stream_close = true, get_retry_ms = 100 })
+    local p, renewed = counting_provider(), 0
+    local c = assert(A.http_client(srv, { auth_provider = p, max_reconnects = 1000,
+      on_reconnect = function() renewed = renewed + 1 end }))
+    assert.is_true(helper.wait_until(function() return count(A.state(srv).records.mcp_get, accepted) >= 1 end,
+      helper.ms(10000)))
+    A.control(srv, { token_delay_ms = 1000, lose_sessions = true, expire_on_lost = true })
+    -- the renewal's refresh has reached the token endpoint, which answers 1 s later
+    assert.is_true(helper.wait_until(function() return token_posts(srv) >= 2 end, helper.ms(10000)))
+    local res = assert(c:call_tool("whoami", {}))
+    assert.equal("scopes: (none)", res.content[1].text)
+    assert.equal(2, p.logins)
+    assert.equal(1, renewed)
+    c:close()
+  end)
 end)
 
 describe("OAuth in the background: legacy SSE's reconnection #auth", function()
