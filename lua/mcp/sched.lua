@@ -196,7 +196,7 @@ function M.run_ready()
   -- own in a task): the waiting starts may be what it waits for
   local was = pacing
   pacing = false
-  release_deferred()
+  if deferred[1] ~= nil then release_deferred() end -- (inline: the blocking path's every round)
   while qhead <= qtail do resume_next() end
   qhead, qtail = 1, 0
   pacing = was
@@ -281,11 +281,12 @@ local function noop() end
 -- One round of loop_block without a deadline: run ready tasks, else step the loop once (sleeping
 -- in the core until an fd or a timer fires). True when pred() holds after it.
 local function block_round(pred)
-  if has_ready() then -- (run_ready with nothing queued does nothing)
+  -- has_ready() written inline: this runs once per message a blocking call waits for
+  if qhead <= qtail or deferred[1] ~= nil then -- (run_ready with nothing queued does nothing)
     M.run_ready()
     if pred() then return true end
   end
-  local n, alive = core.step(has_ready() and 0 or -1)
+  local n, alive = core.step((qhead <= qtail or deferred[1] ~= nil) and 0 or -1)
   if n == 0 and not alive and qhead > qtail and not pred() then
     error("mcp: waiting for a result but nothing is in flight (deadlock)", 4)
   end
