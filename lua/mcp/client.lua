@@ -513,7 +513,7 @@ end
 
 -- Whether the transport declares an optional capability in t.capabilities (docs/API.md,
 -- Transports): what it supports (protocol_discovery, tool_parameter_headers) and which optional
--- methods it offers (protocol_version, inbound, respawn, session_id, authorizing). The client
+-- methods it offers (protocol_version, inbound, respawn, session_id, authorizing, background). The client
 -- calls no optional method a transport does not declare.
 local function capable(t, name)
   local caps = t.capabilities
@@ -698,7 +698,7 @@ local STREAM_CLOSED = "the SSE stream closed" -- (the legacy SSE transport's clo
 -- Mark the transport's OAuth layer with when the client's own work began (nil: none under way).
 local function mark_background(self)
   local t = self.transport
-  if capable(t, "authorizing") and type(t.set_background) == "function" then t:set_background(self.background_since) end
+  if capable(t, "background") then t:set_background(self.background_since) end
 end
 
 -- fn(...) as the client's own work, which no call asked for (a reconnection, a new session): what

@@ -415,7 +415,7 @@ end
 --- The OAuth layer over a transport object (composition): its start first installs (or
 --- refreshes) the token; set_protocol_version and everything else are the transport's. The
 --- handle is the transport's too (the session binds to that handle), and so are the
---- capabilities, with `authorizing` added (Layer:authorizing).
+--- capabilities, with `authorizing` and `background` added (Layer:authorizing, Layer:set_background).
 local Layer = {}
 
 function Layer.__index(self, k)
@@ -458,7 +458,7 @@ end
 ---@param a mcp.auth.Authenticator
 ---@return table
 function M.layer(t, a)
-  local caps = { authorizing = true }
+  local caps = { authorizing = true, background = true }
   for k, v in pairs(type(t.capabilities) == "table" and t.capabilities or {}) do caps[k] = v end
   return setmetatable({ inner = t, auth = a, handle = t.handle, capabilities = caps }, Layer)
 end
