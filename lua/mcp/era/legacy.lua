@@ -58,6 +58,14 @@ local function await_renewal(self)
   sched.await(function(cb) self.renewing[#self.renewing + 1] = cb end)
 end
 
+-- client -> the era whose new connection (renew_connection) is under way. Its client:reconnect()
+-- gives the client new era objects (connect's), which must hold a call until it is over too: a
+-- call made through one of them would go out on the transport not started yet ("Not connected").
+local reconnecting = setmetatable({}, { __mode = "k" })
+
+-- The requests of a connect's own handshake, which a renewal waits for and must not hold.
+local HANDSHAKE = { initialize = true, ["server/discover"] = true }
+
 -- The renewal is over: the calls that waited for it go on.
 local function end_renewal(self)
   local waiting = self.renewing
@@ -69,6 +77,8 @@ end
 -- a lost one is made again before the request, or after the server refused it for that reason.
 local function session_roundtrip(self, client, method, params, opts)
   if self.renewing and method ~= "initialize" then await_renewal(self) end
+  local earlier = reconnecting[client]
+  if earlier ~= nil and earlier ~= self and earlier.renewing and not HANDSHAKE[method] then await_renewal(earlier) end
   if method ~= "initialize" and client:_stream_lost() and client:_auto_reinitialize() then
     -- legacy SSE: nothing was sent on the dead stream; a new connection takes the request
     local ok, rerr = self:renew_connection()
@@ -129,8 +139,10 @@ function Era:renew_connection()
     return client:_connected() and not client:_stream_lost()
   end
   self.renewing = {}
+  reconnecting[client] = self
   local subs = client:_lost_subscriptions() or self.subscriptions -- (a failed try's era had them)
   local ok, err = client:reconnect()
+  if reconnecting[client] == self then reconnecting[client] = nil end
   end_renewal(self)
   if not ok then
     client:_reconnect_failed(subs) -- the next call tries again
