@@ -162,6 +162,51 @@ describe("OAuth in the background: the streamable HTTP GET stream #auth", functi
   end)
 end)
 
+describe("OAuth in the background: the static oauth config #auth", function()
+  local srv = A.serve()
+  if not srv then return end
+
+  it("a reconnect whose refresh fails refreshes once and waits; the next call's refresh brings the GET stream back",
+    function()
+      A.control(srv, { sessions = true, get_stream_close = true, get_retry_ms = 100 })
+      local first = counting_provider()
+      assert.equal("AUTHORIZED", auth.auth(first, { server_url = srv.url }))
+      local refreshes, can, reports, token = 0, false, {}, nil
+      local c = assert(A.http_client(srv, { max_reconnects = 1000,
+        transport_on_error = function(e) reports[#reports + 1] = e end,
+        oauth = { access_token = first:tokens().access_token, refresh_token_fn = function()
+          refreshes = refreshes + 1
+          if not can then return nil, "refused by the host" end
+          -- the host's own code gets a new token (here a login of its own provider)
+          local p = counting_provider()
+          assert.equal("AUTHORIZED", auth.auth(p, { server_url = srv.url }))
+          token = p:tokens().access_token
+          return token, 60
+        end } }))
+      assert.is_true(helper.wait_until(function() return count(A.state(srv).records.mcp_get, accepted) >= 2 end,
+        helper.ms(10000)))
+      A.control(srv, { expire_access_tokens = true })
+      assert.is_true(helper.wait_until(function()
+        return has_oauth_error(reports, "login_required") or refreshes > 1
+      end, helper.ms(10000)), "no login_required was reported")
+      -- the stream waits: no more GETs into 401 (one every 100 ms before), no more refreshes
+      helper.wait_until(function() return count(A.state(srv).records.mcp_get, refused) >= 2 end, helper.ms(1500))
+      assert.equal(1, refreshes) -- (one per reconnect, up to max_reconnects: the defect)
+      assert.equal(1, count(A.state(srv).records.mcp_get, refused))
+      assert.equal(1, count(reports, function(e) return has_oauth_error({ e }, "login_required") end))
+      -- the next call refreshes (the host's code can now), and the GET stream goes on with the new token
+      can = true
+      local res = assert(c:call_tool("whoami", {}))
+      assert.equal("scopes: (none)", res.content[1].text)
+      assert.equal(2, refreshes)
+      assert.is_true(helper.wait_until(function()
+        local gets = A.state(srv).records.mcp_get
+        return accepted(gets[#gets]) and gets[#gets].authorization == "Bearer " .. token
+      end, helper.ms(10000)), "the GET stream did not come back")
+      c:close()
+    end)
+end)
+
 describe("OAuth in the background: a new session after the server lost one #auth", function()
   local srv = A.serve()
   if not srv then return end

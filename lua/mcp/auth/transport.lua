@@ -13,7 +13,8 @@
 --- With the static `oauth` config (the reference's OAuthConfig), an expired access token is
 --- refreshed before the connection starts, and a 401 triggers one refresh (refresh_token_fn, or
 --- the refresh grant at token_url with client_id/client_secret) and one retry; a failed refresh
---- is an mcp.OAuthError, also given to on_error.
+--- is an mcp.OAuthError, also given to on_error; from the background it runs once, then waits for a call
+--- as the flow does (login_required).
 local core = require("mcp.core")
 local discovery = require("mcp.auth.discovery")
 local fetch = require("mcp.fetch")
@@ -305,6 +306,32 @@ local function run_flow(self, status, ch, sent_ms, background)
   return nil, aerr
 end
 
+-- The static config's one refresh for a 401 (refresh_token_fn, or the refresh grant). The
+-- background's (in_background) runs it as the flow's does: once; when it fails, a login is needed
+-- (self.login_needed, the error login_required, reported once with the refresh's failure as its
+-- cause) and the background asks nothing more (no refresh per GET reconnect) until a call's
+-- refresh installed a token. A call's refresh runs whatever the background found; its failure is
+-- reported as before. Returns true or nil, err.
+local function static_again(self, background)
+  if background and self.login_needed then return nil, self.login_needed end
+  local ok, rerr = once(self, function() return self:refresh_static() end)
+  if ok then
+    authorized(self)
+    return true
+  end
+  if not background then
+    report(self, rerr)
+    return nil, rerr
+  end
+  if not self.login_needed then
+    self.login_needed = oerr.new(oerr.LOGIN_REQUIRED, "the access token could not be refreshed for an exchange "
+      .. "no call waits on (" .. tostring(type(rerr) == "table" and rerr.message or rerr)
+      .. "); nothing more is asked until the next call refreshes it", { cause = rerr })
+    report(self, self.login_needed)
+  end
+  return nil, self.login_needed
+end
+
 -- The error of a refused exchange that could not be authorized again keeps what the server said:
 -- its status (a token endpoint's own status, when there was one, stays) and its WWW-Authenticate.
 local function refusal(err, status, hdrs)
@@ -332,8 +359,8 @@ function A:reauthorize(err, attempt, memo)
   local ch = discovery.parse_www_authenticate(hdrs["www-authenticate"]) or {}
   if self.oauth then
     if status ~= 401 or attempt > 1 then return nil, nil, memo end
-    local ok, rerr = once(self, function() return self:refresh_static() end)
-    if not ok then report(self, refusal(rerr, status, hdrs)) end
+    local ok, rerr = static_again(self, in_background(self, err.sent_ms, err.awaited))
+    if not ok then refusal(rerr, status, hdrs) end
     return ok, rerr, memo
   end
   if not self.provider or attempt > M.MAX_STEP_UP then return nil, nil, memo end
