@@ -344,3 +344,55 @@ describe("the auth layer of the HTTP transport: a denied login #auth", function(
     c:close()
   end)
 end)
+
+describe("the auth layer of the HTTP transport: a GET held across a new session #auth", function()
+  local srv = H.serve("")
+  if not srv then return end
+
+  -- An event id names an event of one session: the GET stream held for want of a token (the
+  -- static config's refresh failed in the background) and sent again once a call refreshed it,
+  -- on a session made meanwhile, must not ask that session for the old one's events.
+  it("is sent again without the old session's Last-Event-ID", function()
+    H.control(srv, { get_stream = "close_every_ms:100", retry_ms = 10 })
+    local can, reports = false, {}
+    local c = assert(mcp.create_http_client(srv.url, { request_timeout_ms = helper.ms(20000), max_reconnects = 1000,
+      transport_on_error = function(e) reports[#reports + 1] = e end,
+      oauth = { access_token = "first", refresh_token_fn = function()
+        if can then return "second", 60 end
+        return nil, "refused by the host"
+      end } }))
+    local function gets() return H.state(srv).get_connects end
+    assert.is_true(helper.wait_until(function()
+      local g = gets()
+      return #g >= 2 and type(g[#g].last_event_id) == "string"
+    end, helper.ms(20000)), "the GET stream did not reconnect with a Last-Event-ID")
+    -- a reconnect refused: the refresh fails, and the GET stream waits (held) for a call's
+    H.control(srv, { fault_methods = { "(get)" }, fail_next = { UNAUTHORIZED } })
+    assert.is_true(helper.wait_until(function()
+      for _, e in ipairs(reports) do
+        if type(e) == "table" and e.oauth_error == "login_required" then return true end
+      end
+      return false
+    end, helper.ms(20000)), "no login_required was reported")
+    local held = gets()[#gets()]
+    assert.equal(401, held.outcome)
+    assert.equal("string", type(held.last_event_id))
+    -- the server loses the session: the next call makes a new one
+    H.control(srv, { fault_methods = { "tools/call" }, expire_session = true })
+    assert(c:call_tool("echo", { message = "a" }))
+    local calls = posts(srv, of_method("tools/call"))
+    local session = calls[#calls].headers["mcp-session-id"]
+    assert.equal("string", type(session))
+    assert.are_not.equal(held.session_id, session)
+    -- a call refused with 401 refreshes: the held GET goes again, on the new session
+    local n = #gets()
+    can = true
+    H.control(srv, { fail_next = { UNAUTHORIZED } })
+    assert(c:call_tool("echo", { message = "b" }))
+    assert.is_true(helper.wait_until(function() return #gets() > n end, helper.ms(20000)), "the GET was not sent again")
+    local again = gets()[n + 1]
+    c:close()
+    assert.equal(session, again.session_id)
+    assert.equal(mcp.json.null, again.last_event_id) -- (the old session's event id: the defect)
+  end)
+end)

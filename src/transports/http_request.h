@@ -50,6 +50,7 @@ struct mcp_hreq {
     int for_request;     /* a GET resuming the stream of request_id */
     int is_initialize;   /* carries initialize (no session headers) */
     char *last_event_id; /* the Last-Event-ID it was sent with, owned, may be NULL */
+    int event_gen;       /* the session (mcp_http session_gen) that event id belongs to */
     int redirects;       /* hops followed to get here */
     int cross_origin;    /* a hop left the first origin: no user or session headers */
     int counted;         /* the slot it holds: MCP_HTTP_SLOT_* (see http_send) */

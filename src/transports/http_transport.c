@@ -485,8 +485,10 @@ static mcp_hreq *new_request(mcp_http *h, int method, const char *url, const cha
         !is_initialize && !cross_origin && h->proto->sends_session(h) ? h->session_gen : 0;
     r->is_initialize = is_initialize;
     r->cross_origin = cross_origin;
-    if (last_event_id != NULL)
+    if (last_event_id != NULL) {
         mcp_http_set_str(&r->last_event_id, last_event_id, strlen(last_event_id));
+        r->event_gen = h->session_gen;
+    }
     return r;
 }
 
@@ -511,6 +513,22 @@ static struct curl_slist *copy_lines(const struct curl_slist *l)
 static int is_redirect(long status)
 {
     return status == 301 || status == 302 || status == 303 || status == 307 || status == 308;
+}
+
+/* The Last-Event-ID of a new exchange for what r carried (a redirect's next hop, a held GET sent
+ * again): r's, unless the session changed since (an event id of one session means nothing to
+ * another; expire_session drops the standalone stream's own for the same reason), when none. */
+static const char *event_id_again(const mcp_http *h, const mcp_hreq *r)
+{
+    return r->last_event_id != NULL && r->event_gen == h->session_gen ? r->last_event_id : NULL;
+}
+
+/* A GET resuming a request's POST stream whose event id belongs to another session than the
+ * current one: the stream cannot be resumed there (without the id the GET would be a standalone
+ * stream), so it is not sent again. */
+static int resume_lost(const mcp_http *h, const mcp_hreq *r)
+{
+    return r->for_request && r->last_event_id != NULL && event_id_again(h, r) == NULL;
 }
 
 /* n, a new exchange for what r carried (a redirect's next hop, a refused GET sent again), started
@@ -547,11 +565,11 @@ static int follow_redirect(mcp_http *h, mcp_hreq *r, CURLcode rc)
         return 0;
     curl_easy_getinfo(r->x.easy, CURLINFO_REDIRECT_URL, &loc);
     curl_easy_getinfo(r->x.easy, CURLINFO_EFFECTIVE_URL, &cur);
-    if (loc == NULL || mcp_origin_parse(loc, strlen(loc), &o) != 0)
+    if (loc == NULL || mcp_origin_parse(loc, strlen(loc), &o) != 0 || resume_lost(h, r))
         return 0;
     cross = r->cross_origin || !mcp_same_origin(cur, loc);
     n = new_request(h, r->method, loc, r->payload, r->payload_len, r->is_initialize,
-                    copy_lines(r->extra_headers), r->last_event_id, cross);
+                    copy_lines(r->extra_headers), event_id_again(h, r), cross);
     if (n == NULL)
         return 0;
     n->body_max = r->body_max;
@@ -594,8 +612,10 @@ static int send_again(mcp_http *h, mcp_hreq *r, int memo)
     mcp_hreq *n;
     if (r->method == MCP_HREQ_DELETE)
         return h->proto->retry_delete(h, r, memo) == 0;
+    if (resume_lost(h, r))
+        return 0;
     n = new_request(h, r->method, r->hook_url, r->payload, r->payload_len, r->is_initialize,
-                    copy_lines(r->extra_headers), r->last_event_id, 0);
+                    copy_lines(r->extra_headers), event_id_again(h, r), 0);
     if (n == NULL)
         return 0;
     n->body_max = r->body_max;
