@@ -249,6 +249,48 @@ describe("2026-07-28 over streamable HTTP", function()
   end)
 end)
 
+describe("2026-07-28 over streamable HTTP: a listen opened again is background work #auth", function()
+  local srv
+  before_each(function() srv = H.start_modern() end)
+  after_each(function() H.stop(srv) end)
+
+  -- No call waits on a listen opened again on a timer: refused with 401, it is the background's,
+  -- which may refresh but never logs in (with the static oauth config: one refresh, then
+  -- login_required), as a notification is; not a call's.
+  it("refused with 401, it refreshes as the background does: login_required, not a call's failure", function()
+    local REOPEN = require("mcp.listen").REOPEN
+    local saved = REOPEN.base_ms
+    REOPEN.base_ms = 20
+    local reports, refreshes = {}, 0
+    local c
+    finally(function()
+      REOPEN.base_ms = saved
+      if c then c:close() end
+    end)
+    c = assert(mcp.create_http_client(srv.url, {
+      transport_on_error = function(e) reports[#reports + 1] = e end,
+      oauth = { access_token = "first", refresh_token_fn = function()
+        refreshes = refreshes + 1
+        return nil, "refused by the host"
+      end } }))
+    c:on_tools_list_changed(function() end)
+    assert.is_true(helper.wait_until(function() return c.era.listen.current and c.era.listen.current.acknowledged ~= nil end,
+      helper.ms(3000)))
+    H.get_json(srv, "/refuse-listen")
+    assert.are.equal(1, H.get_json(srv, "/cut-listens").cut)
+    local function login_required()
+      for _, e in ipairs(reports) do
+        if type(e) == "table" and e.oauth_error == "login_required" then return true end
+      end
+      return false
+    end
+    assert.is_true(helper.wait_until(function() return refreshes >= 1 and (login_required() or #reports > 0) end,
+      helper.ms(5000)), "the listen opened again was not refused")
+    assert.are.equal(1, refreshes)
+    assert.is_true(login_required(), "not taken as background work: " .. tostring(reports[1] and reports[1].message))
+  end)
+end)
+
 describe("server/discover against a legacy HTTP server falls back to initialize", function()
   local srv
   after_each(function() H.stop(srv) end)

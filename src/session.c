@@ -288,7 +288,7 @@ static int header_ok(const mcp_header *h, char *err, size_t errlen)
 /* Tell the server we gave up on a request, and let the transport drop what carries it. */
 static void send_cancelled(lua_State *L, mcp_session *s, int64_t id, const char *reason)
 {
-    mcp_send_info info = {0, "notifications/cancelled", 0, NULL, 0};
+    mcp_send_info info = {0, "notifications/cancelled", 0, NULL, 0, 0};
     char err[256];
     if (s->closed || s->t == NULL)
         return;
@@ -364,7 +364,7 @@ static int answer_ping(lua_State *L, inbound *in)
     }
     err[0] = '\0';
     {
-        mcp_send_info info = {0, NULL, 0, NULL, 0};
+        mcp_send_info info = {0, NULL, 0, NULL, 0, 0};
         rc = transport_send(L, s, &info, err, sizeof err);
     }
     mcp_buf_reset(&s->out);
@@ -1113,7 +1113,8 @@ static size_t collect_headers(lua_State *L, int idx, mcp_header *out)
     return n;
 }
 
-/* s:request(method, params|nil, timeout_ms, cb [, id [, headers]]) -> id | nil, err */
+/* s:request(method, params|nil, timeout_ms, cb [, id [, headers [, background]]]) -> id | nil, err
+ * background: no call waits on it, the client's own work (mcp_send_info's background). */
 static int l_request(lua_State *L)
 {
     mcp_session *s = check_session(L);
@@ -1162,6 +1163,7 @@ static int l_request(lua_State *L)
         info.is_initialize = strcmp(info.method, "initialize") == 0;
         info.headers = headers;
         info.nheaders = nheaders;
+        info.background = lua_toboolean(L, 8);
         rc = flush_out(L, s, &info);
     }
     if (rc != 1) {
@@ -1215,7 +1217,7 @@ static int l_notify(lua_State *L)
 static int l_respond(lua_State *L)
 {
     mcp_session *s = check_session(L);
-    mcp_send_info info = {0, NULL, 0, NULL, 0};
+    mcp_send_info info = {0, NULL, 0, NULL, 0, 0};
     luaL_checkany(L, 2);
     mcp_wire_begin(&s->out);
     mcp_buf_append(&s->out, "\"id\":", 5);
@@ -1236,7 +1238,7 @@ static int l_respond_error(lua_State *L)
     lua_Integer code = luaL_checkinteger(L, 3);
     size_t mlen;
     const char *msg = luaL_checklstring(L, 4, &mlen);
-    mcp_send_info info = {0, NULL, 0, NULL, 0};
+    mcp_send_info info = {0, NULL, 0, NULL, 0, 0};
     luaL_checkany(L, 2);
     mcp_wire_begin(&s->out);
     mcp_buf_append(&s->out, "\"id\":", 5);

@@ -783,8 +783,10 @@ end
 
 -- Send a request that nobody waits for (subscriptions/listen): no timeout; done(result, code,
 -- message, data, kind) when it ends. The request id, or nil, err.
-function Client:_send_detached(method, params, done, headers)
-  return self.session:request(method, params, 0, done, nil, headers)
+-- background: it is the client's own work, which no call asked for (a listen opened again on a
+-- timer): the transport treats it as it does a notification (OAuth: it may refresh, never log in).
+function Client:_send_detached(method, params, done, headers, background)
+  return self.session:request(method, params, 0, done, nil, headers, background == true)
 end
 
 -- Cancel a request _send_detached sent (notifications/cancelled, or its HTTP stream closed).

@@ -102,14 +102,17 @@ function Listen:_schedule_reopen(entry)
   local delay = math.min(r.base_ms * 2 ^ (tries - 1), r.max_ms)
   self.timer = core.timer(delay, function()
     self.timer = nil
-    self:refresh()
+    self:refresh(true) -- (no call asked for it: the client's own work)
   end)
   return ("; opening it again in %d ms"):format(delay)
 end
 
 --- Open, replace or close the listen request so that it asks for what wanted() says. Does not
---- wait: the request stays open until the server ends it or the client replaces it.
-function Listen:refresh()
+--- wait: the request stays open until the server ends it or the client replaces it. background:
+--- no call asked for it (the re-open of an abruptly ended listen): it is sent as the client's own
+--- work, which the transport treats as it does a notification (OAuth: a refresh, never a login).
+---@param background boolean|nil
+function Listen:refresh(background)
   local client = self.client
   if not client:_connected() then return end
   local filter, text = self:wanted()
@@ -132,7 +135,7 @@ function Listen:refresh()
   end
   -- Mcp-Method on HTTP (the transports that take the protocol's headers); nil elsewhere
   local hdrs = self.era:protocol_headers("subscriptions/listen", params)
-  local id, err = client:_send_detached("subscriptions/listen", params, done, hdrs)
+  local id, err = client:_send_detached("subscriptions/listen", params, done, hdrs, background)
   if not id then
     client:_report(errors.new(nil, "subscriptions/listen could not be sent: " .. tostring(err), nil,
       { kind = "transport", method = "subscriptions/listen" }))

@@ -93,6 +93,7 @@ typedef struct queued_request {
     struct queued_request *next;
     int64_t request_id;
     int is_initialize;
+    int background;           /* mcp_send_info's */
     struct curl_slist *extra; /* the message's own headers */
     size_t len;
     char payload[]; /* the message */
@@ -122,6 +123,7 @@ static void start_waiting_request(mcp_http *h)
     q->extra = NULL; /* new_request owns it, also when it fails */
     if (r != NULL) {
         r->request_id = q->request_id;
+        r->background = q->background;
         if (!h->proto->answers_in_post)
             r->body_max = ERROR_BODY_MAX;
         if (start_in_slot(h, r, MCP_HTTP_SLOT_REQUEST) == 0) {
@@ -537,6 +539,7 @@ static int resume_lost(const mcp_http *h, const mcp_hreq *r)
 static int take_place(mcp_http *h, mcp_hreq *r, mcp_hreq *n)
 {
     n->request_id = r->request_id;
+    n->background = r->background;
     n->for_request = r->for_request;
     n->start_waits = r->start_waits;
     n->attempt = r->attempt;
@@ -597,7 +600,7 @@ static int hold_refused(mcp_http *h, mcp_hreq *r, CURLcode rc)
                               r->resp_headers.len ? mcp_buf_head(&r->resp_headers) : "",
                               r->resp_headers.len, r->body.len ? mcp_buf_head(&r->body) : "",
                               r->body.len, r->auth_attempts + 1, r->auth_memo, r->hook_sent_ms,
-                              r->request_id != 0 || r->start_waits);
+                              !r->background && (r->request_id != 0 || r->start_waits));
     h->in_hook = 0;
     if (!taken)
         r->hold = 0;
@@ -940,6 +943,7 @@ static int wait_for_connection(mcp_http *h, const char *msg, size_t len, const m
     q->next = NULL;
     q->request_id = info->request_id;
     q->is_initialize = info->is_initialize;
+    q->background = info->background;
     q->extra = message_headers(info);
     q->len = len;
     memcpy(q->payload, msg, len);
@@ -980,6 +984,7 @@ static int http_send(mcp_transport *t, const char *msg, size_t len, const mcp_se
         return -1;
     }
     r->request_id = info->request_id;
+    r->background = info->background;
     if (r->request_id == 0 || !h->proto->answers_in_post)
         r->body_max = ERROR_BODY_MAX;
     /* A reply or notification: bounded, so a server that floods us with requests and never

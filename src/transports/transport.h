@@ -30,6 +30,9 @@ typedef struct mcp_send_info {
     int is_initialize;
     const mcp_header *headers; /* per-request headers (HTTP), valid during send only */
     size_t nheaders;
+    /* A request of the client's own that no call waits on (a listen opened again on a timer):
+     * background work, as a notification is (the HTTP request hooks' awaited is false). */
+    int background;
 } mcp_send_info;
 
 /* Why one request failed in the transport (HTTP status, connection error, ...). */
