@@ -110,6 +110,68 @@ describe("a weak timer", function()
   end)
 end)
 
+-- What brings back a stream that can deliver a notification keeps the loop alive, as the stream
+-- does (an open GET stream, an open listen: a task waiting for a notification waits for something
+-- in flight): the streamable HTTP GET stream's reconnect timer and the 2026-07-28 listen's re-open
+-- timer are not weak (unlike legacy SSE's tries to connect again to a server that went away).
+-- Weak, mcp.run() would raise "wait for something that is not in flight" between a stream's end
+-- and its return, for a task waiting for a server's notification.
+describe("the timers that bring a stream back", function()
+  local H = require("http_helper")
+
+  it("streamable HTTP: mcp.run() waits through the GET stream's reconnect for a notification sent meanwhile",
+    function()
+      if not H.have_node() or not H.have_curl() then pending("needs node and curl"); return end
+      local srv = H.start("")
+      local c
+      finally(function()
+        if c then c:close() end
+        H.stop(srv)
+      end)
+      -- every GET stream ends after 100 ms, and the client reconnects 1 s later
+      H.control(srv, { get_stream = "close_every_ms:100", retry_ms = 1000 })
+      c = assert(mcp.create_http_client(srv.url, { request_timeout_ms = helper.ms(20000) }))
+      assert.is_true(helper.wait_until(function() return #H.state(srv).cuts >= 1 end, helper.ms(5000)))
+      local got
+      mcp.spawn(function()
+        local wake
+        c:on_notification("notifications/message", function(p) if wake then wake(p) end end)
+        -- the server sends it on the GET stream, which is down: it comes when the stream is back
+        assert(c:call_tool("notify", {}))
+        got = sched.await(function(cb) wake = cb end)
+      end)
+      mcp.run()
+      assert.equal("hello", got and got.data)
+      local cut = H.state(srv).cuts[1]
+      assert.equal("number", type(cut.reconnect_ms))
+    end)
+
+  it("2026-07-28: mcp.run() waits through the listen's re-open for its acknowledgment", function()
+    if not H.have_node() or not H.have_curl() then pending("needs node and curl"); return end
+    local srv = H.start_modern()
+    local c
+    finally(function()
+      if c then c:close() end
+      H.stop(srv)
+    end)
+    c = assert(mcp.create_http_client(srv.url, {}))
+    c:on_tools_list_changed(function() end)
+    assert.is_true(helper.wait_until(function() return c.era.listen.current and c.era.listen.current.acknowledged ~= nil end,
+      helper.ms(3000)))
+    local first = c.era.listen.current
+    assert.are.equal(1, H.get_json(srv, "/cut-listens").cut)
+    local acknowledged
+    mcp.spawn(function()
+      local wake
+      c:on_notification("notifications/subscriptions/acknowledged", function() if wake then wake(true) end end)
+      acknowledged = sched.await(function(cb) wake = cb end) -- the new listen's (200 ms after the cut)
+    end)
+    mcp.run()
+    assert.is_true(acknowledged)
+    assert.are_not.equal(first, c.era.listen.current)
+  end)
+end)
+
 describe("sched.await_call", function()
   after_each(function() sched.block = sched.loop_block end)
 

@@ -100,6 +100,8 @@ function Listen:_schedule_reopen(entry)
     return "; gave up after " .. r.max_tries .. " abrupt ends in a row"
   end
   local delay = math.min(r.base_ms * 2 ^ (tries - 1), r.max_ms)
+  -- (not a weak timer: an open listen keeps the loop alive, a task may wait for its notification,
+  -- and so does the wait for its return)
   self.timer = core.timer(delay, function()
     self.timer = nil
     self:refresh(true) -- (no call asked for it: the client's own work)

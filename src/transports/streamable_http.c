@@ -354,6 +354,8 @@ const char *mcp_http_resumption_token(mcp_transport *t, size_t *len)
 
 /* ---- the protocol over the shared layer ----------------------------------------------------- */
 
+/* The reconnect timer is not weak (mcp_timer_weaken): the GET stream keeps the loop alive while
+ * open (a task may wait for its notification), and so does the wait for its return. */
 static void init(mcp_http *h) { mcp_timer_init(&S(h)->reconnect_timer, on_reconnect_timer, h); }
 
 static int start(mcp_http *h, char *err, size_t errlen)
