@@ -256,12 +256,13 @@ describe("2026-07-28 over streamable HTTP: a listen opened again is background w
 
   -- No call waits on a listen opened again on a timer: refused with 401, it is the background's,
   -- which may refresh but never logs in (with the static oauth config: one refresh, then
-  -- login_required), as a notification is; not a call's.
-  it("refused with 401, it refreshes as the background does: login_required, not a call's failure", function()
+  -- login_required), as a notification is, not a call's; it waits, held, for a call's refresh (or
+  -- login), rather than coming back into 401s until the re-opens give up, and then goes on.
+  it("refused with 401, it refreshes as the background does, then waits for a call's refresh and goes on", function()
     local REOPEN = require("mcp.listen").REOPEN
     local saved = REOPEN.base_ms
     REOPEN.base_ms = 20
-    local reports, refreshes = {}, 0
+    local reports, refreshes, can = {}, 0, false
     local c
     finally(function()
       REOPEN.base_ms = saved
@@ -271,12 +272,22 @@ describe("2026-07-28 over streamable HTTP: a listen opened again is background w
       transport_on_error = function(e) reports[#reports + 1] = e end,
       oauth = { access_token = "first", refresh_token_fn = function()
         refreshes = refreshes + 1
+        if can then return "second", 60 end
         return nil, "refused by the host"
       end } }))
     c:on_tools_list_changed(function() end)
-    assert.is_true(helper.wait_until(function() return c.era.listen.current and c.era.listen.current.acknowledged ~= nil end,
-      helper.ms(3000)))
-    H.get_json(srv, "/refuse-listen")
+    local function acknowledged()
+      return c.era.listen.current and c.era.listen.current.acknowledged ~= nil
+    end
+    assert.is_true(helper.wait_until(acknowledged, helper.ms(3000)))
+    local function listens()
+      local out = {}
+      for _, r in ipairs(H.modern_state(srv).requests) do
+        if r.rpc_method == "subscriptions/listen" then out[#out + 1] = r end
+      end
+      return out
+    end
+    for _ = 1, 3 do H.get_json(srv, "/refuse?method=subscriptions/listen") end
     assert.are.equal(1, H.get_json(srv, "/cut-listens").cut)
     local function login_required()
       for _, e in ipairs(reports) do
@@ -288,6 +299,18 @@ describe("2026-07-28 over streamable HTTP: a listen opened again is background w
       helper.ms(5000)), "the listen opened again was not refused")
     assert.are.equal(1, refreshes)
     assert.is_true(login_required(), "not taken as background work: " .. tostring(reports[1] and reports[1].message))
+    -- it waits: no more listens into 401 (re-opens 40, 80 ms later before)
+    helper.wait_until(function() return #listens() > 2 end, helper.ms(1000))
+    assert.are.equal(2, #listens())
+    assert.are.equal(401, listens()[2].status)
+    -- a call refused with 401 refreshes; the listen goes again with the new token
+    can = true
+    H.get_json(srv, "/refuse?method=tools/call")
+    assert(c:call_tool("echo", { message = "a" }))
+    assert.are.equal(2, refreshes)
+    assert.is_true(helper.wait_until(acknowledged, helper.ms(5000)), "the listen did not come back")
+    local l = listens()
+    assert.are.equal("Bearer second", l[#l].headers.authorization)
   end)
 end)
 

@@ -328,11 +328,13 @@ static int hook_headers(void *ctx, const char *method, const char *url, struct c
     return rc;
 }
 
-/* refused(hold, method, url, status, header_lines, body, attempt, memo, sent_ms, awaited) -> true
+/* refused(hold, method, url, status, header_lines, body, attempt, memo, sent_ms, awaited,
+ * request_id|nil) -> true
  * when the owner takes the refused exchange (it calls t:settle(hold, ...) later, once). */
 static int hook_refused(void *ctx, uint64_t hold, const char *method, const char *url, long status,
                         const char *headers, size_t headers_len, const char *body, size_t body_len,
-                        int attempt, int memo, uint64_t sent_ms, int awaited)
+                        int attempt, int memo, uint64_t sent_ms, int awaited,
+                        int64_t request_id)
 {
     http_box *box = ctx;
     lua_State *L = mcp_loop_lua(box->loop);
@@ -351,7 +353,11 @@ static int hook_refused(void *ctx, uint64_t hold, const char *method, const char
     lua_pushinteger(L, memo);
     lua_pushnumber(L, (lua_Number)sent_ms);
     lua_pushboolean(L, awaited);
-    if (lua_pcall(L, 10, 1, 0) != 0)
+    if (request_id != 0)
+        lua_pushnumber(L, (lua_Number)request_id);
+    else
+        lua_pushnil(L);
+    if (lua_pcall(L, 11, 1, 0) != 0)
         mcp_term_report_lua(L, "mcp: HTTP transport request hook failed: ");
     else
         taken = lua_toboolean(L, -1);
@@ -464,7 +470,7 @@ static int l_start(lua_State *L)
 
 /* t:set_request_hooks(headers, refused): headers(method, url) -> {Name = value} | nil for each
  * exchange (POST, GET, DELETE), refused(hold, method, url, status, header_lines, body, attempt,
- * memo, sent_ms, awaited) -> true to hold a refused one until t:settle(hold, ...); nil removes.
+ * memo, sent_ms, awaited, request_id) -> true to hold a refused one until t:settle(hold, ...); nil removes.
  * Neither may yield; both run inside the loop. */
 static int l_set_request_hooks(lua_State *L)
 {

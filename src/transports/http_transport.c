@@ -600,7 +600,8 @@ static int hold_refused(mcp_http *h, mcp_hreq *r, CURLcode rc)
                               r->resp_headers.len ? mcp_buf_head(&r->resp_headers) : "",
                               r->resp_headers.len, r->body.len ? mcp_buf_head(&r->body) : "",
                               r->body.len, r->auth_attempts + 1, r->auth_memo, r->hook_sent_ms,
-                              !r->background && (r->request_id != 0 || r->start_waits));
+                              !r->background && (r->request_id != 0 || r->start_waits),
+                              r->request_id);
     h->in_hook = 0;
     if (!taken)
         r->hold = 0;

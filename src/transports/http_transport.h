@@ -61,7 +61,8 @@ typedef void (*mcp_http_event_cb)(void *ctx, const char *kind, const char *value
  * carries was first sent, mcp_now_ms; awaited: 1 when a caller waits on it (it carries a
  * request, resumes a request's stream, or is the legacy stream a start waits for), 0 for what
  * goes on in the background: a notification, an answer, the standalone GET stream and its
- * reconnections, the session DELETE). Returns 1 when the owner takes it:
+ * reconnections, the session DELETE, a request of the client's own: mcp_send_info's background);
+ * request_id: the request of ours it carries or resumes, 0 when none. Returns 1 when the owner takes it:
  * the exchange is held (a request keeps its id, its pending entry and its timeout) until the
  * owner calls mcp_http_settle with hold, once; 0 lets it fail now.
  * With hooks set, the DELETE of close() is sent from the loop's next step (mcp_http_busy is true
@@ -71,7 +72,7 @@ typedef struct mcp_http_request_hooks {
                    char *err, size_t errlen);
     int (*refused)(void *ctx, uint64_t hold, const char *method, const char *url, long status,
                    const char *headers, size_t headers_len, const char *body, size_t body_len,
-                   int attempt, int memo, uint64_t sent_ms, int awaited);
+                   int attempt, int memo, uint64_t sent_ms, int awaited, int64_t request_id);
 } mcp_http_request_hooks;
 
 /* The protocols over the shared HTTP layer: streamable HTTP (streamable_http.c) and the legacy

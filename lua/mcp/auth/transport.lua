@@ -402,12 +402,14 @@ end
 --- The C transport's request hooks (t:set_request_hooks): headers(method, url) for every
 --- exchange (the provider's request_headers; nil when it has none: then the transport asks
 --- nothing), and refused(hold, method, url, status, header_lines, body, attempt, memo, sent_ms,
---- awaited), which takes a refusal worth authorizing again: the authorization runs in a task, then
---- settle(hold, again, memo, err) tells the transport to send the exchange again or to let it
---- fail (a request with err, the OAuth error, when there is one). The standalone GET stream (a
---- GET no caller waits on) refused for want of a login (login_required, or after a failed one)
---- is neither: it stays held, parked, so that it does not reconnect into 401s again and again,
---- and is sent again once a flow installed a token (the next call's login); close() drops it.
+--- awaited, request_id), which takes a refusal worth authorizing again: the authorization runs in
+--- a task, then settle(hold, again, memo, err) tells the transport to send the exchange again or
+--- to let it fail (a request with err, the OAuth error, when there is one). What no caller waits
+--- on that is a stream (the standalone GET stream, a request of the client's own such as a listen
+--- opened again: awaited false, a GET or a request_id) refused for want of a login
+--- (login_required, or after a failed one) is neither: it stays held, parked, so that it does not
+--- come back into 401s again and again, and is sent again once a token was installed (the next
+--- call's login or refresh); close() drops it. Notifications and answers fail as before.
 ---@param settle fun(hold: number, again: boolean, memo: integer, err: table|nil)
 ---@return function|nil headers, function refused
 function A:request_hooks(settle)
@@ -417,7 +419,7 @@ function A:request_hooks(settle)
     headers = function(method, url) return self:request_headers(method, url) end
   end
   self.settle = settle
-  local function refused(hold, method, url, status, lines, body, attempt, memo, sent_ms, awaited)
+  local function refused(hold, method, url, status, lines, body, attempt, memo, sent_ms, awaited, request_id)
     local hdrs = parse_header_lines(lines)
     if not takes(self, status, hdrs, attempt) then return false end
     sched.spawn_handler(function(e)
@@ -426,7 +428,7 @@ function A:request_hooks(settle)
     end, function()
       local ok, err, m = self:reauthorize({ status_code = status, response_headers = hdrs, response_body = body,
         url = url, sent_ms = sent_ms, awaited = awaited }, attempt, memo)
-      if ok ~= true and method == "GET" and awaited == false and waits_for_login(self, err) then
+      if ok ~= true and awaited == false and (method == "GET" or request_id ~= nil) and waits_for_login(self, err) then
         self.parked[#self.parked + 1] = { hold = hold, memo = m or memo } -- (until authorized())
         return
       end
