@@ -333,8 +333,7 @@ static int hook_headers(void *ctx, const char *method, const char *url, struct c
  * when the owner takes the refused exchange (it calls t:settle(hold, ...) later, once). */
 static int hook_refused(void *ctx, uint64_t hold, const char *method, const char *url, long status,
                         const char *headers, size_t headers_len, const char *body, size_t body_len,
-                        int attempt, int memo, uint64_t sent_ms, int awaited,
-                        int64_t request_id)
+                        int attempt, int memo, uint64_t sent_ms, int awaited, int64_t request_id)
 {
     http_box *box = ctx;
     lua_State *L = mcp_loop_lua(box->loop);

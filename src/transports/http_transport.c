@@ -596,12 +596,11 @@ static int hold_refused(mcp_http *h, mcp_hreq *r, CURLcode rc)
         return 0;
     r->hold = ++h->last_hold;
     h->in_hook = 1;
-    taken = h->hooks->refused(h->hooks_ctx, r->hold, method_name(r->method), r->hook_url, r->status,
-                              r->resp_headers.len ? mcp_buf_head(&r->resp_headers) : "",
-                              r->resp_headers.len, r->body.len ? mcp_buf_head(&r->body) : "",
-                              r->body.len, r->auth_attempts + 1, r->auth_memo, r->hook_sent_ms,
-                              !r->background && (r->request_id != 0 || r->start_waits),
-                              r->request_id);
+    taken = h->hooks->refused(
+        h->hooks_ctx, r->hold, method_name(r->method), r->hook_url, r->status,
+        r->resp_headers.len ? mcp_buf_head(&r->resp_headers) : "", r->resp_headers.len,
+        r->body.len ? mcp_buf_head(&r->body) : "", r->body.len, r->auth_attempts + 1, r->auth_memo,
+        r->hook_sent_ms, !r->background && (r->request_id != 0 || r->start_waits), r->request_id);
     h->in_hook = 0;
     if (!taken)
         r->hold = 0;
