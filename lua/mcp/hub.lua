@@ -24,7 +24,7 @@ local Hub = {}
 Hub.__index = Hub
 M.Hub = Hub
 
-local STATES = { "connecting", "ready", "failed", "restarting", "disabled" }
+local STATES = { "connecting", "ready", "failed", "restarting", "disabled", "login_required" }
 M.STATES = STATES
 
 local function hub_error(kind, msg, opts)
@@ -179,7 +179,7 @@ function Hub:_report(err)
   end
 end
 
-local SETTLED = { ready = true, failed = true, disabled = true }
+local SETTLED = { ready = true, failed = true, disabled = true, login_required = true }
 
 function Hub:_settled()
   for _, name in ipairs(self.order) do
@@ -198,7 +198,7 @@ end
 function Hub:_set_state(rec, state, info)
   rec.state = state
   rec.info = info
-  if state ~= "failed" and state ~= "restarting" then rec.error = nil end
+  if state ~= "failed" and state ~= "restarting" and state ~= "login_required" then rec.error = nil end
   if info and info.error then rec.error = info.error end
   local cb = self.opts.on_state
   if cb and not self.closed then
@@ -374,8 +374,27 @@ local function stderr_hint(rec)
   return " (stderr: " .. table.concat(tail, " | ", from) .. ")"
 end
 
--- Connect rec with a fresh client, in the calling task (or blocking). Returns ok, err.
-function Hub:_connect(rec)
+-- Whether err (or what caused it) says that a login is needed and was not started (login_required).
+local function login_required(err)
+  for _ = 1, 8 do
+    if type(err) ~= "table" then return false end
+    if err.oauth_error == "login_required" then return true end
+    err = err.cause
+  end
+  return false
+end
+
+-- Connect client: as the user's (a login may run), or, background, as the hub's own work, which
+-- no one asked for (a restart): a refresh or a grant without a user, never a login
+-- (Client:_in_background; lua/mcp/auth/transport.lua).
+local function connect_client(client, background)
+  if background then return client:_in_background(client.connect, client) end
+  return client:connect()
+end
+
+-- Connect rec with a fresh client, in the calling task (or blocking). Returns ok, err. background:
+-- the hub's own restart, which never starts a login (connect_client).
+function Hub:_connect(rec, background)
   rec.generation = rec.generation + 1
   local gen = rec.generation
   local old = rec.client
@@ -390,7 +409,7 @@ function Hub:_connect(rec)
       return nil, hub_error("config", "server '" .. rec.name .. "': " .. tostring(client), { server = rec.name })
     end
     rec.client = client
-    cok, err = client:connect()
+    cok, err = connect_client(client, background)
     if rec.generation ~= gen or self.closed then
       client:close()
       return nil, hub_error("closed", "server '" .. rec.name .. "' was stopped while connecting", { server = rec.name })
@@ -472,10 +491,22 @@ function Hub:_schedule_restart(rec, err)
       self:_set_state(rec, "failed", { error = hub_error("handler", "server '" .. rec.name .. "': " .. tostring(e)) })
     end, function()
       if self.closed or rec.generation ~= gen or rec.state ~= "restarting" then return end
-      local ok, cerr = self:_connect(rec)
-      if not ok and not self.closed and rec.generation == gen + 1 then self:_schedule_restart(rec, cerr) end
+      local ok, cerr = self:_connect(rec, true) -- (no one asked: never a login)
+      if ok or self.closed or rec.generation ~= gen + 1 then return end
+      if login_required(cerr) then return self:_needs_login(rec, cerr) end
+      self:_schedule_restart(rec, cerr)
     end)
   end)
+end
+-- A restart of the hub's own found that the server needs a login, which it does not start (no
+-- one asked): the server waits in "login_required", not restarted again on the timer, until the
+-- user restarts it (hub:restart, hub:reconnect, hub:enable after a disable; :McpLogin in Neovim).
+function Hub:_needs_login(rec, err)
+  local e = hub_error(err.kind, "server '" .. rec.name .. "' needs a login (a restart no one asked for starts "
+    .. "none): restart it to log in (hub:restart)", { server = rec.name, cause = err })
+  e.oauth_error = "login_required"
+  -- (on_state says it, with this error; the transport gave the OAuth error to on_error already)
+  self:_set_state(rec, "login_required", { error = e })
 end
 
 -- An HTTP session the server no longer knows: 404, or a 400 whose message names the session.
@@ -504,8 +535,11 @@ function Hub:_recover_session(rec, client)
   rec.recovering = {}
   self:_set_state(rec, "restarting", { error = hub_error("closed", "server '" .. rec.name .. "' lost the session",
     { server = rec.name }), attempt = 1, delay_ms = 0 })
-  local ok, err = self:_connect(rec)
-  if not ok and not self.closed then self:_set_state(rec, "failed", { error = err }) end
+  -- the hub's own work, whether or not a call met the loss: never a login (_needs_login)
+  local ok, err = self:_connect(rec, true)
+  if not ok and not self.closed then
+    if login_required(err) then self:_needs_login(rec, err) else self:_set_state(rec, "failed", { error = err }) end
+  end
   local ws = rec.recovering
   rec.recovering = nil
   for _, w in ipairs(ws) do w() end
@@ -517,7 +551,11 @@ function Hub:_route(rec, method, fn)
   if rec.state ~= "ready" or rec.client == nil then
     local why = rec.state == "disabled" and "is disabled"
       or ("is not ready (" .. rec.state .. (rec.error and ("; " .. tostring(rec.error.message)) or "") .. ")")
-    return nil, hub_error("unavailable", "server '" .. rec.name .. "' " .. why, { server = rec.name, method = method })
+    local e = hub_error("unavailable", "server '" .. rec.name .. "' " .. why, { server = rec.name, method = method,
+      cause = rec.state == "login_required" and rec.error or nil })
+    -- a call does not log in: the user's restart does (see _needs_login)
+    if rec.state == "login_required" then e.oauth_error = "login_required" end
+    return nil, e
   end
   local client = rec.client
   -- counted, so that reconnect() closes a replaced client only once its calls have ended
@@ -535,6 +573,8 @@ function Hub:_route(rec, method, fn)
   if res == nil and session_lost(err) and rec.spec.type ~= "stdio" then
     if self:_recover_session(rec, client) then
       res, err = fn(rec.client)
+    elseif rec.state == "login_required" then
+      return self:_route(rec, method, fn) -- (its error: unavailable, login_required)
     end
   end
   if res == nil and err then err.server = err.server or rec.name end
@@ -685,14 +725,16 @@ end
 
 -- A namespaced name that no ready server lists, whose prefix is a server's that is on its way
 -- (connecting, restarting): "unavailable" from that server, not "not_found", so a caller that
--- retries on unavailable waits out a restart. (A failed or disabled server's stays not_found.)
+-- retries on unavailable waits out a restart; also one that waits for a login (login_required:
+-- the error says so). (A failed or disabled server's stays not_found.)
 function Hub:_unavailable_owner(name, method)
   local at = name:find(self.sep, 1, true)
   if at == nil then return nil end
   local prefix = name:sub(1, at - 1)
   for _, sname in ipairs(self.order) do
     local rec = self.recs[sname]
-    if rec.prefix == prefix and (rec.state == "restarting" or rec.state == "connecting") then
+    if rec.prefix == prefix and (rec.state == "restarting" or rec.state == "connecting"
+        or rec.state == "login_required") then
       return self:_route(rec, method, function() end)
     end
   end
@@ -817,7 +859,8 @@ function Hub:client(name)
   return rec.state == "ready" and rec.client or nil
 end
 
---- A server's state: "connecting", "ready", "failed", "restarting" or "disabled".
+--- A server's state: "connecting", "ready", "failed", "restarting", "disabled" or "login_required"
+--- (a restart of the hub's own needed a login, which it does not start: hub:restart(name) logs in).
 ---@param name string
 ---@return string state, mcp.Error|nil error
 function Hub:state(name)

@@ -1,0 +1,160 @@
+-- mcp.hub and OAuth: a restart of the hub's own (a server that went away restarted on the
+-- timer, a lost session reconnected) is work no one asked for. It may refresh the token, but
+-- never starts a login (a browser opening with nobody asking); when one is needed the server
+-- waits in "login_required", not restarted again, and the user's restart logs in. Against
+-- spec/fixtures/oauth_server.mjs (its MCP endpoint and its legacy SSE endpoint).
+local mcp = require("mcp")
+local auth = mcp.auth
+local helper = require("helper")
+local A = require("auth_helper")
+
+-- An interactive provider whose login runs without a browser (follow_authorization), counted.
+local function counting_provider(extra)
+  local p
+  local o = { store = auth.memory_store(), headless = function(u)
+    p.logins = p.logins + 1
+    return auth.follow_authorization(u)
+  end }
+  for k, v in pairs(extra or {}) do o[k] = v end
+  p = auth.interactive_provider(o)
+  p.logins = 0
+  return p
+end
+
+local function grants(srv)
+  local out = {}
+  for _, t in ipairs(A.state(srv).records.token) do out[#out + 1] = t.grant_type end
+  return out
+end
+
+-- on_state recorder: the states of server "secure" in order.
+local function recorder()
+  local r = { states = {} }
+  function r.on_state(name, state)
+    if name == "secure" then r.states[#r.states + 1] = state end
+  end
+  return r
+end
+
+-- A hub over the one server entry, logging in through provider p.
+local function hub_of(entry, p, rec, extra)
+  local opts = { auth_provider = function() return p end, on_state = rec.on_state,
+    request_timeout_ms = helper.ms(20000), restart = { base_ms = 50 } }
+  for k, v in pairs(extra or {}) do opts[k] = v end
+  return assert(mcp.hub({ mcpServers = { secure = entry } }, opts))
+end
+
+-- What a call to the waiting server gets: unavailable, login_required, and no login.
+local function assert_call_waits(hub, p, logins)
+  local res, err = hub:call_tool("secure__whoami", {})
+  assert.is_nil(res)
+  assert.equal("unavailable", err.kind)
+  assert.equal("login_required", err.oauth_error)
+  assert.equal("secure", err.server)
+  assert.truthy(helper.has(err.message, "needs a login"), err.message)
+  res, err = hub:call_tool("whoami", {}, { server = "secure" })
+  assert.is_nil(res)
+  assert.equal("login_required", err.oauth_error)
+  assert.equal(logins, p.logins)
+end
+
+describe("mcp.hub: a restart on the timer after a legacy SSE stream ended #auth", function()
+  local srv = A.serve({ curl = true })
+  if not srv then return end
+
+  it("refreshes by itself; where a login is needed it starts none, waits in login_required, and a restart logs in",
+    function()
+      local p, rec = counting_provider({ server_url = srv.base .. "/sse" }), recorder()
+      local hub = hub_of({ type = "sse", url = srv.base .. "/sse" }, p, rec)
+      assert.equal("ready", hub:state("secure"))
+      assert.equal(1, p.logins)
+      -- the stream ends with the access token expired: the restart refreshes it, no login
+      A.control(srv, { expire_access_tokens = true, end_sse_streams = true })
+      assert.is_true(helper.wait_until(function() return #rec.states >= 4 and hub:state("secure") == "ready" end,
+        helper.ms(10000)), table.concat(rec.states, ","))
+      assert.equal(1, p.logins)
+      assert.same({ "authorization_code", "refresh_token" }, grants(srv))
+      -- again with the refresh token expired too: no login, and the server waits for one
+      A.control(srv, { expire_access_tokens = true, expire_refresh_tokens = true, end_sse_streams = true })
+      assert.is_true(helper.wait_until(function()
+        return hub:state("secure") == "login_required" or p.logins > 1
+      end, helper.ms(10000)), table.concat(rec.states, ","))
+      assert.equal(1, p.logins) -- (a login, the browser opening, with no one asking: the defect)
+      local state, err = hub:state("secure")
+      assert.equal("login_required", state)
+      assert.equal("login_required", err.oauth_error)
+      assert.truthy(helper.has(err.message, "server 'secure' needs a login"), err.message)
+      assert.is_true(hub:wait()) -- (settled: nothing more is under way)
+      -- not restarted again on the timer (base_ms 50: a try would come at once)
+      local sse = #A.state(srv).records.sse
+      helper.wait_until(function() return #A.state(srv).records.sse > sse end, helper.ms(1000))
+      assert.equal(sse, #A.state(srv).records.sse)
+      assert.equal("login_required", hub:state("secure"))
+      assert_call_waits(hub, p, 1)
+      -- the user's restart logs in
+      hub:restart("secure")
+      assert.equal("ready", hub:state("secure"))
+      assert.equal(2, p.logins)
+      assert.equal("scopes: (none)", assert(hub:call_tool("secure__whoami", {})).content[1].text)
+      helper.drain()
+      assert.same({ "connecting", "ready", "restarting", "ready", "restarting", "login_required", "connecting", "ready" },
+        rec.states)
+      hub:close()
+    end)
+end)
+
+describe("mcp.hub: a lost session reconnected #auth", function()
+  local srv = A.serve()
+  if not srv then return end
+
+  it("while no call saw it, starts no login when the token cannot be refreshed; hub:reconnect logs in", function()
+    A.control(srv, { sessions = true, get_stream_close = true, get_retry_ms = 100 })
+    local p, rec = counting_provider(), recorder()
+    local hub = hub_of({ type = "http", url = srv.url }, p, rec)
+    assert.equal("ready", hub:state("secure"))
+    assert.equal(1, p.logins)
+    -- the server loses the session (met by the GET stream reconnecting) and, with it, every token
+    A.control(srv, { lose_sessions = true, expire_on_lost = true })
+    assert.is_true(helper.wait_until(function()
+      return hub:state("secure") == "login_required" or p.logins > 1
+    end, helper.ms(10000)), table.concat(rec.states, ","))
+    assert.equal(1, p.logins)
+    local _, err = hub:state("secure")
+    assert.equal("login_required", err.oauth_error)
+    assert_call_waits(hub, p, 1)
+    -- reconnect (what :McpLogin does after its login) of a server that is not ready restarts it
+    assert.is_true(hub:reconnect("secure"))
+    assert.equal("ready", hub:state("secure"))
+    assert.equal(2, p.logins)
+    assert.equal("scopes: (none)", assert(hub:call_tool("secure__whoami", {})).content[1].text)
+    hub:close()
+  end)
+
+  it("a call that met the loss gets login_required and starts no login", function()
+    A.control(srv, { sessions = true })
+    local p, rec = counting_provider(), recorder()
+    local hub = hub_of({ type = "http", url = srv.url }, p, rec)
+    assert.equal(1, p.logins)
+    A.control(srv, { lose_sessions = true, expire_on_lost = true })
+    local res, err = hub:call_tool("secure__whoami", {})
+    assert.is_nil(res)
+    assert.equal("unavailable", err.kind)
+    assert.equal("login_required", err.oauth_error)
+    assert.equal("login_required", hub:state("secure"))
+    assert.equal(1, p.logins)
+    hub:close()
+  end)
+end)
+
+describe("mcp.hub: the first start #auth", function()
+  local srv = A.serve()
+  if not srv then return end
+
+  it("is the user's: it logs in", function()
+    local p, rec = counting_provider(), recorder()
+    local hub = hub_of({ type = "http", url = srv.url }, p, rec)
+    assert.equal("ready", hub:state("secure"))
+    assert.equal(1, p.logins)
+    hub:close()
+  end)
+end)
