@@ -4,6 +4,7 @@
 -- server-everything restarted on the same port), approval, tracing, client:reconnect().
 local mcp = require("mcp")
 local helper = require("helper")
+local sched = require("mcp.sched")
 local H = require("http_helper")
 
 local LUA = helper.lua_cmd()
@@ -203,6 +204,47 @@ describe("mcp.hub", function()
     assert.equals("ready", hub:state("flaky"))
     hub:close()
     os.remove(flag)
+  end)
+
+  -- The restart timer is background work: a weak timer (core.timer(ms, fn, true)).
+  it("a pending restart keeps no mcp.run() waiting (a weak timer); the loop runs it when it runs", function()
+    -- what earlier specs left in the loop (a timer, a connection) would keep it alive
+    if not helper.wait_until(function() return not mcp.core.alive() end, helper.ms(5000)) then
+      pending("the loop has work left by earlier specs")
+      return
+    end
+    local hub = assert(mcp.hub({ mcpServers = { a = server() } }, { restart = { base_ms = 60000 } }))
+    hub:call_tool("a__die", {})
+    assert.truthy(helper.wait_until(function() return hub:state("a") == "restarting" end, helper.ms(5000)))
+    -- once the crashed server is reaped, only the restart, 60 s away, is pending: not waited for
+    assert.is_true(helper.wait_until(function() return not mcp.core.alive() end, helper.ms(5000)),
+      "the pending restart keeps the loop alive")
+    local wake
+    mcp.spawn(function() sched.await(function(cb) wake = cb end) end) -- waits for nothing in flight
+    local ok, err = pcall(mcp.run)
+    assert.is_false(ok)
+    assert.truthy(helper.has(tostring(err), "1 task(s) wait for something that is not in flight"), tostring(err))
+    wake()
+    helper.drain()
+    assert.equals("restarting", hub:state("a"))
+    assert.is_true(mcp.core.timeout() > 0) -- (a host's loop still sees it due)
+    hub:close()
+  end)
+
+  it("hub:wait() waits for a pending restart, blocking and in a task", function()
+    local hub = assert(mcp.hub({ mcpServers = { a = server() } }, { restart = { base_ms = 200 } }))
+    hub:call_tool("a__die", {})
+    assert.truthy(helper.wait_until(function() return hub:state("a") == "restarting" end, helper.ms(5000)))
+    assert.is_true(hub:wait())
+    assert.equals("ready", hub:state("a"))
+    hub:call_tool("a__die", {})
+    assert.truthy(helper.wait_until(function() return hub:state("a") == "restarting" end, helper.ms(5000)))
+    local settled
+    mcp.spawn(function() settled = hub:wait() end)
+    mcp.run()
+    assert.is_true(settled)
+    assert.equals("ready", hub:state("a"))
+    hub:close()
   end)
 
   it("reconnect(): the new client connects beside the old one, whose call in flight finishes on it", function()

@@ -188,10 +188,17 @@ function Hub:_settled()
   return true
 end
 
+-- A restart's keeper (Hub:_keep_restarts) cancelled.
+local function drop_keeper(rec)
+  if rec.keeper then rec.keeper:cancel() end
+  rec.keeper, rec.kept = nil, nil
+end
+
 function Hub:_check_waiters()
   if #self.waiters == 0 or not (self.closed or self:_settled()) then return end
   local ws = self.waiters
   self.waiters = {}
+  for _, name in ipairs(self.order) do drop_keeper(self.recs[name]) end
   for _, w in ipairs(ws) do w() end
 end
 
@@ -225,13 +232,22 @@ function Hub:wait(ms)
   if self.closed or self:_settled() then return self:_settled() end
   sched.await(function(cb)
     local timer
-    self.waiters[#self.waiters + 1] = function()
+    local function waiter()
       if timer then timer:cancel() end
       cb()
     end
+    self.waiters[#self.waiters + 1] = waiter
+    self:_keep_restarts()
     if ms then
       timer = core.timer(ms, function()
         timer = nil
+        -- (no longer a waiter: the restarts' keepers go with the last one)
+        for i = #self.waiters, 1, -1 do
+          if self.waiters[i] == waiter then table.remove(self.waiters, i) end
+        end
+        if #self.waiters == 0 then
+          for _, name in ipairs(self.order) do drop_keeper(self.recs[name]) end
+        end
         cb()
       end)
     end
@@ -484,6 +500,10 @@ function Hub:_schedule_restart(rec, err)
   if delay > r.max_ms then delay = r.max_ms end
   local gen = rec.generation
   self:_set_state(rec, "restarting", { error = err, attempt = rec.attempts, delay_ms = delay })
+  -- weak: a pending restart is background work, which keeps no mcp.run() (nor a blocking call)
+  -- waiting for it; it runs whenever the loop runs (a host's, a call's). hub:wait() waits for it
+  -- (_keep_restarts).
+  rec.restart_due = core.now_ms() + delay
   rec.timer = core.timer(delay, function()
     rec.timer = nil
     if self.closed or rec.generation ~= gen or rec.state ~= "restarting" then return end
@@ -496,8 +516,27 @@ function Hub:_schedule_restart(rec, err)
       if login_required(cerr) then return self:_needs_login(rec, cerr) end
       self:_schedule_restart(rec, cerr)
     end)
-  end)
+  end, true)
+  self:_keep_restarts()
 end
+
+-- While someone waits for the hub (hub:wait), each weak restart timer has a strong one due with
+-- it (rec.keeper, which does nothing), so that the wait is for something in flight.
+function Hub:_keep_restarts()
+  if #self.waiters == 0 then return end
+  for _, name in ipairs(self.order) do
+    local rec = self.recs[name]
+    if rec.timer and rec.kept ~= rec.timer then -- (a new restart timer: a keeper of its own)
+      drop_keeper(rec)
+      local k
+      k = core.timer(math.max(0, rec.restart_due - core.now_ms()), function()
+        if rec.keeper == k then rec.keeper, rec.kept = nil, nil end
+      end)
+      rec.keeper, rec.kept = k, rec.timer
+    end
+  end
+end
+
 -- A restart of the hub's own found that the server needs a login, which it does not start (no
 -- one asked): the server waits in "login_required", not restarted again on the timer, until the
 -- user restarts it (hub:restart, hub:reconnect, hub:enable after a disable; :McpLogin in Neovim).
@@ -871,6 +910,7 @@ end
 local function stop(self, rec)
   rec.generation = rec.generation + 1
   if rec.timer then rec.timer:cancel(); rec.timer = nil end
+  drop_keeper(rec)
   local c = rec.client
   rec.client = nil
   rec.tools, rec.resources, rec.templates, rec.prompts = {}, {}, {}, {}
@@ -1014,6 +1054,7 @@ function Hub:close()
     if rec.client then clients[#clients + 1] = rec.client end
     rec.generation = rec.generation + 1
     if rec.timer then rec.timer:cancel(); rec.timer = nil end
+    drop_keeper(rec)
     rec.client = nil
     rec.tools, rec.resources, rec.templates, rec.prompts = {}, {}, {}, {}
   end
