@@ -181,6 +181,42 @@ T.test("oauth = false: no login, the 401 fails the server", function()
   T.truthy(noted("OAuth is off"))
 end)
 
+-- The fixture's control endpoint (spec/fixtures/oauth_server.mjs).
+local function control(t)
+  local res = assert(mcp_mod.http_request({ url = "http://127.0.0.1:" .. port .. "/control", json = t }))
+  T.eq(200, res.status, res.body)
+end
+
+T.test("a restart no one asked for that needs a login opens no browser; :Mcp says :McpLogin, which brings it back",
+  function()
+    plugin.stop()
+    control({ sessions = true, get_stream_close = true, get_retry_ms = 100 }) -- (no reset: it forgets the client)
+    plugin = require("mcp.nvim.plugin").setup({ config_file = user_file, request_timeout_ms = 30000 * slow })
+    plugin.start()
+    T.wait_for(function() return state() == "ready" or state() == "failed" end, 30000 * slow, "settled")
+    T.eq("ready", state(), tostring(select(2, plugin.hubs[1].hub:state("secure"))))
+    local n, from = #opened, #notes + 1
+    -- the server loses the session (met by the event stream, no call) and, with it, every token:
+    -- the plugin's hub reconnects on its own, and the refresh cannot do
+    control({ lose_sessions = true, expire_on_lost = true })
+    T.wait_for(function() return state() == "login_required" or #opened > n end, 20000 * slow, "login_required")
+    T.eq(n, #opened, "no browser opened")
+    T.eq("login_required", state())
+    T.truthy(noted("^MCP: secure needs a login: run :McpLogin secure", from), "the notification")
+    local lines = plugin.status_lines()
+    local line
+    for _, l in ipairs(lines) do
+      if l:find("^secure  ") then line = l end
+    end
+    T.eq("secure  [login_required]  secure needs a login: run :McpLogin secure", line)
+    T.eq("MCP 0/1 !1", plugin.statusline())
+    vim.cmd("McpLogin secure")
+    T.wait_for(function() return state() == "ready" end, 30000 * slow, "ready again")
+    T.eq(n + 1, #opened, "the browser opened for :McpLogin")
+    T.eq("MCP 1/1", plugin.statusline())
+    control({ reset = true })
+  end)
+
 plugin.stop()
 vim.fn.jobstop(job)
 vim.fn.delete(tmp, "rf")

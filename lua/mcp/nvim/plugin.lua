@@ -105,6 +105,8 @@ local function hub_opts(path, workspace)
     on_state = function(name, state, info)
       log(name .. ": " .. tostring(state))
       if state == "failed" and M.logins and M.logins:busy(name) then M.logins:failed(name, info.error) end
+      -- a restart no one asked for needed a login, which it did not start: the user's to run
+      if state == "login_required" then notify(M.login_hint(name), vim.log.levels.WARN) end
     end,
     on_error = function(err) log("error: " .. tostring(err)) end,
     on_stderr = function(name, line) log(name .. " stderr: " .. tostring(line)) end,
@@ -381,9 +383,19 @@ function M.cmd_restart(name) server_cmd(name, "restart") end
 
 -- ---- the servers window ------------------------------------------------------------------------
 
+--- What to do about a server in state "login_required" (the hub restarted it on its own and it
+--- needs a login, which no restart of the hub's own starts).
+---@param name string
+---@return string
+function M.login_hint(name)
+  return name .. " needs a login: run :McpLogin " .. name
+end
+
 local function server_lines(lines, lnum, h)
   for _, s in ipairs(h.hub:servers()) do
-    lines[#lines + 1] = ("%s  [%s]%s"):format(s.name, s.state, s.error and ("  " .. tostring(s.error)) or "")
+    local why = s.error and ("  " .. tostring(s.error)) or ""
+    if s.state == "login_required" then why = "  " .. M.login_hint(s.name) end
+    lines[#lines + 1] = ("%s  [%s]%s"):format(s.name, s.state, why)
     lnum[#lines] = { hub = h.hub, name = s.name, h = h }
     for _, e in ipairs(collect("list_tools")) do
       if e.hub == h.hub and e.item.server == s.name then
@@ -437,14 +449,19 @@ function M.cmd_servers()
 end
 
 --- A statusline component (lualine: `sections = { lualine_x = { require("mcp.nvim.plugin").statusline } }`):
---- "MCP ready/total", with "!" and the failed count when a server failed; "" before any command ran.
+--- "MCP ready/total", with "!" and the count of servers failed or waiting for a login (:McpLogin)
+--- when there are any; "" before any command ran.
 ---@return string
 function M.statusline()
   local ready, total, failed = 0, 0, 0
   for _, h in ipairs(M.hubs) do
     for _, s in ipairs(h.hub:servers()) do
       if s.state ~= "disabled" then total = total + 1 end
-      if s.state == "ready" then ready = ready + 1 elseif s.state == "failed" then failed = failed + 1 end
+      if s.state == "ready" then
+        ready = ready + 1
+      elseif s.state == "failed" or s.state == "login_required" then
+        failed = failed + 1
+      end
     end
   end
   if total == 0 then return "" end
