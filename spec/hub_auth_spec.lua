@@ -130,6 +130,24 @@ describe("mcp.hub: a lost session reconnected #auth", function()
     hub:close()
   end)
 
+  -- A grant without a user shows nothing to anyone: the hub's own reconnection may use it.
+  it("with a client credentials provider, gets a new token by itself and is ready again", function()
+    A.control(srv, { sessions = true, get_stream_close = true, get_retry_ms = 100,
+      add_client = { client_id = "svc", client_secret = "s" } })
+    local p = assert(auth.client_credentials_provider({ issuer = srv.base, client_id = "svc", client_secret = "s" }))
+    local rec = recorder()
+    local hub = hub_of({ type = "http", url = srv.url }, p, rec)
+    assert.equal("ready", hub:state("secure"))
+    A.control(srv, { lose_sessions = true, expire_on_lost = true })
+    assert.is_true(helper.wait_until(function()
+      return #rec.states >= 4 and hub:state("secure") ~= "restarting"
+    end, helper.ms(10000)), table.concat(rec.states, ","))
+    assert.equal("ready", hub:state("secure"), tostring(select(2, hub:state("secure"))))
+    assert.same({ "client_credentials", "client_credentials" }, grants(srv))
+    assert(hub:call_tool("secure__whoami", {}))
+    hub:close()
+  end)
+
   it("a call that met the loss gets login_required and starts no login", function()
     A.control(srv, { sessions = true })
     local p, rec = counting_provider(), recorder()
