@@ -44,8 +44,10 @@ local function hub_of(entry, p, rec, extra)
   return assert(mcp.hub({ mcpServers = { secure = entry } }, opts))
 end
 
--- What a call to the waiting server gets: unavailable, login_required, and no login.
+-- What a call to the waiting server gets: unavailable, login_required, and no login; its tools
+-- have left the lists.
 local function assert_call_waits(hub, p, logins)
+  assert.same({}, hub:list_tools())
   local res, err = hub:call_tool("secure__whoami", {})
   assert.is_nil(res)
   assert.equal("unavailable", err.kind)
@@ -159,6 +161,7 @@ describe("mcp.hub: a lost session reconnected #auth", function()
     assert.equal("unavailable", err.kind)
     assert.equal("login_required", err.oauth_error)
     assert.equal("login_required", hub:state("secure"))
+    assert.same({}, hub:list_tools())
     assert.equal(1, p.logins)
     hub:close()
   end)

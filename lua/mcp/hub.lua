@@ -544,6 +544,9 @@ function Hub:_needs_login(rec, err)
   local e = hub_error(err.kind, "server '" .. rec.name .. "' needs a login (a restart no one asked for starts "
     .. "none): restart it to log in (hub:restart)", { server = rec.name, cause = err })
   e.oauth_error = "login_required"
+  -- its tools leave the lists (a lost session's reconnection kept them until now)
+  rec.tools, rec.resources, rec.templates, rec.prompts = {}, {}, {}, {}
+  self:_changed("all", rec)
   -- (on_state says it, with this error; the transport gave the OAuth error to on_error already)
   self:_set_state(rec, "login_required", { error = e })
 end
