@@ -210,6 +210,11 @@ T.test("a restart no one asked for that needs a login opens no browser; :Mcp say
     end
     T.eq("secure  [login_required]  secure needs a login: run :McpLogin secure", line)
     T.eq("MCP 0/1 !1", plugin.statusline())
+    -- a call of its tool says the same (its tools left the lists), and logs in nowhere
+    local before = #notes
+    vim.cmd("McpCall secure__whoami")
+    T.truthy(noted("^MCP: secure needs a login: run :McpLogin secure", before + 1), "the call's error")
+    T.eq(n, #opened, "no browser opened for the call")
     vim.cmd("McpLogin secure")
     T.wait_for(function() return state() == "ready" end, 30000 * slow, "ready again")
     T.eq(n + 1, #opened, "the browser opened for :McpLogin")

@@ -216,6 +216,16 @@ local function parse_args(args, usage)
   return name, arguments
 end
 
+-- The server waiting for a login (login_required) whose prefix a namespaced name has, if any.
+local function waits_for_login(name)
+  for _, h in ipairs(M.hubs) do
+    for _, s in ipairs(h.hub:servers()) do
+      local p = s.prefix .. h.hub.sep
+      if s.state == "login_required" and name:sub(1, #p) == p then return s.name end
+    end
+  end
+end
+
 -- A command on a named tool or prompt ("{name} [{json}]"): the hub whose list (method) has it
 -- runs run(hub, name, arguments) in a task.
 local function named_command(args, usage, method, what, run)
@@ -223,6 +233,8 @@ local function named_command(args, usage, method, what, run)
   if not name then return fail(arguments) end
   M.wait()
   local hub = find(method, "name", name)
+  local waiting = not hub and waits_for_login(name)
+  if waiting then return fail(M.login_hint(waiting)) end
   if not hub then return fail("no " .. what .. " named \"" .. name .. "\"") end
   task(function() run(hub, name, arguments) end)
 end
