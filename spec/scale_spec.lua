@@ -184,6 +184,62 @@ print("soft=" .. f:read("*a"):match("Max open files%s+(%S+)"))
 f:close()
 ]]
 
+-- A child Lua starts `true` with core.spawn_detached (the browser opener) once for each k from
+-- arg[1] to arg[2], with all but k descriptors in use (files opened until EMFILE, then k closed), so
+-- that each descriptor of the start meets the limit in turn: /dev/null (the program's 0-2) and the
+-- start's report pipe. For each start it reports the result and how many descriptors were free
+-- after it (k when the start left none open). With arg[3] (a start's need), it then starts a file
+-- that cannot be executed with just that many free. Last, the soft limit a program it starts sees
+-- (written to the file arg[4]), and its own.
+local DETACHED_CHILD = [[
+local first, last, need, probe = tonumber(arg[1]), tonumber(arg[2]), tonumber(arg[3]), arg[4]
+local core = require("mcp").core
+local function fill()
+  local held = {}
+  while true do
+    local f = io.open("/dev/null", "r")
+    if not f then return held end
+    held[#held + 1] = f
+  end
+end
+local function close_all(files)
+  for _, f in ipairs(files) do f:close() end
+end
+local function start_at(name, k, argv)
+  local held = fill()
+  for _ = 1, k do table.remove(held):close() end
+  local ok, err = core.spawn_detached(argv)
+  local free = fill()
+  print(("%s=%s %s free=%d"):format(name, tostring(ok), tostring(err), #free))
+  close_all(free)
+  close_all(held)
+end
+for k = first, last do start_at("start" .. k, k, { "true" }) end
+if need > 0 then
+  local bad = os.tmpname() -- not a program: execve fails with ENOEXEC
+  local f = assert(io.open(bad, "wb"))
+  f:write("\0\1\2\3 not a program\n")
+  f:close()
+  os.execute("chmod +x '" .. bad .. "'")
+  start_at("noexec", need, { bad })
+  os.remove(bad)
+end
+assert(core.spawn_detached({ "sh", "-c", 'ulimit -Sn > "$1.tmp" && mv "$1.tmp" "$1"', "sh", probe }))
+for _ = 1, 400 do
+  local f = io.open(probe, "r")
+  local v = f and f:read("*l")
+  if f then f:close() end
+  if v and v ~= "" then
+    print("child_soft=" .. v)
+    break
+  end
+  os.execute("sleep 0.05")
+end
+local f = assert(io.open("/proc/self/limits", "r"))
+print("soft=" .. f:read("*a"):match("Max open files%s+(%S+)"))
+f:close()
+]]
+
 local describe_linux = have_proc_limits() and describe or pending
 
 describe_linux("file descriptor limit", function()
@@ -261,6 +317,46 @@ describe_linux("file descriptor limit", function()
       assert.are.equal(tostring(LOW), r.child_soft, mode .. "\n" .. out) -- with descriptors free, it runs
       assert.are.equal(tostring(LOW), r.soft, mode .. "\n" .. out)
     end
+  end)
+
+  -- A detached start needs 3 descriptors (/dev/null and the report pipe): k = 0 .. 2 leave too few.
+  local DETACHED_NEEDS = 3
+
+  local function detached_child(ulimit, first, last, need)
+    local probe = os.tmpname()
+    os.remove(probe)
+    local out = run_lua(ulimit, DETACHED_CHILD, first, last, need, probe)
+    os.remove(probe)
+    return out
+  end
+
+  it("raises it for core.spawn_detached, whichever of the start's descriptors meets it", function()
+    local hard = hard_limit()
+    if hard == nil or hard < 4 * LOW then
+      pending("the hard limit (" .. tostring(hard) .. ") leaves no room to raise")
+      return
+    end
+    for k = 0, DETACHED_NEEDS - 1 do
+      local r = fields(detached_child("ulimit -Sn " .. LOW, k, k, 0))
+      assert.truthy(r.out:find(("start%d=true nil "):format(k), 1, true), r.out)
+      assert.is_true(tonumber(r.soft) ~= nil and tonumber(r.soft) > LOW, r.out)
+      -- a program started after the raise gets the limit the host had
+      assert.are.equal(tostring(LOW), r.child_soft, r.out)
+    end
+  end)
+
+  it("at the hard limit, core.spawn_detached fails naming both limits, leaves no descriptor open, and goes on", function()
+    local out = detached_child("ulimit -n " .. LOW, 0, DETACHED_NEEDS - 1, DETACHED_NEEDS)
+    for k = 0, DETACHED_NEEDS - 1 do
+      local line = ("start%d=nil cannot run true: out of file descriptors (soft limit %d, hard %d) free=%d\n"):format(k,
+        LOW, LOW, k)
+      assert.truthy(out:find(line, 1, true), line .. out)
+    end
+    -- a file that cannot be executed (its start fails after every descriptor was made) leaves none open
+    assert.truthy(out:find(("noexec=nil cannot run [^\n]+: Exec format error free=%d\n"):format(DETACHED_NEEDS)), out)
+    local r = fields(out)
+    assert.are.equal(tostring(LOW), r.child_soft, out) -- with descriptors free, it starts
+    assert.are.equal(tostring(LOW), r.soft, out)
   end)
 
   it("at the hard limit, fails with a transport error naming both limits, and goes on", function()

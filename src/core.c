@@ -193,7 +193,6 @@ int luaopen_mcp_core(lua_State *L)
         {"file_mode", mcp_file_mode},
         {"check_private", mcp_check_private},
         {"read_private_file", mcp_read_private_file},
-        {"spawn_detached", mcp_spawn_detached},
         {"realpath", mcp_realpath},
         {"malloc_no_fastbins", mcp_malloc_no_fastbins},
         {NULL, NULL},
@@ -233,6 +232,7 @@ int luaopen_mcp_core(lua_State *L)
     mcp_redirect_listener_lua_open(L, box_index);
     mcp_filelock_lua_open(L);
     mcp_run_program_lua_open(L, box_index);
+    mcp_spawn_detached_lua_open(L, box_index);
     lua_pushlightuserdata(L, NULL);
     lua_setfield(L, -2, "null");
     luaL_getmetatable(L, MCP_JSON_ARRAY_MT);

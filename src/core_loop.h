@@ -23,6 +23,14 @@ static inline mcp_loop *mcp_upvalue_loop(lua_State *L)
     return box->loop;
 }
 
+/* The same loop, or NULL once it is gone (the Lua state is closing): for a function that still
+ * works then, without what needs the loop (raising the fd limit: fdlimit.h). */
+static inline mcp_loop *mcp_upvalue_loop_if_any(lua_State *L)
+{
+    mcp_loop_box *box = (mcp_loop_box *)lua_touserdata(L, lua_upvalueindex(1));
+    return box != NULL ? box->loop : NULL;
+}
+
 /* Sets field `name` of the table on top to fn closed over the loop box at index `box`. */
 static inline void mcp_set_loop_function(lua_State *L, int box, const char *name, lua_CFunction fn)
 {

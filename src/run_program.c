@@ -82,14 +82,6 @@ static int push_outcome(lua_State *L, const char *name, int e, int step, int sta
     return 1;
 }
 
-/* The loop of a function closed over the loop box, NULL once it is gone (the Lua state is closing:
- * a blocking run still runs then, without raising the fd limit). */
-static mcp_loop *loop_if_any(lua_State *L)
-{
-    mcp_loop_box *box = lua_touserdata(L, lua_upvalueindex(1));
-    return box != NULL ? box->loop : NULL;
-}
-
 /* The run's pipes (mcp_run_open), the fd limit raised while they find the descriptors exhausted,
  * and the limit its program gets (the host's: fdlimit.h) in *nofile. 0, or an errno. */
 static int open_run(mcp_loop *loop, mcp_run_io *io, struct rlimit *nofile, int *has_nofile)
@@ -114,7 +106,7 @@ static int l_run_program(lua_State *L)
     input = luaL_optlstring(L, 2, "", &len);
     timeout_ms = (int)luaL_optinteger(L, 3, 10000);
     mcp_run_init(&io, input, len);
-    e = open_run(loop_if_any(L), &io, &nofile, &has_nofile);
+    e = open_run(mcp_upvalue_loop_if_any(L), &io, &nofile, &has_nofile);
     if (e == 0)
         e = mcp_run_start(&io, (char *const *)argv, environ, has_nofile ? &nofile : NULL, &step);
     if (e == 0)
