@@ -34,6 +34,7 @@
 extern char **environ;
 
 #define RUN_MT "mcp.run_program"
+#define RUN_IO_MT "mcp.run_io"
 
 typedef struct lua_run {
     mcp_loop *loop;
@@ -41,7 +42,10 @@ typedef struct lua_run {
     mcp_watch w;      /* on the job's pipe */
     char *name;       /* argv[1], for the messages */
     int fn_ref;
-    int self_ref; /* anchors the handle while the program runs */
+    int self_ref;        /* anchors the handle while the program runs */
+    int e, step, status; /* once the run is over: mcp_run_job_finish's outcome */
+    mcp_run_io out;      /* and its output, the handle's until its strings are made */
+    int called;          /* fn was called */
 } lua_run;
 
 typedef struct run_box {
@@ -93,46 +97,107 @@ static int open_run(mcp_loop *loop, mcp_run_io *io, struct rlimit *nofile, int *
     return e;
 }
 
+static int l_io_gc(lua_State *L)
+{
+    mcp_run_free(luaL_checkudata(L, 1, RUN_IO_MT));
+    return 0;
+}
+
+/* A blocking run's io in a userdata (pushed) that owns it: its descriptors and output are freed
+ * by its __gc when making the result raises (out of memory), else once the result is made. */
+static mcp_run_io *new_io(lua_State *L, const char *input, size_t len)
+{
+    mcp_run_io *io = mcp_newuserdata(L, sizeof *io);
+    mcp_run_init(io, input, len);
+    luaL_getmetatable(L, RUN_IO_MT);
+    lua_setmetatable(L, -2);
+    return io;
+}
+
 static int l_run_program(lua_State *L)
 {
     const char *argv[MCP_ARGV_MAX + 1];
     const char *input;
     size_t len;
     int timeout_ms, e, step = MCP_SPAWN_STEP_CLONE, status = 0, n, has_nofile;
-    mcp_run_io io;
+    mcp_run_io *io;
     struct rlimit nofile;
     lua_settop(L, 3); /* (argv's strings go above the arguments) */
     mcp_argv_check(L, argv);
     input = luaL_optlstring(L, 2, "", &len);
     timeout_ms = (int)luaL_optinteger(L, 3, 10000);
-    mcp_run_init(&io, input, len);
-    e = open_run(mcp_upvalue_loop_if_any(L), &io, &nofile, &has_nofile);
+    io = new_io(L, input, len);
+    e = open_run(mcp_upvalue_loop_if_any(L), io, &nofile, &has_nofile);
     if (e == 0)
-        e = mcp_run_start(&io, (char *const *)argv, environ, has_nofile ? &nofile : NULL, &step);
+        e = mcp_run_start(io, (char *const *)argv, environ, has_nofile ? &nofile : NULL, &step);
     if (e == 0)
-        status = mcp_run_finish(&io, timeout_ms, -1);
-    n = push_outcome(L, argv[0], e, step, status, &io);
-    mcp_run_free(&io);
+        status = mcp_run_finish(io, timeout_ms, -1);
+    n = push_outcome(L, argv[0], e, step, status, io);
+    mcp_run_free(io); /* (now, not when the box is collected) */
     return n;
 }
 
-/* The run is over (done, or cancelled): the thread joined, the watch stopped, fn's and the
- * handle's anchors dropped. Pushes fn (or nothing when it was taken already) and the outcome;
- * returns how many values follow fn. */
+/* The run is over (done, or cancelled): the thread joined, the watch stopped, the outcome and
+ * the output kept in r (the handle's: freed by its __gc if nothing else does). */
+static void end_run(lua_run *r)
+{
+    mcp_watch_stop(r->loop, &r->w);
+    r->e = mcp_run_job_finish(r->job, &r->status, &r->step, &r->out);
+    r->job = NULL;
+}
+
+/* deliver(fn, r): fn(what run_program would return). The values are made here, inside the
+ * caller's protected call: running out of memory raises before fn is called (r->called). */
+static int l_deliver(lua_State *L)
+{
+    lua_run *r = lua_touserdata(L, 2);
+    int n;
+    lua_settop(L, 1);
+    n = push_outcome(L, r->name, r->e, r->step, r->status, &r->out);
+    mcp_run_free(&r->out);
+    r->called = 1;
+    lua_call(L, n, 0);
+    return 0;
+}
+
+/* End the run (when it is not over yet), drop fn's and the handle's anchors, and call fn once,
+ * protected, with the outcome; when its values cannot be made (out of memory), with nil and that
+ * error. 0, or the status of fn's error, which is left on the stack. */
 static int conclude(lua_State *L, lua_run *r)
 {
-    mcp_run_io io;
-    int e, step, status, n;
-    mcp_watch_stop(r->loop, &r->w);
-    e = mcp_run_job_finish(r->job, &status, &step, &io);
-    r->job = NULL;
+    int st;
+    if (r->job != NULL)
+        end_run(r);
     lua_rawgeti(L, LUA_REGISTRYINDEX, r->fn_ref);
     luaL_unref(L, LUA_REGISTRYINDEX, r->fn_ref);
     luaL_unref(L, LUA_REGISTRYINDEX, r->self_ref);
     r->fn_ref = r->self_ref = LUA_NOREF;
-    n = push_outcome(L, r->name, e, step, status, &io);
-    mcp_run_free(&io);
-    return n;
+    lua_pushcfunction(L, l_deliver);
+    lua_pushvalue(L, -2);
+    lua_pushlightuserdata(L, r);
+    st = lua_pcall(L, 2, 0, 0);
+    mcp_run_free(&r->out);
+    if (st != 0 && !r->called) { /* fn, the error: fn(nil, the error) */
+        lua_pushnil(L);
+        lua_insert(L, -2);
+        return lua_pcall(L, 2, 0, 0);
+    }
+    lua_remove(L, st != 0 ? -2 : -1); /* fn */
+    return st;
+}
+
+/* End the run without calling fn (a start that failed late, a handle collected while its program
+ * runs): the program killed and reaped, the anchors dropped, the output freed. */
+static void drop_run(lua_State *L, lua_run *r)
+{
+    if (r->job != NULL) {
+        mcp_run_job_cancel(r->job);
+        end_run(r);
+    }
+    luaL_unref(L, LUA_REGISTRYINDEX, r->fn_ref);
+    luaL_unref(L, LUA_REGISTRYINDEX, r->self_ref);
+    r->fn_ref = r->self_ref = LUA_NOREF;
+    mcp_run_free(&r->out);
 }
 
 static void on_done(mcp_loop *loop, mcp_watch *w, unsigned events)
@@ -142,7 +207,7 @@ static void on_done(mcp_loop *loop, mcp_watch *w, unsigned events)
     (void)events;
     if (L == NULL || r->job == NULL)
         return;
-    if (lua_pcall(L, conclude(L, r), 0, 0) != 0) {
+    if (conclude(L, r) != 0) {
         mcp_term_report_lua(L, "mcp: run_program_async callback failed: ");
         lua_pop(L, 1);
     }
@@ -163,6 +228,7 @@ static lua_run *new_run(lua_State *L, const char *name)
         return NULL;
     }
     r->fn_ref = r->self_ref = LUA_NOREF;
+    mcp_run_init(&r->out, NULL, 0);
     r->loop = loop;
     mcp_loop_ref(loop);
     box->r = r; /* the handle's now: its __gc frees it */
@@ -209,8 +275,7 @@ static int l_run_program_async(lua_State *L)
     r->self_ref = luaL_ref(L, LUA_REGISTRYINDEX);
     if (mcp_watch_set(r->loop, &r->w, MCP_EV_READ) != 0) {
         e = errno;
-        mcp_run_job_cancel(r->job);
-        lua_pop(L, conclude(L, r) + 1);
+        drop_run(L, r);
         return push_start_error(L, argv[0], e);
     }
     return 1;
@@ -224,7 +289,7 @@ static int l_cancel(lua_State *L)
     if (r == NULL || r->job == NULL)
         return 0;
     mcp_run_job_cancel(r->job);
-    if (lua_pcall(L, conclude(L, r), 0, 0) != 0)
+    if (conclude(L, r) != 0)
         return lua_error(L); /* fn's error is the caller's */
     return 0;
 }
@@ -242,10 +307,9 @@ static int l_gc(lua_State *L)
     lua_run *r = box->r;
     if (r == NULL)
         return 0;
-    if (r->job != NULL) { /* (the Lua state is closing: only then is a running handle collected) */
-        mcp_run_job_cancel(r->job);
-        lua_pop(L, conclude(L, r) + 1);
-    }
+    /* (a running handle is collected only when the Lua state is closing, or when its start
+     * raised after the job began: out of memory) */
+    drop_run(L, r);
     mcp_loop_unref(r->loop);
     free(r->name);
     free(r);
@@ -256,7 +320,10 @@ static int l_gc(lua_State *L)
 void mcp_run_program_lua_open(lua_State *L, int box)
 {
     static const luaL_Reg methods[] = {{"cancel", l_cancel}, {"running", l_running}, {NULL, NULL}};
+    static const luaL_Reg none[] = {{NULL, NULL}};
     mcp_class_metatable(L, RUN_MT, methods, l_gc);
+    lua_pop(L, 1);
+    mcp_class_metatable(L, RUN_IO_MT, none, l_io_gc);
     lua_pop(L, 1);
     mcp_set_loop_function(L, box, "run_program", l_run_program);
     mcp_set_loop_function(L, box, "run_program_async", l_run_program_async);

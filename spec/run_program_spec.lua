@@ -1,0 +1,85 @@
+-- core.run_program and core.run_program_async (the keyring store's runs): every buffer and
+-- descriptor of a run has one owner that frees it on every path, out of memory while the result is
+-- made included (core._alloc_fail_above, test builds); a helper thread that cannot start
+-- (core._fail_thread_starts, test builds) is a plain nil, err.
+local mcp = require("mcp")
+local core = mcp.core
+local open_fds = require("hostile.bounds").fd_count
+
+-- 256 KiB on stdout and on stderr: each string of the result is larger than the allocator lets Lua
+-- make under the limit below, so making the result fails with LUA_ERRMEM.
+local BIG = 256 * 1024
+local LIMIT = 64 * 1024
+local ARGV = { "sh", "-c", ("head -c %d /dev/zero; head -c %d /dev/zero >&2"):format(BIG, BIG) }
+local RUNS = 20 -- a leak of the output would be RUNS * 512 KiB
+
+local function settle()
+  for _ = 1, 3 do collectgarbage("collect") end
+end
+
+local function heap() return core._heap_bytes and core._heap_bytes() end
+
+-- fn() with every Lua allocation over LIMIT bytes failing: pcall's results.
+local function limited(fn)
+  core._alloc_fail_above(LIMIT)
+  local res = { pcall(fn) }
+  core._alloc_fail_above(nil)
+  return (table.unpack or unpack)(res) -- luacheck: ignore 143
+end
+
+-- The C heap grew by less than what RUNS leaked outputs would hold (when mallinfo2 is known here;
+-- under ASan and valgrind their leak checks see the rest).
+local function assert_no_output_leak(base)
+  settle()
+  local now = heap()
+  if base == nil or now == nil or now == 0 then return end
+  assert.is_true(now - base < RUNS * BIG / 4, ("the C heap grew by %d bytes over %d runs"):format(now - base, RUNS))
+end
+
+describe("core.run_program out of memory while the result is made", function()
+  before_each(function()
+    if not core._alloc_fail_above(nil) then pending("this Lua cannot swap its allocator") end
+  end)
+
+  it("raises the memory error and frees the run's output and descriptors", function()
+    if not core._alloc_fail_above(nil) then return end
+    assert(core.run_program(ARGV, nil, 10000)) -- (whatever a first run allocates for good)
+    settle()
+    local fds, base = open_fds(), heap()
+    for _ = 1, RUNS do
+      local ok, err = limited(function() return core.run_program(ARGV, nil, 10000) end)
+      assert.is_false(ok)
+      assert.truthy(tostring(err):find("memory", 1, true), tostring(err))
+    end
+    assert_no_output_leak(base)
+    assert.equal(fds, open_fds())
+    local r = assert(core.run_program(ARGV, nil, 10000)) -- and it goes on
+    assert.equal(BIG, #r.stdout)
+  end)
+
+  it("run_program_async: fn gets nil and the memory error, once; the output is freed and the loop goes on", function()
+    if not core._alloc_fail_above(nil) then return end
+    settle()
+    local fds, base = open_fds(), heap()
+    for _ = 1, RUNS do
+      local got = {}
+      local h = assert(core.run_program_async(ARGV, nil, 10000, function(r, err) got[#got + 1] = { r, err } end))
+      local ok, err = limited(function()
+        while #got == 0 do core.step(1000) end
+      end)
+      assert.is_true(ok, tostring(err))
+      assert.equal(1, #got)
+      assert.is_nil(got[1][1])
+      assert.truthy(tostring(got[1][2]):find("memory", 1, true), tostring(got[1][2]))
+      assert.is_false(h:running())
+      core.step(0)
+      assert.equal(1, #got)
+    end
+    assert_no_output_leak(base)
+    assert.equal(fds, open_fds())
+    local res
+    assert(core.run_program_async(ARGV, nil, 10000, function(r) res = r end))
+    while res == nil do core.step(1000) end
+    assert.equal(BIG, #res.stderr)
+  end)
+end)
