@@ -233,6 +233,33 @@ describe("mcp.auth.keyring_store from a task (against a recording fake secret-to
     assert.equals(fds, open_fds())
   end)
 
+  it("a helper thread that cannot start fails the load (kind unavailable), not kept; the task goes on", function()
+    local dir, tool = fake()
+    local url = "https://mcp.example/"
+    local s = assert(mcp.auth.keyring_store({ tool = tool }))
+    s:save(url, { tokens = { access_token = "at" } })
+    local t = assert(mcp.auth.keyring_store({ tool = tool })) -- (a new store: nothing in memory)
+    local fds = open_fds()
+    local lookups = runs(dir, "lookup")
+    local rec, err, finished
+    mcp.core._fail_thread_starts(1)
+    mcp.spawn(function()
+      rec, err = t:load(url)
+      finished = true
+    end)
+    mcp.run()
+    mcp.core._fail_thread_starts(0)
+    assert.is_true(finished) -- the task's wait was released
+    assert.is_nil(rec)
+    assert.equals("unavailable", err.kind)
+    assert.truthy(err.message:find("cannot run " .. tool .. ": cannot start a helper thread: ", 1, true), err.message)
+    assert.equals(lookups, runs(dir, "lookup")) -- no run
+    assert.equals(fds, open_fds())
+    -- not kept, and the store is not left busy: the next load (in a task) reads the record
+    local _, got = in_task_counting(function() return t:load(url) end)
+    assert.equals("at", got.tokens.access_token)
+  end)
+
   it("a run in flight when the Lua state closes is killed and reaped", function()
     local dir, tool = fake()
     local script = dir .. "/t.lua"

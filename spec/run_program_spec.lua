@@ -83,3 +83,33 @@ describe("core.run_program out of memory while the result is made", function()
     assert.equal(BIG, #res.stderr)
   end)
 end)
+
+describe("core.run_program_async when its helper thread cannot start", function()
+  it("returns nil and an error naming it; no program runs, fn is never called, nothing is left open", function()
+    local marker = os.tmpname()
+    os.remove(marker)
+    local argv = { "sh", "-c", "touch '" .. marker .. "'" }
+    settle()
+    local fds, children = open_fds(), core.children()
+    local called = 0
+    core._fail_thread_starts(1)
+    local h, err = core.run_program_async(argv, "input", 5000, function() called = called + 1 end)
+    core._fail_thread_starts(0)
+    assert.is_nil(h)
+    assert.equal("cannot run sh: cannot start a helper thread: Resource temporarily unavailable", err)
+    for _ = 1, 5 do core.step(10) end
+    assert.equal(0, called)
+    assert.is_nil(io.open(marker)) -- the program never ran
+    assert.equal(children, core.children())
+    settle()
+    assert.equal(fds, open_fds())
+    -- the next run gets its thread
+    local res
+    assert(core.run_program_async(argv, nil, 5000, function(r) res = r end))
+    while res == nil do core.step(1000) end
+    assert.equal(0, res.status)
+    local f = assert(io.open(marker))
+    f:close()
+    os.remove(marker)
+  end)
+end)

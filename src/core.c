@@ -225,6 +225,7 @@ int luaopen_mcp_core(lua_State *L)
     mcp_resume_lua_open(L);
     mcp_close_later_lua_open(L, box_index);
     mcp_term_lua_open(L);
+    mcp_thread_lua_open(L);
 #endif
     mcp_fetch_lua_open(L, box_index);
     mcp_pkey_lua_open(L);

@@ -65,6 +65,8 @@ void mcp_close_later_lua_open(lua_State *L, int box);
 /* Test builds only (src/testing/term_lua.c): adds _term_escape, _term_report, _stderr_capture
  * and _stderr_restore. */
 void mcp_term_lua_open(lua_State *L);
+/* Test builds only (src/testing/thread_lua.c): adds _fail_thread_starts (helper_thread.h). */
+void mcp_thread_lua_open(lua_State *L);
 #endif
 void mcp_fetch_lua_open(lua_State *L, int box); /* adds http_fetch (one plain HTTP exchange) */
 struct mcp_curl;

@@ -11,6 +11,12 @@
  * caller's mask is kept). 0, or pthread_create's error. */
 int mcp_helper_thread_start(pthread_t *t, size_t stack_size, void *(*fn)(void *), void *arg);
 
+#ifdef MCP_TEST_HOOKS
+/* Test builds only: the next n starts fail with EAGAIN (as pthread_create at a thread limit) and
+ * start no thread; core._fail_thread_starts (src/testing/thread_lua.c). Used on the loop's thread. */
+void mcp_helper_thread_fail_next(int n);
+#endif
+
 /* One byte on fd (a pipe's write end: the loop's wake, a cancel), retried when interrupted. */
 void mcp_helper_thread_poke(int fd);
 

@@ -77,10 +77,11 @@ static int prepare(mcp_run_job *j, char *const *argv, const char *input, size_t 
 }
 
 mcp_run_job *mcp_run_job_start(char *const *argv, const char *input, size_t input_len,
-                               int timeout_ms, const struct rlimit *nofile)
+                               int timeout_ms, const struct rlimit *nofile, int *no_thread)
 {
     mcp_run_job *j = calloc(1, sizeof *j);
     int e;
+    *no_thread = 0;
     if (j == NULL)
         return NULL;
     j->wake[0] = j->wake[1] = j->cancel[0] = j->cancel[1] = -1;
@@ -91,8 +92,8 @@ mcp_run_job *mcp_run_job_start(char *const *argv, const char *input, size_t inpu
         j->has_nofile = 1;
     }
     e = prepare(j, argv, input, input_len);
-    if (e == 0)
-        e = mcp_helper_thread_start(&j->thread, RUN_JOB_STACK, job_main, j);
+    if (e == 0 && (e = mcp_helper_thread_start(&j->thread, RUN_JOB_STACK, job_main, j)) != 0)
+        *no_thread = 1;
     if (e != 0) {
         free_job(j);
         errno = e;

@@ -19,9 +19,10 @@ typedef struct mcp_run_job mcp_run_job;
 /* Run argv (NULL-ended, argv[0] looked up in the PATH of the host's environment, copied now with
  * argv, input and nofile: the program's RLIMIT_NOFILE, NULL for the host's) at most timeout_ms on
  * a new thread. NULL with errno when it cannot (EMFILE: the caller may raise the limit and call
- * again); then nothing of it is left open. */
+ * again; *no_thread is 1 when the thread itself could not be created, pthread_create's errno);
+ * then nothing of it is left open and no program was started. */
 mcp_run_job *mcp_run_job_start(char *const *argv, const char *input, size_t input_len,
-                               int timeout_ms, const struct rlimit *nofile);
+                               int timeout_ms, const struct rlimit *nofile, int *no_thread);
 
 /* Readable once the run is over (mcp_run_job_finish then returns at once). */
 int mcp_run_job_fd(const mcp_run_job *j);

@@ -156,7 +156,8 @@ static int l_deliver(lua_State *L)
     n = push_outcome(L, r->name, r->e, r->step, r->status, &r->out);
     mcp_run_free(&r->out);
     r->called = 1;
-    lua_call(L, n, 0);
+    if (lua_pcall(L, n, 0, 0) != 0)
+        return lua_error(L); /* fn's error, for the caller's protected call */
     return 0;
 }
 
@@ -239,17 +240,26 @@ static lua_run *new_run(lua_State *L, const char *name)
 }
 
 /* The job (run_job.h), its pipes made on this thread: out of descriptors, the fd limit is raised
- * and they are made again (fdlimit.h). NULL with errno. */
+ * and they are made again (fdlimit.h). NULL with errno (*no_thread: its helper thread could not be
+ * created). */
 static mcp_run_job *start_job(mcp_loop *loop, const char **argv, const char *input, size_t len,
-                              int timeout_ms)
+                              int timeout_ms, int *no_thread)
 {
     struct rlimit nofile;
     mcp_run_job *j;
     do
         j = mcp_run_job_start((char *const *)argv, input, len, timeout_ms,
-                              mcp_fdlimit_for_child(loop, &nofile) ? &nofile : NULL);
-    while (j == NULL && mcp_fdlimit_retry(loop, errno));
+                              mcp_fdlimit_for_child(loop, &nofile) ? &nofile : NULL, no_thread);
+    while (j == NULL && !*no_thread && mcp_fdlimit_retry(loop, errno));
     return j;
+}
+
+/* nil, "cannot run name: cannot start a helper thread: why" (pthread_create's errno e). */
+static int push_thread_error(lua_State *L, const char *name, int e)
+{
+    lua_pushnil(L);
+    lua_pushfstring(L, "cannot run %s: cannot start a helper thread: %s", name, strerror(e));
+    return 2;
 }
 
 static int l_run_program_async(lua_State *L)
@@ -257,7 +267,7 @@ static int l_run_program_async(lua_State *L)
     const char *argv[MCP_ARGV_MAX + 1];
     const char *input;
     size_t len;
-    int timeout_ms, e;
+    int timeout_ms, e, no_thread;
     lua_run *r;
     lua_settop(L, 4); /* (argv's strings go above the arguments) */
     mcp_argv_check(L, argv);
@@ -265,9 +275,11 @@ static int l_run_program_async(lua_State *L)
     timeout_ms = (int)luaL_optinteger(L, 3, 10000);
     luaL_checktype(L, 4, LUA_TFUNCTION);
     r = new_run(L, argv[0]);
-    r->job = start_job(r->loop, argv, input, len, timeout_ms);
-    if (r->job == NULL)
-        return push_start_error(L, argv[0], errno);
+    r->job = start_job(r->loop, argv, input, len, timeout_ms, &no_thread);
+    if (r->job == NULL) {
+        e = errno;
+        return no_thread ? push_thread_error(L, argv[0], e) : push_start_error(L, argv[0], e);
+    }
     mcp_watch_init(&r->w, mcp_run_job_fd(r->job), on_done, r);
     lua_pushvalue(L, 4);
     r->fn_ref = luaL_ref(L, LUA_REGISTRYINDEX);
