@@ -10,7 +10,10 @@ local function account(key) return hex(mcp.core.sha256(key)):sub(1, 32) end
 
 -- The fake: find-generic-password, delete-generic-password and -i (add-generic-password lines on
 -- stdin) over <dir>/items; <dir>/mode says "ok", "noop-add" (add does nothing, exit 0), "hex-w" (-w
--- prints the password in hex, as security does for one that is not printable text) or "locked".
+-- prints the password in hex, as security does for one that is not printable text), "locked",
+-- "read-fails" (find-generic-password of an item, not the probe's, exits 36 saying the keychain
+-- cannot ask the user: errSecInteractionNotAllowed's low byte, as security exits with) or
+-- "piece-fails" (the same for the pieces of a record kept in pieces only).
 local FAKE = [=[
 local dir = DIR
 local function readall(p) local f = io.open(p, "rb"); if not f then return nil end local s = f:read("*a"); f:close(); return s end
@@ -43,6 +46,10 @@ local rest = {}
 for i = 2, #arg do rest[#rest + 1] = arg[i] end
 if cmd == "find-generic-password" then
   local o = opts(rest)
+  if (mode == "read-fails" and o["-a"] ~= "lua-mcp-probe") or (mode == "piece-fails" and o["-a"]:find("%-%d+$")) then
+    io.stderr:write("security: SecKeychainSearchCopyNext: User interaction is not allowed.\n")
+    os.exit(36)
+  end
   local v = readall(item(o))
   if not v then io.stderr:write(notfound); os.exit(44) end
   if o["-w"] and mode == "hex-w" then
@@ -239,6 +246,49 @@ describe("mcp.auth.keyring_store (security backend, against a recording fake)", 
     local t = assert(mcp.auth.keyring_store({ backend = "security", tool = dir .. "/security" }))
     assert.same(rec, t:load("k")) -- a new store object reads the keychain
     assert.equals(6 + 1 + 3, #calls(dir))
+    cleanup(dir)
+  end)
+
+  it("a read that fails other than \"not found\" (status 44) is nil, err (kind unavailable), kept nowhere", function()
+    local dir = setup("ok")
+    local script = dir .. "/t.lua"
+    -- `security` first on PATH, as on macOS; the store's backend found through the fake uname
+    helper.write_file(script, ([[
+      local mcp = require("mcp")
+      local function mode(m) local f = assert(io.open(%q, "w")) f:write(m) f:close() end
+      local url = "https://mcp.example/"
+      local function show(name, rec, err)
+        print(("%%s=%%s %%s %%s"):format(name, rec and rec.tokens.access_token, err and err.kind, err and err.message))
+      end
+      local s = assert(mcp.auth.keyring_store({ service = "lua-mcp-spec" }))
+      print("backend=" .. s.backend .. " " .. s.tool)
+      s:save(url, { tokens = { access_token = "at" } })
+      s:save("long", { tokens = { access_token = ("a"):rep(3000) } }) -- kept in pieces
+      mode("read-fails")
+      local t = assert(mcp.auth.keyring_store({ service = "lua-mcp-spec" }))
+      show("load1", t:load(url))
+      mode("piece-fails")
+      show("pieces", t:load("long"))
+      mode("ok")
+      show("load2", t:load(url)) -- asked again: the failure was not kept
+      print("pieces2=" .. #t:load("long").tokens.access_token)
+    ]]):format(dir .. "/mode"))
+    local p = io.popen(("PATH=%q LUA_PATH=%q LUA_CPATH=%q %s %s 2>&1"):format(dir .. ":" .. os.getenv("PATH"),
+      package.path .. ";;", package.cpath .. ";;", helper.lua_cmd(), script))
+    local out = p:read("*a")
+    p:close()
+    assert.truthy(out:find("backend=security security\n", 1, true), out)
+    local why = "security: SecKeychainSearchCopyNext: User interaction is not allowed."
+    local unavailable = "unavailable mcp.auth: mcp.auth.keyring_store(lua-mcp-spec) cannot read the record: " .. why
+    assert.truthy(out:find("load1=nil " .. unavailable .. "\n", 1, true), out)
+    assert.truthy(out:find("pieces=nil " .. unavailable .. "\n", 1, true), out)
+    assert.truthy(out:find("load2=at nil nil\n", 1, true), out)
+    assert.truthy(out:find("pieces2=3000\n", 1, true), out)
+    local reads = 0
+    for _, c in ipairs(calls(dir)) do
+      if c.argv[1] == "find-generic-password" and c.argv[5] == account("https://mcp.example/") then reads = reads + 1 end
+    end
+    assert.equals(2 + 2, reads) -- the save's two (its old pieces, its read back), then both loads ran the tool
     cleanup(dir)
   end)
 

@@ -8,7 +8,8 @@
 ---   * "security" (the macOS keychain): a generic password with service opts.service and account
 ---     the hashed key; written through `security -i` with the command on stdin and the secret in
 ---     hex (`-X`), then read back, since whether `security -i` reports a failed command in its
----     exit status is not known. Tested against a recording fake (spec/keyring_security_spec.lua),
+---     exit status is not known. find-generic-password's status 44 (errSecItemNotFound) is "not
+---     stored"; any other failure (a locked keychain, no user to ask) makes the load nil, err. Tested against a recording fake (spec/keyring_security_spec.lua),
 ---     not a real keychain: no macOS machine is available to the project.
 --- The backend is "security" on Darwin (`uname -s`), else "secret-tool"; opts.backend overrides.
 ---
@@ -97,6 +98,10 @@ end
 -- secret-tool 0.20.5). `secret-tool search` (libsecret >= 0.14) never unlocks and lists a
 -- matching item, locked or not, on stdout: nothing listed and nothing said is "not stored" for sure.
 -- (KeePassXC answers a search of a locked database with no items: that case still reads as none.)
+-- So the first load of a key not stored runs the tool twice. Search first would not save a run:
+-- lookup is the only command that unlocks (prompts), and search's secret cannot be read back
+-- reliably (it writes the secret with write(2) between lines it prints through stdio, buffered on
+-- a pipe: tool/secret-tool.c), so a stored key would then take two runs instead.
 local function secret_tool_absent(self, key)
   local r, err = self:_run({ "search", "service", self.service, "key", account(key) })
   if r == nil then return nil, false, err end
@@ -139,11 +144,13 @@ backends["secret-tool"] = {
 -- security's exit status for "the item could not be found" (errSecItemNotFound).
 local SECURITY_NOT_FOUND = 44
 
--- The password of one item, or nil (none: nil, true; or the keychain cannot be read).
+-- The password of one item; nil, true (no such item: status 44); or nil, false, why the keychain
+-- could not be read (any other failure: locked, no user to ask, a run that failed).
 local function security_find(self, acct)
-  local r = self:_run({ "find-generic-password", "-s", self.service, "-a", acct, "-w" })
-  if r ~= nil and r.status == SECURITY_NOT_FOUND then return nil, true end
-  if r == nil or r.status ~= 0 then return nil end
+  local r, err = self:_run({ "find-generic-password", "-s", self.service, "-a", acct, "-w" })
+  if r == nil then return nil, false, err end
+  if r.status == SECURITY_NOT_FOUND then return nil, true end
+  if r.status ~= 0 then return nil, false, failure(self, r) end
   local out = trim(r.stdout)
   -- -w prints a password that is not printable text in hex; a JSON object is never all hex.
   if out:match("^%x+$") and #out % 2 == 0 then out = unhex(out) end
@@ -176,13 +183,15 @@ backends.security = {
     return err
   end,
   read = function(self, key)
-    local head, none = security_find(self, account(key))
+    local head, none, err = security_find(self, account(key))
     local n = head and tonumber(head:match("^parts:(%d+)$"))
-    if n == nil then return head, none end
+    if n == nil then return head, none, err end
     local pieces = {}
     for i = 1, n do
-      pieces[i] = security_find(self, account(key) .. "-" .. i)
-      if pieces[i] == nil then return nil end
+      -- a piece not found: the record is incomplete (a delete under way removes the pieces first),
+      -- so nothing is stored that could be read, and a save may replace it
+      pieces[i], none, err = security_find(self, account(key) .. "-" .. i)
+      if pieces[i] == nil then return nil, none, err end
     end
     return table.concat(pieces)
   end,
@@ -211,8 +220,10 @@ backends.security = {
     if r.status ~= 0 then
       return failure(self, r)
     end
-    if backends.security.read(self, key) ~= text then
+    local back, _, rerr = backends.security.read(self, key)
+    if back ~= text then
       local why = r.stderr:find("%S") and ": " .. trim(r.stderr) or ""
+      if rerr then why = why .. " (reading it back: " .. rerr .. ")" end
       return "the keychain does not hold the record after add-generic-password" .. why
     end
     for i = n + 1, old do self:_run({ "delete-generic-password", "-s", self.service, "-a", acct .. "-" .. i }) end
@@ -313,6 +324,7 @@ end
 
 --- The record saved under key, or nil (none); nil, err (kind "unavailable") when the keyring
 --- cannot be read or cannot say for sure that nothing is stored (secret-tool: a locked item;
+--- security: any failure other than "not found";
 --- the error is not kept, the next load asks again); nil, err (kind "busy") when called while
 --- another operation of this store waits on the same thread (a callback run during its wait)
 --- and the key is not in memory. The first load of a key runs the
