@@ -657,6 +657,26 @@ describe("mcp.hub", function()
       hub:close()
     end)
 
+    it("a server whose lost session cannot be made again fails and leaves the lists", function()
+      if not srv then pending("node or curl missing"); return end
+      local rec = recorder()
+      local hub = assert(mcp.hub({ mcpServers = { web = { url = srv.url }, loc = server() } }, { on_state = rec.on_state }))
+      local function has(name)
+        for _, t in ipairs(hub:list_tools()) do if t.name == name then return true end end
+        return false
+      end
+      assert.is_true(has("web__echo"))
+      -- every session forgotten, and the new session's initialize refused
+      H.control(srv, { reset = true })
+      H.control(srv, { fault_methods = "initialize", fail_next = { 400, 400, 400 } })
+      local _, err = hub:call_tool("web__echo", { message = "x" })
+      assert.truthy(err)
+      assert.equals("failed", hub:state("web"))
+      assert.is_false(has("web__echo")) -- a failed server's tools are not offered (they cannot be called)
+      assert.is_true(has("loc__echo"))
+      hub:close()
+    end)
+
     it("a url without a type that refuses the POST as a legacy server does (405, 404) is legacy HTTP+SSE", function()
       if not srv then pending("node or curl missing"); return end
       local hub = assert(mcp.hub({ mcpServers = {

@@ -484,12 +484,18 @@ function Hub:_on_closed(rec, client, reason)
   self:_schedule_restart(rec, err)
 end
 
+-- A server that cannot be called leaves the lists (a lost session's reconnection kept the old
+-- client's lists until its connect ended): its tools, resources and prompts are not offered.
+function Hub:_drop_lists(rec)
+  rec.tools, rec.resources, rec.templates, rec.prompts = {}, {}, {}, {}
+  self:_changed("all", rec)
+end
+
 function Hub:_schedule_restart(rec, err)
   local r = self.restart_policy
   if rec.ready_since and core.now_ms() - rec.ready_since >= r.stable_ms then rec.attempts = 0 end
   rec.ready_since = nil
-  rec.tools, rec.resources, rec.templates, rec.prompts = {}, {}, {}, {}
-  self:_changed("all", rec)
+  self:_drop_lists(rec)
   rec.attempts = rec.attempts + 1
   if rec.attempts > r.max then
     self:_set_state(rec, "failed", { error = hub_error(err.kind, err.message .. "; gave up after " .. r.max
@@ -544,9 +550,7 @@ function Hub:_needs_login(rec, err)
   local e = hub_error(err.kind, "server '" .. rec.name .. "' needs a login (a restart no one asked for starts "
     .. "none): restart it to log in (hub:restart)", { server = rec.name, cause = err })
   e.oauth_error = "login_required"
-  -- its tools leave the lists (a lost session's reconnection kept them until now)
-  rec.tools, rec.resources, rec.templates, rec.prompts = {}, {}, {}, {}
-  self:_changed("all", rec)
+  self:_drop_lists(rec)
   -- (on_state says it, with this error; the transport gave the OAuth error to on_error already)
   self:_set_state(rec, "login_required", { error = e })
 end
@@ -580,7 +584,12 @@ function Hub:_recover_session(rec, client)
   -- the hub's own work, whether or not a call met the loss: never a login (_needs_login)
   local ok, err = self:_connect(rec, true)
   if not ok and not self.closed then
-    if login_required(err) then self:_needs_login(rec, err) else self:_set_state(rec, "failed", { error = err }) end
+    if login_required(err) then
+      self:_needs_login(rec, err)
+    else
+      self:_drop_lists(rec)
+      self:_set_state(rec, "failed", { error = err })
+    end
   end
   local ws = rec.recovering
   rec.recovering = nil
