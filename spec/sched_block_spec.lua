@@ -68,7 +68,7 @@ describe("sched.block", function()
 end)
 
 -- core.timer(ms, fn, true): a timer that does not keep the loop alive (the legacy SSE client's
--- background tries wait on one).
+-- background tries wait on one once their first max_reconnects have failed).
 describe("a weak timer", function()
   it("is not waited for by mcp.run() or a blocking wait, which raise as with nothing in flight", function()
     -- what earlier specs left in the loop (a timer, a connection) could end the waits below
@@ -112,10 +112,10 @@ end)
 
 -- What brings back a stream that can deliver a notification keeps the loop alive, as the stream
 -- does (an open GET stream, an open listen: a task waiting for a notification waits for something
--- in flight): the streamable HTTP GET stream's reconnect timer and the 2026-07-28 listen's re-open
--- timer are not weak (unlike legacy SSE's tries to connect again to a server that went away).
--- Weak, mcp.run() would raise "wait for something that is not in flight" between a stream's end
--- and its return, for a task waiting for a server's notification.
+-- in flight): the streamable HTTP GET stream's reconnect timer, the 2026-07-28 listen's re-open
+-- timer and the legacy SSE client's first tries to connect again are not weak. Weak, mcp.run()
+-- would raise "wait for something that is not in flight" between a stream's end and its return,
+-- for a task waiting for a server's notification.
 describe("the timers that bring a stream back", function()
   local H = require("http_helper")
 
@@ -169,6 +169,122 @@ describe("the timers that bring a stream back", function()
     mcp.run()
     assert.is_true(acknowledged)
     assert.are_not.equal(first, c.era.listen.current)
+  end)
+
+  -- Legacy SSE: after its stream ended, the client's first background tries to connect again
+  -- (max_reconnects of them, as the GET stream's reconnects) keep the loop alive; the later ones
+  -- are weak (lua/mcp/era/legacy.lua, renew_in_background).
+  local function sse_client(srv, extra)
+    local o = { request_timeout_ms = helper.ms(20000) }
+    for k, v in pairs(extra or {}) do o[k] = v end
+    return assert(mcp.create_sse_client(srv.base .. "/sse", o))
+  end
+
+  -- A task that waits for the client's next notifications/message; returns a function that says
+  -- what it got (nil while waiting) and one that ends the wait.
+  local function await_message(c)
+    local got, wake = nil, nil
+    mcp.spawn(function()
+      c:on_notification("notifications/message", function(p) if wake then wake(p) end end)
+      got = sched.await(function(cb) wake = cb end) or false
+      wake = nil
+    end)
+    return function() return got end, function()
+      local w = wake
+      wake = nil
+      if w then w(false) end
+    end
+  end
+
+  it("legacy SSE: mcp.run() waits through the background try for a notification sent on the new stream",
+    function()
+      if not H.have_node() or not H.have_curl() then pending("needs node and curl"); return end
+      local srv = H.start("")
+      local c, stop_waiting
+      finally(function()
+        if stop_waiting then stop_waiting() end
+        if c then c:close() end
+        H.stop(srv)
+      end)
+      local reasons = {}
+      c = sse_client(srv, { on_reconnect = function(_, reason)
+        reasons[#reasons + 1] = reason
+        -- the server sends it on the new connection's stream, the only one open
+        H.control(srv, { send_notification = { method = "notifications/message",
+          params = { level = "info", data = "hello" } } })
+      end })
+      H.control(srv, { close_idle_connections = true }) -- the SSE stream ends; the server stays up
+      assert.is_true(helper.wait_until(function() return not c.session:is_open() end, helper.ms(5000)))
+      local back_before_run = #reasons
+      local got
+      got, stop_waiting = await_message(c)
+      mcp.run()
+      assert.equal(0, back_before_run) -- (the try came under mcp.run())
+      assert.same({ "stream_closed" }, reasons)
+      assert.equal("hello", got() and got().data)
+    end)
+
+  it("legacy SSE: with the server down for good, mcp.run() raises after max_reconnects tries; later ones go on",
+    function()
+      if not H.have_node() or not H.have_curl() then pending("needs node and curl"); return end
+      local srv, stopped = H.start(""), false
+      local c, stop_waiting
+      finally(function()
+        if stop_waiting then stop_waiting() end
+        if c then c:close() end
+        if not stopped then H.stop(srv) end
+      end)
+      local url, made, failed = srv.base .. "/sse", 0, 0
+      c = sse_client(srv, { max_reconnects = 2, -- (default 5: 1 s + 1.5 s + ... = 13 s of tries)
+        on_error = function(e) if helper.has(tostring(e.message), "a new connection failed") then failed = failed + 1 end end,
+        transport_factory = function()
+          made = made + 1 -- a try
+          return mcp.sse_transport({ url = url })
+        end })
+      H.stop(srv)
+      stopped = true
+      assert.is_true(helper.wait_until(function() return not c.session:is_open() end, helper.ms(5000)))
+      stop_waiting = select(2, await_message(c))
+      local run_ok, run_err = pcall(mcp.run)
+      local made_in_run = made
+      stop_waiting()
+      -- a host stepping the loop: the next try, on a weak timer (1 s x 1.5 x 1.5 later)
+      local third = helper.wait_until(function() return made >= 3 end, helper.ms(10000))
+      helper.wait_until(function() return failed >= 3 end, helper.ms(5000)) -- (closed, not during a try)
+      c:close()
+      assert.is_false(run_ok)
+      assert.truthy(helper.has(tostring(run_err), "1 task(s) wait for something that is not in flight"), tostring(run_err))
+      assert.equal(2, made_in_run)
+      assert.truthy(third, "no third try while a host stepped the loop")
+    end)
+
+  it("legacy SSE: the tries that keep the loop alive are the transport's max_reconnects, default 5", function()
+    local http = require("mcp.transport.http")
+    local url = "http://127.0.0.1:1/sse" -- (never started)
+    assert.equal(5, http.max_reconnects(mcp.sse_transport({ url = url })))
+    assert.equal(5, http.max_reconnects(mcp.sse_transport({ url = url, max_reconnects = 0 }))) -- (as the C default)
+    assert.equal(3, http.max_reconnects(mcp.sse_transport({ url = url, max_reconnects = 3 })))
+    assert.equal(5, http.max_reconnects({ start = function() end })) -- another transport
+  end)
+
+  -- (a wait for a try that would not be made: mcp.run() with a task, or a blocking wait, would
+  -- wait until it was due)
+  it("legacy SSE: close() ends the wait for the next background try", function()
+    if not H.have_node() or not H.have_curl() then pending("needs node and curl"); return end
+    -- what earlier specs left in the loop (a timer, a connection) would keep it alive below
+    if not helper.wait_until(function() return not mcp.core.alive() end, helper.ms(5000)) then
+      pending("the loop has work left by earlier specs")
+      return
+    end
+    local srv = H.start("")
+    local c = sse_client(srv)
+    H.stop(srv)
+    assert.is_true(helper.wait_until(function() return not c.session:is_open() end, helper.ms(5000)))
+    local alive_before = mcp.core.alive()
+    c:close()
+    local alive_after = mcp.core.alive()
+    assert.is_true(alive_before) -- (the wait for the first try)
+    assert.is_false(alive_after)
   end)
 end)
 

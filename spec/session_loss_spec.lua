@@ -177,12 +177,13 @@ describe("a lost HTTP session #http", function()
       c:close()
     end)
 
-  -- The tries wait on a weak timer, which does not count as something in flight: mcp.run() with a
-  -- task that waits for nothing, and a blocking wait for nothing, raise at once, as they do with no
-  -- tries pending, not after the tries (here two: the server still down, then a denied login that
-  -- ends them; without that end they would never raise). mcp.run() with work to do, and a host
-  -- that steps the loop, still make the tries.
-  it("over legacy SSE, the background tries keep neither mcp.run() nor a blocking wait from seeing nothing in flight",
+  -- The first max_reconnects tries (here one) wait on a timer that keeps the loop alive, as the
+  -- GET stream's reconnects do; the later ones on a weak timer, which does not count as something
+  -- in flight: mcp.run() with a task that waits for nothing raises after the first try, not for
+  -- ever, and a blocking wait for nothing then raises at once, not after the later tries (here
+  -- two: the server still down, then a denied login that ends them; without that end they would
+  -- never raise). mcp.run() with work to do, and a host that steps the loop, still make them.
+  it("over legacy SSE, the background tries past max_reconnects keep neither mcp.run() nor a blocking wait from seeing nothing in flight",
     function()
       local ev = H.start_everything("sse")
       if not ev then pending("server-everything unavailable"); return end
@@ -193,8 +194,9 @@ describe("a lost HTTP session #http", function()
         return
       end
       local reports = {}
-      local factory, made = failing_factory(1)
-      local c = sse_client(ev, {}, { on_error = function(e) reports[#reports + 1] = e end, transport_factory = factory })
+      local factory, made = failing_factory(2)
+      local c = sse_client(ev, {}, { on_error = function(e) reports[#reports + 1] = e end, transport_factory = factory,
+        max_reconnects = 1 })
       stop_under(ev, c)
       local wake
       mcp.spawn(function() sched.await(function(cb) wake = cb end) end) -- waits for nothing in flight
@@ -204,27 +206,27 @@ describe("a lost HTTP session #http", function()
       local made_in_block = made()
       wake()
       helper.drain()
-      -- mcp.run() with work (a task that sleeps until the first try, bounded): the try is made
+      -- mcp.run() with work (a task that sleeps until the second try, bounded): the try is made
       local deadline = mcp.core.now_ms() + helper.ms(5000)
       mcp.spawn(function()
-        while made() < 1 and mcp.core.now_ms() < deadline do mcp.sleep(20) end
+        while made() < 2 and mcp.core.now_ms() < deadline do mcp.sleep(20) end
       end)
       mcp.run()
       local made_with_work = made()
-      -- a host loop stepping: the next try (1.5 s later), whose denied login ends them
+      -- a host loop stepping: the next try (2.25 s later), whose denied login ends them
       local function denied() return #reports > 0 and helper.has(tostring(reports[#reports].message), "the login was denied") end
-      local second = helper.wait_until(function() return made() >= 2 end, helper.ms(5000))
+      local third = helper.wait_until(function() return made() >= 3 end, helper.ms(8000))
       -- (the try's failure is reported after its transport was made: under valgrind, steps later)
       helper.wait_until(denied, helper.ms(5000))
       c:close()
       assert.is_false(run_ok)
       assert.truthy(helper.has(tostring(run_err), "1 task(s) wait for something that is not in flight"), tostring(run_err))
-      assert.equal(0, made_in_run)
+      assert.equal(1, made_in_run)
       assert.is_false(block_ok)
       assert.truthy(helper.has(tostring(block_err), "nothing is in flight"), tostring(block_err))
-      assert.equal(0, made_in_block)
-      assert.equal(1, made_with_work)
-      assert.truthy(second, "no second try while a host loop stepped")
+      assert.equal(1, made_in_block)
+      assert.equal(2, made_with_work)
+      assert.truthy(third, "no third try while a host loop stepped")
       assert.truthy(denied(), tostring(reports[#reports] and reports[#reports].message))
     end)
 

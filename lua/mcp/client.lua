@@ -732,6 +732,12 @@ function Client:_stream_closed_reason()
   return STREAM_CLOSED
 end
 
+-- How many background tries after a legacy SSE stream ended keep the loop alive: the transport's
+-- max_reconnects, as for the streamable HTTP GET stream's reconnects (default 5).
+function Client:_max_reconnects()
+  return require("mcp.transport.http").max_reconnects(self.transport)
+end
+
 -- Streamable HTTP: fn() when the server lost a session that had worked, whether or not a call saw
 -- the refusal (the transport's watch_session_lost: it declares session_lost); others have none.
 function Client:_watch_session_lost(fn)

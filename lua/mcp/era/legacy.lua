@@ -164,13 +164,19 @@ end
 -- (subscriptions, list_changed) comes back without a call, as the streamable HTTP GET stream does.
 -- A try is a ping, which takes the path of any call (session_roundtrip: renew_connection on the
 -- client's era of the moment, a try under way awaited, the ping sent on the new connection); a
--- call meanwhile renews at once the same way. A weak timer (core.timer's third argument), not a
--- task, waits between tries, and the client is held weakly: nothing here keeps mcp.run() running,
--- hides "nothing in flight" from it or a blocking wait, or keeps a dropped client alive; the tries
--- go on while the loop is stepped (a host's loop, mcp.run() or a call with work in flight);
--- close() (or auto_reinitialize = false) ends them, and so does a try whose login failed.
+-- call meanwhile renews at once the same way. A timer, not a task, waits between tries, and the
+-- client is held weakly (nothing here keeps a dropped client alive). As the GET stream's
+-- reconnects, the first tries keep the loop alive: the transport's max_reconnects of them
+-- (client:_max_reconnects(), default 5), so that mcp.run() or a blocking wait with a task waiting
+-- for a notification waits through a server's restart. Once they have all failed, the next ones
+-- wait on a weak timer (core.timer's third argument): they go on while the loop is stepped (a
+-- host's loop, mcp.run() or a call with work in flight) but no longer hide "nothing in flight"
+-- from mcp.run() or a blocking wait, which would otherwise wait for ever while the server stays
+-- down. close() (or auto_reinitialize = false) ends them, and so does a try whose login failed.
 local RETRY_FIRST_MS, RETRY_MAX_MS = 1000, 30000
-local tries = setmetatable({}, { __mode = "k" }) -- client -> the token of its current series of tries
+-- client -> the token of its current series of tries: { strong = how many of them keep the loop
+-- alive, made = how many were scheduled, timer = the wait for the next one }
+local tries = setmetatable({}, { __mode = "k" })
 
 -- Whether err (or what caused it) is an OAuth failure: a login denied, timed out or refused.
 local function login_failed(err)
@@ -184,7 +190,8 @@ end
 
 local function renew_in_background(client, delay, token)
   local weak = setmetatable({ client = client }, { __mode = "v" })
-  core.timer(delay, function()
+  token.made = token.made + 1
+  token.timer = core.timer(delay, function()
     local c = weak.client
     local function wanted() return tries[c] == token and c:_stream_lost() and c:_auto_reinitialize() end
     if c == nil or not wanted() then return end
@@ -200,7 +207,7 @@ local function renew_in_background(client, delay, token)
           renew_in_background(c, math.min(delay * 1.5, RETRY_MAX_MS), token)
         end
       end)
-  end, true)
+  end, token.made > token.strong)
 end
 
 --- The connection closed (the transport's close event, reason its text): a legacy SSE stream
@@ -209,7 +216,9 @@ end
 function Era:connection_closed(reason)
   local client = self.client
   if reason == client:_stream_closed_reason() and client:_auto_reinitialize() then
-    local token = {} -- a later loss starts a series of its own; this one's tries then stop
+    -- a later loss starts a series of its own (its first tries keep the loop alive again); this
+    -- one's tries then stop
+    local token = { strong = client:_max_reconnects(), made = 0 }
     tries[client] = token
     renew_in_background(client, RETRY_FIRST_MS, token)
   end
@@ -420,7 +429,16 @@ end
 --- No result cache in this era.
 function Era:clear_cache() end
 
---- Nothing of its own to release.
-function Era:close() end
+--- The client was closed (by its user: not by a new connection of its own, renew_connection's
+--- reconnect): its background tries stop, and the wait for the next one ends now (a timer that
+--- keeps the loop alive would hold mcp.run() or a blocking wait until it fired, for nothing).
+function Era:close()
+  local client = self.client
+  local token = tries[client]
+  if token ~= nil and reconnecting[client] == nil then
+    tries[client] = nil
+    token.timer:cancel()
+  end
+end
 
 return M

@@ -249,6 +249,20 @@ function M.sse_transport(cfg)
   return make(cfg, true)
 end
 
+--- max_reconnects when unset or not above 0 (src/transports/http_transport.c's).
+M.DEFAULT_MAX_RECONNECTS = 5
+
+--- The max_reconnects of an HTTP or SSE transport (its cfg, as the C transport reads it), and
+--- DEFAULT_MAX_RECONNECTS for another transport.
+---@param t any the transport object (or its handle)
+---@return integer
+function M.max_reconnects(t)
+  local st = states[type(t) == "table" and t.handle or t]
+  local n = st and tonumber(st.cfg.max_reconnects)
+  n = n and math.floor(n) or 0
+  return n > 0 and n or M.DEFAULT_MAX_RECONNECTS
+end
+
 --- "http" for a streamable HTTP transport, "sse" for a legacy HTTP+SSE one, else nil.
 ---@param t any the transport object (or its handle)
 ---@return string|nil
