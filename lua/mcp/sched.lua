@@ -438,7 +438,7 @@ end
 --- Run until every task has finished and every server being stopped is reaped. Raises what the
 --- task error hook raised (with the default hook, task failures are only reported), and raises
 --- when the tasks left wait for nothing in flight (a weak timer, as the legacy SSE client's
---- background tries wait on, is not waited for).
+--- background tries wait on once their first `max_reconnects` failed, is not waited for).
 function M.run()
   while true do
     M.run_ready()
@@ -492,7 +492,8 @@ M.loop = {
     return done
   end,
   --- Something is waiting: a watch, a timer, a ready or suspended task (not a weak watch or
-  --- timer: an idle kept-alive connection, the legacy SSE client's background tries).
+  --- timer: an idle kept-alive connection, the legacy SSE client's background tries past
+  --- max_reconnects).
   ---@return boolean
   alive = function() return core.alive() or has_ready() or live > 0 end,
 }
