@@ -424,6 +424,77 @@ describe("mcp.auth.keyring_store: an operation started inside another one's wait
     assert.equals(1, runs(dir, "store"))
   end)
 
+  -- The core loop's own blocking wait, bounded: a wait that could never end fails the spec.
+  local function bounded_wait()
+    sched.block = function(pred, ms)
+      sched.loop_block(pred, ms or helper.ms(5000))
+      if not pred() then error("the wait gave up: it waits for itself", 0) end
+    end
+  end
+
+  -- A plain coroutine (not a task) outside any task blocks the OS thread when it waits, as the
+  -- main thread does: an operation it starts during another one's blocking wait is nested.
+  local function in_plain_coroutine(fn, ...)
+    local co = coroutine.create(fn)
+    local res = { coroutine.resume(co, ...) }
+    assert.equals("dead", coroutine.status(co)) -- it waited in place, never yielded
+    return res
+  end
+
+  it("plain Lua: a save in a plain coroutine (resumed by a task) during the main thread's wait fails at once", function()
+    local dir, tool = fake()
+    local s = assert(mcp.auth.keyring_store({ tool = tool }))
+    touch(dir .. "/slow")
+    mcp.spawn(function() s:save("k", { tokens = { access_token = "from the task" } }) end)
+    sched.run_ready() -- the task's save holds the store, its tool running
+    local nested
+    mcp.spawn(function()
+      nested = in_plain_coroutine(function() return s:save("k", { tokens = { access_token = "nested" } }) end)
+    end)
+    bounded_wait()
+    local ok, rec = pcall(s.load, s, "k") -- waits for the task's save; the second task runs meanwhile
+    assert.is_true(ok, tostring(rec))
+    assert.equals("from the task", rec.tokens.access_token)
+    assert.is_true(nested[1], tostring(nested[2]))
+    assert.is_nil(nested[2])
+    assert.equals("busy", nested[3] and nested[3].kind)
+    assert.equals(1, runs(dir, "store"))
+  end)
+
+  it("plain Lua: a save from a task's plain coroutine during a plain coroutine's wait fails at once", function()
+    local dir, tool = fake()
+    local s = assert(mcp.auth.keyring_store({ tool = tool }))
+    touch(dir .. "/slow")
+    mcp.spawn(function() s:save("k", { tokens = { access_token = "from the task" } }) end)
+    sched.run_ready()
+    local nested
+    mcp.spawn(function()
+      nested = in_plain_coroutine(function() return s:save("k", { tokens = { access_token = "nested" } }) end)
+    end)
+    bounded_wait()
+    local outer = in_plain_coroutine(function() return s:load("k") end)
+    assert.is_true(outer[1], tostring(outer[2]))
+    assert.equals("from the task", outer[2] and outer[2].tokens.access_token)
+    assert.is_true(nested[1], tostring(nested[2]))
+    assert.is_nil(nested[2])
+    assert.equals("busy", nested[3] and nested[3].kind)
+    assert.equals(1, runs(dir, "store"))
+  end)
+
+  it("plain Lua: a plain coroutine in a task, with no blocking wait under way, waits its turn", function()
+    local dir, tool = fake()
+    local s = assert(mcp.auth.keyring_store({ tool = tool }))
+    touch(dir .. "/slow")
+    mcp.spawn(function() s:save("k", { tokens = { access_token = "from the task" } }) end)
+    local got
+    mcp.spawn(function() got = in_plain_coroutine(function() return s:load("k") end) end)
+    bounded_wait()
+    mcp.run()
+    assert.is_true(got[1], tostring(got[2]))
+    assert.equals("from the task", got[2] and got[2].tokens.access_token)
+    assert.equals(1, runs(dir, "store"))
+  end)
+
   it("a wait for the store's turn that raises (a host's wait interrupted) does not leave the store busy", function()
     local dir, tool = fake()
     local s = assert(mcp.auth.keyring_store({ tool = tool }))

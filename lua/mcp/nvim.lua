@@ -218,15 +218,24 @@ function M.setup(opts)
     if t then t:stop(); t:close() end
   end
 
+  -- The coroutine a wait here suspends (coroutines = "yield": a plain coroutine that can yield,
+  -- outside a fast callback), else nil: the wait blocks (vim.wait, or the core's step).
+  local function suspended_here()
+    if st.cfg.coroutines ~= "yield" or not yieldable or vim.in_fast_event() then return nil end
+    local co, ismain = coroutine.running()
+    if co ~= nil and not ismain and yieldable() then return co end
+    return nil
+  end
+
   -- sched.block: how code outside a task waits.
   st.block = function(pred, ms)
     if vim.in_fast_event() then return sched.loop_block(pred, ms) end
-    local co, ismain = coroutine.running()
-    if co ~= nil and not ismain and st.cfg.coroutines == "yield" and yieldable and yieldable() then
-      return yield_block(co, pred, ms)
-    end
+    local co = suspended_here()
+    if co ~= nil then return yield_block(co, pred, ms) end
     return wait_block(pred, ms)
   end
+  -- sched.block_suspends: whether st.block would suspend the running coroutine (sched.waiter)
+  st.block_suspends = function() return suspended_here() ~= nil end
 
   st.timer = uv.new_timer()
   st.prepare = uv.new_prepare()
@@ -247,6 +256,8 @@ function M.setup(opts)
   end
   st.previous_block = sched.block
   sched.block = st.block
+  st.previous_block_suspends = sched.block_suspends
+  sched.block_suspends = st.block_suspends
   json.set_null_alias(vim.NIL)
   -- Task failures go to on_error (unless the host installs its own hook after setup).
   st.task_hook = function(_, traceback) report(traceback) end
@@ -341,6 +352,7 @@ function M.stop()
   state = nil
   local sched = require("mcp.sched")
   if sched.block == st.block then sched.block = st.previous_block end
+  if sched.block_suspends == st.block_suspends then sched.block_suspends = st.previous_block_suspends end
   local hook = sched.on_task_error(st.previous_task_hook)
   if hook ~= st.task_hook then sched.on_task_error(hook) end -- the host replaced ours: keep theirs
   require("mcp.json").set_null_alias(nil)

@@ -322,6 +322,30 @@ end
 --- The blocking wait used by await (outside tasks) and wait_until: fn(pred, ms|nil). Replaceable.
 M.block = M.loop_block
 
+--- Set by a host whose M.block may suspend a coroutine that is not a task instead of blocking
+--- (mcp.nvim with coroutines = "yield"): fn() -> true when M.block, called where fn is called,
+--- would suspend the running coroutine. nil (the default): every wait outside a task blocks.
+---@type (fun(): boolean)|nil
+M.block_suspends = nil
+
+-- The waiter of every wait that blocks the OS thread (M.waiter).
+local BLOCKING = setmetatable({}, { __tostring = function() return "mcp.sched: a blocking wait" end })
+
+--- Who waits when code running here waits: the task (its waits suspend it); a coroutine that is
+--- not a task but that the host's wait suspends (M.block_suspends); else one value, the same for
+--- every caller whose wait blocks the OS thread: the main thread, a plain coroutine outside any
+--- task (or resumed by one), a loop or host callback. Such waits nest: one started while another
+--- is under way runs inside that one's wait (a callback the loop, vim.wait or a task ran
+--- meanwhile), and the outer one cannot return before it, so they are one waiter.
+---@return thread|table
+function M.waiter()
+  local task = M.current()
+  if task ~= nil then return task end
+  local co, ismain = coroutine.running()
+  if co ~= nil and not ismain and M.block_suspends ~= nil and M.block_suspends() then return co end
+  return BLOCKING
+end
+
 --- Wait for start(cb) to call cb(...) and return its arguments. In a task this suspends the task;
 --- elsewhere it runs the loop until cb fires. cb may be called synchronously.
 function M.await(start)

@@ -20,7 +20,9 @@
 --- runs one operation at a time (a load, save or delete waits for the one before it); one started
 --- on a thread that already runs or waits for one of the store's (a callback run by the host's wait
 --- meanwhile) would wait for itself, so it fails with nil, err (kind "busy"), or a load is answered
---- from memory when the key is there. The store keeps
+--- from memory when the key is there. Every caller whose wait blocks the OS thread (the main
+--- thread, a plain coroutine that is not a task, a callback) is that one thread: its wait is nested
+--- in any other's under way (sched.waiter). The store keeps
 --- each record it read or wrote in memory for its life: the tool runs once per key, not at every
 --- connect. Another process's later change is seen by a new store object (or after close()).
 ---
@@ -237,14 +239,17 @@ backends.security = {
   end,
 }
 
--- Who runs an operation: the task, else the coroutine outside tasks (or the main thread).
-local MAIN = {}
-local function runner() return sched.current() or coroutine.running() or MAIN end
+-- Who runs an operation: the task; a plain coroutine whose waits the host suspends (mcp.nvim's
+-- coroutines = "yield"); else one waiter for every caller whose wait blocks the OS thread (the
+-- main thread, a plain coroutine outside tasks or resumed by one, a callback): an operation such
+-- a caller starts while another such one runs or waits is nested in that one's wait
+-- (sched.waiter).
+local function runner() return sched.waiter() end
 
 local function nested_error(self)
   return errors.new(nil, "mcp.auth: " .. tostring(self) .. ": an operation started while another operation of this "
-    .. "store waits on the same thread (from a callback that the host's wait, or the loop, ran meanwhile); it would "
-    .. "wait for itself, so it fails: call it after that operation returns, or from a task (mcp.spawn)", nil,
+    .. "store waits on the same thread (from a callback, or a plain coroutine, that the host's wait or the loop ran "
+    .. "meanwhile); it would wait for itself, so it fails: call it after that operation returns, or from a task (mcp.spawn)", nil,
     { kind = "busy" })
 end
 
