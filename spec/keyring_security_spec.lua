@@ -228,6 +228,38 @@ describe("mcp.auth.keyring_store (security backend, against a recording fake)", 
     cleanup(dir)
   end)
 
+  it("a save or delete whose record's head cannot be read fails and touches nothing: its old pieces are unknown", function()
+    local dir = setup("ok")
+    local s = assert(mcp.auth.keyring_store({ backend = "security", tool = dir .. "/security" }))
+    local rec = { tokens = { access_token = ("z"):rep(5000) } } -- 3 pieces and the head
+    s:save("k", rec)
+    local function items() return io.popen("ls '" .. dir .. "/items'"):read("*a") end
+    local before = items()
+    assert.truthy(before:find(account("k") .. "-3", 1, true), before)
+    local from = #calls(dir)
+    helper.write_file(dir .. "/mode", "read-fails") -- the keychain will not let the head be read
+    local why = "security: SecKeychainSearchCopyNext: User interaction is not allowed."
+    local ok, err = pcall(s.save, s, "k", { tokens = { access_token = "short" } })
+    assert.is_false(ok)
+    assert.truthy(tostring(err):find("mcp.auth: the keyring store cannot save: the record saved before cannot be read, "
+      .. "so its pieces are not known (nothing written): " .. why, 1, true), tostring(err))
+    local rec2, derr = s:delete("k")
+    assert.is_nil(rec2)
+    assert.equals("unavailable", derr and derr.kind)
+    assert.equals("mcp.auth: mcp.auth.keyring_store(lua-mcp) cannot delete the record: the record saved before cannot "
+      .. "be read, so its pieces are not known (nothing deleted): " .. why, derr.message)
+    -- nothing was written or deleted: only the two reads of the head ran
+    local log = calls(dir)
+    assert.equals(from + 2, #log)
+    for i = from + 1, #log do assert.equals("find-generic-password", log[i].argv[1]) end
+    assert.equals(before, items())
+    helper.write_file(dir .. "/mode", "ok")
+    assert.same(rec, assert(mcp.auth.keyring_store({ backend = "security", tool = dir .. "/security" })):load("k"))
+    assert.is_true(s:delete("k"))
+    assert.equals("", items())
+    cleanup(dir)
+  end)
+
   it("from a task: the runs do not hold the loop, and a record read or written once is not read again", function()
     local dir = setup("ok")
     local s = assert(mcp.auth.keyring_store({ backend = "security", tool = dir .. "/security" }))

@@ -9,8 +9,11 @@
 ---     the hashed key; written through `security -i` with the command on stdin and the secret in
 ---     hex (`-X`), then read back, since whether `security -i` reports a failed command in its
 ---     exit status is not known. find-generic-password's status 44 (errSecItemNotFound) is "not
----     stored"; any other failure (a locked keychain, no user to ask) makes the load nil, err. Tested against a recording fake (spec/keyring_security_spec.lua),
----     not a real keychain: no macOS machine is available to the project.
+---     stored"; any other failure (a locked keychain, no user to ask) makes the load nil, err, and
+---     a save or delete fail without touching anything (the head of a record kept in pieces says
+---     how many there are: not knowing, it would leave old pieces behind). Tested against a
+---     recording fake (spec/keyring_security_spec.lua), not a real keychain: no macOS machine is
+---     available to the project.
 --- The backend is "security" on Darwin (`uname -s`), else "secret-tool"; opts.backend overrides.
 ---
 --- In a task (mcp.spawn, a connect in a task), and anywhere under a host adapter that drives the
@@ -85,7 +88,8 @@ end
 local function account(key) return hex(core.sha256(key)):sub(1, 32) end
 
 -- Each backend: probe() -> nil | error text; read(key) -> the stored text | nil, true (not
--- stored, for sure) | nil, false, error text; write(key, text) -> nil | error text; remove(key).
+-- stored, for sure) | nil, false, error text; write(key, text) -> nil | error text; remove(key) -> nil |
+-- error text.
 local backends = {}
 
 -- Why a run that exited non-zero failed: its stderr, else its status.
@@ -159,9 +163,15 @@ local function security_find(self, acct)
   return out
 end
 
--- How many pieces the record saved under key is kept in (0: one item, or none).
-local function security_parts(self, key)
-  local head = security_find(self, account(key))
+-- How many pieces the record saved under key is kept in (0: one item, or none); nil, why when its
+-- head cannot be read (a failure other than "not found"): then nobody knows where its pieces are,
+-- and a write or delete that went on would leave them behind.
+local function security_parts(self, key, doing)
+  local head, none, err = security_find(self, account(key))
+  if head == nil and not none then
+    return nil, "the record saved before cannot be read, so its pieces are not known (nothing " .. doing .. "): "
+      .. tostring(err)
+  end
   return head and tonumber(head:match("^parts:(%d+)$")) or 0
 end
 
@@ -198,7 +208,9 @@ backends.security = {
     return table.concat(pieces)
   end,
   write = function(self, key, text)
-    local acct, old = account(key), security_parts(self, key)
+    local acct = account(key)
+    local old, perr = security_parts(self, key, "written")
+    if old == nil then return perr end
     -- a record longer than one line holds is kept in pieces (account-1 .. account-n) under a head
     -- "parts:n" (never JSON); each piece is its own add-generic-password line
     local items, n = {}, 0
@@ -232,7 +244,9 @@ backends.security = {
   end,
   remove = function(self, key)
     local acct = account(key)
-    for i = 1, security_parts(self, key) do
+    local n, perr = security_parts(self, key, "deleted")
+    if n == nil then return perr end
+    for i = 1, n do
       self:_run({ "delete-generic-password", "-s", self.service, "-a", acct .. "-" .. i })
     end
     self:_run({ "delete-generic-password", "-s", self.service, "-a", acct })
@@ -324,7 +338,7 @@ end
 
 local function remove(self, key)
   self._memory[key] = nil
-  self._backend.remove(self, key)
+  return self._backend.remove(self, key)
 end
 
 --- The record saved under key, or nil (none); nil, err (kind "unavailable") when the keyring
@@ -369,12 +383,18 @@ function Keyring:save(key, rec)
 end
 
 --- Forget the record saved under key (in the keyring and in memory): true; nil, err (kind
---- "busy") as for save.
+--- "busy") as for save; nil, err (kind "unavailable") when the keyring cannot say what to delete
+--- (security: the head of a record, which says how many pieces it has, cannot be read; nothing is
+--- deleted, the memory is forgotten).
 ---@param key string
 ---@return boolean|nil ok, mcp.Error|nil err
 function Keyring:delete(key)
   local ok, err = exclusive(self, remove, key)
   if not ok then return nil, err end
+  if err then
+    return nil, errors.new(nil, "mcp.auth: " .. tostring(self) .. " cannot delete the record: " .. tostring(err), nil,
+      { kind = "unavailable" })
+  end
   return true
 end
 
