@@ -10,7 +10,8 @@ local function account(key) return hex(mcp.core.sha256(key)):sub(1, 32) end
 
 -- The fake: find-generic-password, delete-generic-password and -i (add-generic-password lines on
 -- stdin) over <dir>/items; <dir>/mode says "ok", "noop-add" (add does nothing, exit 0), "hex-w" (-w
--- prints the password in hex, as security does for one that is not printable text), "locked",
+-- prints a password with a byte outside 0x20-0x7e in hex, each byte through a signed char, 0xc3 as
+-- "ffffffc3", as Apple's keychain_find.c does; "ok" prints every password as it is), "locked",
 -- "read-fails" (find-generic-password of an item, not the probe's, exits 36 saying the keychain
 -- cannot ask the user: errSecInteractionNotAllowed's low byte, as security exits with) or
 -- "piece-fails" (the same for the pieces of a record kept in pieces only).
@@ -52,8 +53,10 @@ if cmd == "find-generic-password" then
   end
   local v = readall(item(o))
   if not v then io.stderr:write(notfound); os.exit(44) end
-  if o["-w"] and mode == "hex-w" then
-    io.write((v:gsub(".", function(c) return ("%02x"):format(c:byte()) end)), "\n")
+  if o["-w"] and mode == "hex-w" and v:find("[^\32-\126]") then
+    io.write((v:gsub(".", function(c)
+      return c:byte() > 127 and ("ffffff%02x"):format(c:byte()) or ("%02x"):format(c:byte())
+    end)), "\n")
   elseif o["-w"] then io.write(v, "\n") else io.write("keychain: \"login.keychain-db\"\n") end
 elseif cmd == "delete-generic-password" then
   local o = opts(rest)
@@ -164,11 +167,29 @@ describe("mcp.auth.keyring_store (security backend, against a recording fake)", 
     cleanup(dir)
   end)
 
-  it("reads a password that find-generic-password -w prints in hex", function()
+  it("writes only printable ASCII, which -w prints as it is: non-ASCII text and hex-digit pieces read back exactly", function()
     local dir = setup("hex-w")
     local s = assert(mcp.auth.keyring_store({ backend = "security", tool = dir .. "/security" }))
-    s:save("https://mcp.example/", { tokens = { access_token = "at-\195\169" } })
-    assert.equals("at-\195\169", s:load("https://mcp.example/").tokens.access_token)
+    -- a token of hex digits long enough that whole pieces are hex digits; text past ASCII, and DEL
+    local rec = { tokens = { access_token = ("0a"):rep(2500), refresh_token = "r\127-\195\169-\240\159\152\128" },
+      client = { client_name = "Caf\195\169 \226\130\172" } }
+    s:save("https://mcp.example/", rec)
+    local t = assert(mcp.auth.keyring_store({ backend = "security", tool = dir .. "/security" }))
+    assert.same(rec, t:load("https://mcp.example/"))
+    local names = io.popen("ls '" .. dir .. "/items'"):read("*a")
+    local n = 0
+    for name in names:gmatch("%S+") do
+      n = n + 1
+      local v = helper.read_file(dir .. "/items/" .. name)
+      assert.is_nil(v:find("[^\32-\126]"), name)
+    end
+    assert.equals(4, n) -- 3 pieces and the head
+    -- the JSON saved is the record's, its other characters as \u escapes
+    local saved = {}
+    for i = 1, 3 do saved[i] = helper.read_file(dir .. "/items/lua-mcp_" .. account("https://mcp.example/") .. "-" .. i) end
+    saved = table.concat(saved)
+    assert.truthy(saved:find('"Caf\\u00e9 \\u20ac"', 1, true), saved)
+    assert.truthy(saved:find('"r\\u007f-\\u00e9-\\ud83d\\ude00"', 1, true), saved)
     cleanup(dir)
   end)
 

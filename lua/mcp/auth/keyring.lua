@@ -8,7 +8,9 @@
 ---   * "security" (the macOS keychain): a generic password with service opts.service and account
 ---     the hashed key; written through `security -i` with the command on stdin and the secret in
 ---     hex (`-X`), then read back, since whether `security -i` reports a failed command in its
----     exit status is not known. find-generic-password's status 44 (errSecItemNotFound) is "not
+---     exit status is not known. The secret is the record's JSON in printable ASCII (its other
+---     characters as \u escapes): `-w` prints any other password in hex, which a value of hex
+---     digits cannot be told from. find-generic-password's status 44 (errSecItemNotFound) is "not
 ---     stored"; any other failure (a locked keychain, no user to ask) makes the load nil, err, and
 ---     a save or delete fail without touching anything (the head of a record kept in pieces says
 ---     how many there are: not knowing, it would leave old pieces behind). Tested against a
@@ -45,8 +47,23 @@ local function hex(s)
   return (s:gsub(".", function(c) return ("%02x"):format(c:byte()) end))
 end
 
-local function unhex(s)
-  return (s:gsub("%x%x", function(h) return string.char(tonumber(h, 16)) end))
+-- "\uXXXX" (a surrogate pair past U+FFFF) for a code point.
+local function u_escape(cp)
+  if cp < 0x10000 then return ("\\u%04x"):format(cp) end
+  cp = cp - 0x10000
+  return ("\\u%04x\\u%04x"):format(0xD800 + math.floor(cp / 0x400), 0xDC00 + cp % 0x400)
+end
+
+-- JSON text (json.encode's: valid UTF-8, control characters escaped) in printable ASCII only: each
+-- other character (DEL, and everything past ASCII, only ever inside strings) as a \u escape, which
+-- json.decode reads back as the same text.
+local function ascii_json(text)
+  return ((text:gsub("\127", "\\u007f"):gsub("[\192-\247][\128-\191]*", function(c)
+    local n = #c
+    local cp = c:byte(1) % (n == 2 and 0x20 or n == 3 and 0x10 or 0x08)
+    for i = 2, n do cp = cp * 0x40 + c:byte(i) % 0x40 end
+    return u_escape(cp)
+  end)))
 end
 
 local function trim(s) return (s:gsub("%s+$", "")) end
@@ -157,10 +174,8 @@ local function security_find(self, acct)
   if r == nil then return nil, false, err end
   if r.status == SECURITY_NOT_FOUND then return nil, true end
   if r.status ~= 0 then return nil, false, failure(self, r) end
-  local out = trim(r.stdout)
-  -- -w prints a password that is not printable text in hex; a JSON object is never all hex.
-  if out:match("^%x+$") and #out % 2 == 0 then out = unhex(out) end
-  return out
+  -- (what the store writes is printable ASCII, which -w prints as it is: see ascii_json's use)
+  return trim(r.stdout)
 end
 
 -- How many pieces the record saved under key is kept in (0: one item, or none); nil, why when its
@@ -208,6 +223,11 @@ backends.security = {
     return table.concat(pieces)
   end,
   write = function(self, key, text)
+    -- find-generic-password -w prints a password with any byte that isprint rejects (C locale:
+    -- outside 0x20-0x7e) in hex instead, each byte through a signed char (0xc3 as "ffffffc3"), with
+    -- nothing to say it did (do_password_item_printing in Apple's keychain_find.c): a value of hex
+    -- digits (a piece of a long token) could not be told from it. Only printable ASCII is written.
+    text = ascii_json(text)
     local acct = account(key)
     local old, perr = security_parts(self, key, "written")
     if old == nil then return perr end
