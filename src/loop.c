@@ -149,6 +149,13 @@ static void start_round(mcp_loop *loop)
     loop->dispatching = 1;
 }
 
+void mcp_loop_end_round(mcp_loop *loop)
+{
+    loop->dispatching = 0;
+    loop->nready = loop->cursor = 0;
+    loop->deadline_us = 0;
+}
+
 int mcp_loop_fd(mcp_loop *loop)
 {
 #ifdef MCP_LOOP_EPOLL
@@ -465,7 +472,7 @@ int mcp_loop_run_once(mcp_loop *loop, int64_t timeout_ms)
     loop->dispatching = 0;
     loop->nready = loop->cursor = 0;
     ran += run_timers(loop);
-    loop->deadline_us = 0; /* callbacks outside a round are not bounded */
+    mcp_loop_end_round(loop); /* callbacks outside a round are not bounded */
     return ran;
 }
 #else
@@ -508,7 +515,7 @@ int mcp_loop_run_once(mcp_loop *loop, int64_t timeout_ms)
     loop->dispatching = 0;
     loop->nready = loop->cursor = 0;
     ran += run_timers(loop);
-    loop->deadline_us = 0; /* callbacks outside a round are not bounded */
+    mcp_loop_end_round(loop); /* callbacks outside a round are not bounded */
     return ran;
 }
 #endif

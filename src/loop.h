@@ -86,6 +86,12 @@ int64_t mcp_loop_next_timeout(mcp_loop *loop);
  * Returns the number of callbacks run, or -1 with errno on a poll failure. With -1 and nothing
  * alive it returns 0 at once: weak watches and weak timers (even a due one) do not run then. */
 int mcp_loop_run_once(mcp_loop *loop, int64_t timeout_ms);
+/* End the round running now, as mcp_loop_run_once does when it returns: not dispatching, no
+ * budget. For a host whose callback left mcp_loop_run_once without returning (the Lua binding's
+ * callbacks may raise: a longjmp out of the round): it ends the round it caught. Nothing of the round is lost: a watch's event not yet
+ * dispatched is reported again by the next round (level-triggered), a timer due and not yet
+ * run fires in it; the timer whose callback raised was stopped before its call (one-shot). */
+void mcp_loop_end_round(mcp_loop *loop);
 /* Something to wait for: an active watch or timer that is not weak. */
 int mcp_loop_alive(mcp_loop *loop);
 /* The pollable fd (epoll) or -1 when the backend has none. */

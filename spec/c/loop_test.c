@@ -2,6 +2,7 @@
  * Built and run by `make test-c` (part of `make test`), once per backend (epoll, and poll(2)
  * with -DMCP_LOOP_POLL). Exits 0 when every check passes; prints each failure. */
 #include <errno.h>
+#include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -305,6 +306,107 @@ static void test_stop_during_dispatch(void)
     mcp_loop_unref(loop);
 }
 
+/* ---- a callback that leaves the round without returning ------------------------------------ */
+
+typedef struct escaper {
+    mcp_watch w;
+    mcp_timer t;
+    jmp_buf *out;
+    int calls;
+} escaper;
+
+static void on_escape_watch(mcp_loop *loop, mcp_watch *w, unsigned events)
+{
+    escaper *x = w->data;
+    (void)loop;
+    (void)events;
+    x->calls++;
+    longjmp(*x->out, 1); /* as lua_error does out of a Lua binding's callback */
+}
+
+static void on_escape_timer(mcp_loop *loop, mcp_timer *t)
+{
+    escaper *x = t->data;
+    (void)loop;
+    x->calls++;
+    longjmp(*x->out, 1);
+}
+
+/* A round left by a longjmp (a Lua error) and ended with mcp_loop_end_round: the loop is usable,
+ * nothing of the round is lost: the other watch's event comes in the next round, the timers
+ * due after the one that escaped fire then, and the one that escaped does not fire again. */
+static void test_escape(void)
+{
+    mcp_loop *loop = mcp_loop_new();
+    jmp_buf out;
+    int p[2];
+    volatile int jumped = 0;
+    escaper e;
+    reader r;
+    tagged later;
+    fired log;
+    memset(&e, 0, sizeof e);
+    memset(&r, 0, sizeof r);
+    memset(&log, 0, sizeof log);
+    e.out = &out;
+    CHECK(pipe(p) == 0);
+    mcp_watch_init(&r.w, p[0], on_readable, &r);
+    CHECK(mcp_watch_set(loop, &r.w, MCP_EV_READ) == 0);
+    mcp_timer_init(&e.t, on_escape_timer, &e);
+    later.log = &log;
+    later.tag = 2;
+    mcp_timer_init(&later.t, on_tagged, &later);
+    CHECK(mcp_timer_start(loop, &e.t, 0) == 0);
+    CHECK(mcp_timer_start(loop, &later.t, 0) == 0); /* due with it, after it */
+    CHECK(write(p[1], "x", 1) == 1);
+    pass_ms(1);
+    mcp_loop_set_budget(loop, 1000000);
+    /* the timer escapes: the watch's event ran, `later` did not */
+    if (setjmp(out) == 0)
+        mcp_loop_run_once(loop, 0);
+    else
+        jumped = 1;
+    CHECK(jumped && e.calls == 1 && r.calls == 1 && log.n == 0);
+    CHECK(mcp_loop_deadline(loop) != 0); /* the round was left running */
+    mcp_loop_end_round(loop);
+    CHECK(mcp_loop_deadline(loop) == 0);
+    CHECK(!e.t.active && later.t.active && mcp_loop_alive(loop));
+    CHECK(mcp_loop_run_once(loop, 0) == 1); /* `later` fires; the timer that escaped does not */
+    CHECK(log.n == 1 && log.order[0] == 2 && e.calls == 1);
+    /* a watch escapes before the rest of its round: the other watch's event comes next round */
+    memset(&r, 0, sizeof r);
+    mcp_watch_init(&r.w, p[0], on_readable, &r);
+    mcp_watch_init(&e.w, p[0], on_escape_watch, &e);
+    {
+        int q[2];
+        char c;
+        CHECK(pipe(q) == 0);
+        CHECK(read(p[0], &c, 1) == 1); /* (drained: the watches below see fresh events) */
+        e.w.fd = q[0];
+        CHECK(mcp_watch_set(loop, &e.w, MCP_EV_READ) == 0);
+        CHECK(mcp_watch_set(loop, &r.w, MCP_EV_READ) == 0);
+        CHECK(write(q[1], "e", 1) == 1 && write(p[1], "r", 1) == 1);
+        jumped = 0;
+        e.calls = 0;
+        if (setjmp(out) == 0) {
+            while (e.calls == 0)
+                mcp_loop_run_once(loop, -1);
+        } else {
+            jumped = 1;
+        }
+        CHECK(jumped && e.calls == 1);
+        mcp_loop_end_round(loop);
+        mcp_watch_stop(loop, &e.w);
+        if (r.calls == 0) /* it came after the escape in that round */
+            CHECK(mcp_loop_run_once(loop, -1) == 1);
+        CHECK(r.calls == 1 && !mcp_loop_alive(loop));
+        close(q[0]), close(q[1]);
+    }
+    mcp_loop_set_budget(loop, 0);
+    close(p[0]), close(p[1]);
+    mcp_loop_unref(loop);
+}
+
 /* ---- hooks, context, fd ------------------------------------------------------------------------ */
 
 typedef struct hook_log {
@@ -368,6 +470,7 @@ int main(void)
     test_watch();
     test_weak_watch();
     test_stop_during_dispatch();
+    test_escape();
     test_hooks();
     printf("loop_test (%s): %d checks, %d failed\n",
 #if defined(__linux__) && !defined(MCP_LOOP_POLL)
