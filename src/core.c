@@ -47,33 +47,61 @@ static int loop_gc(lua_State *L)
     return 0;
 }
 
+/* The round of one step, run by l_step inside a protected call: (args) -> nothing; the number of
+ * callbacks run (or -1) in args->ran. */
+typedef struct step_args {
+    mcp_loop *loop;
+    int64_t timeout_ms;
+    int ran;
+} step_args;
+
+static int dispatch_round(lua_State *L)
+{
+    step_args *a = lua_touserdata(L, 1);
+    a->ran = mcp_loop_run_once(a->loop, a->timeout_ms);
+    return 0;
+}
+
 /* step(timeout_ms [, budget_ms]) -> callbacks run, alive. timeout_ms < 0 (or nil) waits until
  * something happens; the wait is cut short by the nearest timer. budget_ms (> 0): the work of the
  * round after the wait is bounded by it (a large message is decoded over several steps); nil or
- * 0: unbounded (blocking calls, mcp.run()). */
+ * 0: unbounded (blocking calls, mcp.run()). Upvalue 1: dispatch_round, made once (pushing it
+ * allocates nothing, so nothing can raise between the running mark and the protected call).
+ * What a callback lets escape (its own errors are reported where they go; this is out of memory
+ * while reporting one, or a callback that raises) ends the round, the loop no longer running,
+ * and is raised from here: the next step works. */
 static int l_step(lua_State *L)
 {
     loop_box *box = get_box(L);
     lua_Number t = luaL_optnumber(L, 1, -1), budget = luaL_optnumber(L, 2, 0);
+    step_args a;
     lua_State *prev;
-    int n;
+    int st;
     if (box->stepping)
         return luaL_error(L, "mcp: the loop is already running (a blocking call from inside a "
                              "loop callback? run it in mcp.spawn instead)");
+    a.loop = box->loop;
+    a.timeout_ms = t < 0 ? -1 : (int64_t)t;
+    a.ran = 0;
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_pushlightuserdata(L, &a);
     box->stepping = 1;
-    prev = mcp_loop_lua(box->loop);
-    mcp_loop_set_context(box->loop, L);
+    prev = mcp_loop_lua(a.loop);
+    mcp_loop_set_context(a.loop, L);
     if (budget > 0) /* (at least 1 µs) */
-        mcp_loop_set_budget(box->loop, budget < 1e6 ? (uint64_t)(budget * 1000) + 1 : 1000000000u);
-    n = mcp_loop_run_once(box->loop, t < 0 ? -1 : (int64_t)t);
-    if (budget > 0)
-        mcp_loop_set_budget(box->loop, 0);
-    mcp_loop_set_context(box->loop, prev);
+        mcp_loop_set_budget(a.loop, budget < 1e6 ? (uint64_t)(budget * 1000) + 1 : 1000000000u);
+    st = lua_pcall(L, 1, 0, 0);
+    if (st != 0)
+        mcp_loop_end_round(a.loop);
+    mcp_loop_set_budget(a.loop, 0);
+    mcp_loop_set_context(a.loop, prev);
     box->stepping = 0;
-    if (n < 0)
+    if (st != 0)
+        return lua_error(L);
+    if (a.ran < 0)
         return luaL_error(L, "mcp: waiting for events failed");
-    lua_pushinteger(L, n);
-    lua_pushboolean(L, mcp_loop_alive(box->loop));
+    lua_pushinteger(L, a.ran);
+    lua_pushboolean(L, mcp_loop_alive(a.loop));
     return 2;
 }
 
@@ -173,7 +201,6 @@ __attribute__((visibility("default")))
 int luaopen_mcp_core(lua_State *L)
 {
     static const luaL_Reg funcs[] = {
-        {"step", l_step},
         {"fd", l_fd},
         {"timeout", l_timeout},
         {"alive", l_alive},
@@ -215,6 +242,9 @@ int luaopen_mcp_core(lua_State *L)
 
     lua_newtable(L);
     mcp_setfuncs(L, funcs, 0);
+    lua_pushcfunction(L, dispatch_round);
+    lua_pushcclosure(L, l_step, 1);
+    lua_setfield(L, -2, "step");
     mcp_stdio_lua_open(L, box_index);
     mcp_timer_lua_open(L, box_index);
     mcp_http_lua_open(L, box_index);
@@ -226,6 +256,7 @@ int luaopen_mcp_core(lua_State *L)
     mcp_close_later_lua_open(L, box_index);
     mcp_term_lua_open(L);
     mcp_thread_lua_open(L);
+    mcp_raise_lua_open(L, box_index);
 #endif
     mcp_fetch_lua_open(L, box_index);
     mcp_pkey_lua_open(L);

@@ -67,6 +67,8 @@ void mcp_close_later_lua_open(lua_State *L, int box);
 void mcp_term_lua_open(lua_State *L);
 /* Test builds only (src/testing/thread_lua.c): adds _fail_thread_starts (helper_thread.h). */
 void mcp_thread_lua_open(lua_State *L);
+/* Test builds only (src/testing/raise_lua.c): adds _raise_in_step (a loop callback that raises). */
+void mcp_raise_lua_open(lua_State *L, int box);
 #endif
 void mcp_fetch_lua_open(lua_State *L, int box); /* adds http_fetch (one plain HTTP exchange) */
 struct mcp_curl;

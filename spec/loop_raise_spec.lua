@@ -1,0 +1,109 @@
+--- A loop callback that raises: what a callback's own error does (reported where its errors go),
+--- and what escapes one (core._raise_in_step, test builds: a C callback that raises): the step
+--- raises it, the loop is not left running, and the next core.step, mcp.loop.step, mcp.run() and
+--- blocking call work.
+local mcp = require("mcp")
+local helper = require("helper")
+local core = mcp.core
+local sched = require("mcp.sched")
+
+-- The process's stderr (descriptor 2) while fn runs, as a string; fn's pcall results follow.
+local function stderr_of(fn)
+  local path = os.tmpname()
+  core._stderr_capture(path)
+  local res = { pcall(fn) }
+  core._stderr_restore()
+  local text = helper.read_file(path)
+  os.remove(path)
+  return text, (table.unpack or unpack)(res) -- luacheck: ignore 143
+end
+
+describe("a timer callback that raises", function()
+  it("is reported on stderr; the next core.step works and the other timers fire", function()
+    local fired = {}
+    core.timer(0, function() fired[#fired + 1] = "before" end)
+    core.timer(0, function() error("timer boom", 0) end)
+    core.timer(0, function() fired[#fired + 1] = "after" end)
+    local text, ok, err = stderr_of(function() core.step(0) end)
+    assert.is_true(ok, tostring(err))
+    assert.truthy(text:find("mcp: timer callback failed: timer boom", 1, true), text)
+    assert.same({ "before", "after" }, fired)
+    core.timer(0, function() fired[#fired + 1] = "next" end)
+    core.step(0)
+    assert.same({ "before", "after", "next" }, fired)
+  end)
+end)
+
+describe("an error that escapes a loop callback", function()
+  it("comes out of core.step; the next step works and the timers due after it fire", function()
+    local fired = {}
+    core.timer(0, function() fired[#fired + 1] = 1 end)
+    core._raise_in_step("escaped 1")
+    core.timer(0, function() fired[#fired + 1] = 2 end)
+    local ok, err = pcall(core.step, 0)
+    assert.is_false(ok)
+    assert.equal("escaped 1", err)
+    assert.same({ 1 }, fired)
+    local ok2, err2 = pcall(core.step, 0) -- (it raised "the loop is already running")
+    assert.is_true(ok2, tostring(err2))
+    assert.same({ 1, 2 }, fired)
+    -- and again: nothing of the first is left over
+    core._raise_in_step("escaped 2")
+    assert.equal("escaped 2", select(2, pcall(core.step, 0)))
+    assert.is_true((pcall(core.step, 0)))
+  end)
+
+  it("after it (a bounded step), a step from inside a loop callback is still refused", function()
+    core._raise_in_step("escaped in a budgeted step")
+    assert.is_false((pcall(core.step, 0, 5)))
+    -- (the running mark is set again by each step)
+    local inner
+    core.timer(0, function() inner = { pcall(core.step, 0) } end)
+    core.step(0)
+    assert.is_false(inner[1])
+    assert.truthy(tostring(inner[2]):find("already running", 1, true), tostring(inner[2]))
+  end)
+
+  it("mcp.loop.step raises it, then goes on: a task waiting on a timer is resumed", function()
+    local done = false
+    mcp.spawn(function()
+      mcp.sleep(1)
+      done = true
+    end)
+    mcp.loop.step(0) -- (the task starts and waits on its timer)
+    core._raise_in_step("escaped in mcp.loop.step")
+    local ok, err = pcall(mcp.loop.step, 0)
+    assert.is_false(ok)
+    assert.equal("escaped in mcp.loop.step", err)
+    assert.is_true(helper.wait_until(function() return done end, helper.ms(2000)))
+    assert.equal(0, sched.live())
+  end)
+
+  it("mcp.run() raises it; the next mcp.run() finishes the tasks", function()
+    local done = 0
+    for _ = 1, 3 do
+      mcp.spawn(function()
+        mcp.sleep(5)
+        done = done + 1
+      end)
+    end
+    core._raise_in_step("escaped in mcp.run")
+    local ok, err = pcall(mcp.run)
+    assert.is_false(ok)
+    assert.equal("escaped in mcp.run", err)
+    mcp.run() -- (it raised "the loop is already running")
+    assert.equal(3, done)
+    assert.equal(0, sched.live())
+  end)
+
+  it("a blocking wait raises it; the next blocking call works", function()
+    core._raise_in_step("escaped in a blocking wait")
+    local ok, err = pcall(mcp.sleep, 1) -- (outside a task: blocks on the loop)
+    assert.is_false(ok)
+    assert.equal("escaped in a blocking wait", err)
+    local t0 = core.now_ms()
+    mcp.sleep(1)
+    assert.is_true(core.now_ms() >= t0)
+    assert.is_true(sched.wait_until(function() return true end, 10))
+  end)
+end)
