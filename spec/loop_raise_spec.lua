@@ -1,7 +1,7 @@
 --- A loop callback that raises: what a callback's own error does (reported where its errors go),
---- and what escapes one (core._raise_in_step, test builds: a C callback that raises): the step
---- raises it, the loop is not left running, and the next core.step, mcp.loop.step, mcp.run() and
---- blocking call work.
+--- and what escapes one (core._raise_in_step, test builds: a C callback that raises; out of
+--- memory making a callback's arguments, core._alloc_fail_above): the step raises it, the loop is
+--- not left running, and the next core.step, mcp.loop.step, mcp.run() and blocking call work.
 local mcp = require("mcp")
 local helper = require("helper")
 local core = mcp.core
@@ -105,5 +105,60 @@ describe("an error that escapes a loop callback", function()
     mcp.sleep(1)
     assert.is_true(core.now_ms() >= t0)
     assert.is_true(sched.wait_until(function() return true end, 10))
+  end)
+end)
+
+describe("out of memory making a C callback's arguments", function()
+  -- every Lua allocation over LIMIT bytes fails while fn runs
+  local LIMIT = 16 * 1024
+  local function limited(fn)
+    core._alloc_fail_above(LIMIT)
+    local res = { pcall(fn) }
+    core._alloc_fail_above(nil)
+    return (table.unpack or unpack)(res) -- luacheck: ignore 143
+  end
+
+  it("a stderr line too large to make: reported as the stderr callback's failure, the next lines come", function()
+    if not core._alloc_fail_above(nil) then
+      pending("this Lua cannot swap its allocator")
+      return
+    end
+    local got = {}
+    -- a 40000-byte line, then "after"; then it waits for its stdin to close
+    local script = [[io.stderr:write(string.rep("x", 40000), "\nafter\n"); io.stderr:flush(); io.read("a")]]
+    local h = core.stdio_transport({
+      command = helper.lua_cmd(), args = { "-e", script }, env = { "PATH=" .. (os.getenv("PATH") or "") },
+      stderr = function(line) got[#got + 1] = line end,
+    })
+    assert(h:start())
+    local text, ok, err = stderr_of(function()
+      assert(limited(function()
+        local deadline = core.now_ms() + helper.ms(5000)
+        while #got == 0 and core.now_ms() < deadline do core.step(100) end
+      end))
+    end)
+    assert.is_true(ok, tostring(err)) -- (core.step raised "not enough memory", then "already running")
+    assert.same({ "after" }, got)
+    assert.truthy(text:find("mcp: stderr callback failed: not enough memory", 1, true), text)
+    h:close()
+    assert.is_true(helper.wait_until(function() return h:reaped() end, helper.ms(5000)))
+  end)
+
+  it("a message too large to hand to a Lua transport's send: the call fails with it, the next call works", function()
+    if not core._alloc_fail_above(nil) then
+      pending("this Lua cannot swap its allocator")
+      return
+    end
+    local memory_server = require("fixtures.memory_server")
+    local a, b = mcp.memory_transport_pair()
+    memory_server.new(b)
+    local c = assert(mcp.create_client({ client_name = "big" }, a))
+    local big = string.rep("y", 40000)
+    local ok, res, err = limited(function() return c:call_tool("echo", { message = big }) end)
+    assert.is_true(ok, tostring(res)) -- (core.step raised "not enough memory", then "already running")
+    assert.is_nil(res)
+    assert.truthy(tostring(err):find("not enough memory", 1, true), tostring(err))
+    assert.equal("small", assert(c:call_tool("echo", { message = "small" })).content[1].text)
+    c:close()
   end)
 end)

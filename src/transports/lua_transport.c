@@ -247,6 +247,16 @@ static void push_send_opts(lua_State *L, const rec *r)
     }
 }
 
+/* (r, send) -> send(text, send_opts)'s two results, in a protected call: making its arguments
+ * (out of memory: the text is as large as the message) fails as send would, before it runs. */
+static int call_send(lua_State *L)
+{
+    const rec *r = lua_touserdata(L, 1);
+    lua_pushlstring(L, r->a, r->alen);
+    push_send_opts(L, r);
+    return lua_pcall(L, 2, 2, 0) != 0 ? lua_error(L) : 2;
+}
+
 static void dispatch_send(lua_State *L, bridge *b, const rec *r)
 {
     int top = lua_gettop(L);
@@ -262,8 +272,9 @@ static void dispatch_send(lua_State *L, bridge *b, const rec *r)
     }
     mcp_getuservalue(L, -1);
     lua_getfield(L, -1, "send");
-    lua_pushlstring(L, r->a, r->alen);
-    push_send_opts(L, r);
+    lua_pushcfunction(L, call_send);
+    lua_pushlightuserdata(L, (void *)r);
+    lua_pushvalue(L, -3);
     if (lua_pcall(L, 2, 2, 0) != 0) {
         snprintf(msg, sizeof msg, "the transport's send raised: %s",
                  lua_tostring(L, -1) ? lua_tostring(L, -1) : "(not a string)");

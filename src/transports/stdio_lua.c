@@ -23,14 +23,34 @@ typedef struct stdio_box {
     mcp_loop *loop;
 } stdio_box;
 
+typedef struct stderr_line {
+    int ref;
+    const char *line;
+    size_t len;
+} stderr_line;
+
+/* fn(line), in a protected call: making the line's string (out of memory) fails as fn would,
+ * before fn runs; fn's own error goes the same way. */
+static int call_stderr_fn(lua_State *L)
+{
+    const stderr_line *a = lua_touserdata(L, 1);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, a->ref);
+    lua_pushlstring(L, a->line, a->len);
+    return lua_pcall(L, 1, 0, 0) != 0 ? lua_error(L) : 0;
+}
+
 static void on_stderr_line(void *ctx, const char *line, size_t len)
 {
     stdio_box *box = ctx;
     lua_State *L = mcp_loop_lua(box->loop);
+    stderr_line a;
     if (L == NULL || box->stderr_ref == LUA_NOREF)
         return;
-    lua_rawgeti(L, LUA_REGISTRYINDEX, box->stderr_ref);
-    lua_pushlstring(L, line, len);
+    a.ref = box->stderr_ref;
+    a.line = line;
+    a.len = len;
+    lua_pushcfunction(L, call_stderr_fn);
+    lua_pushlightuserdata(L, &a);
     if (lua_pcall(L, 1, 0, 0) != 0) {
         mcp_term_report_lua(L, "mcp: stderr callback failed: ");
         lua_pop(L, 1);
