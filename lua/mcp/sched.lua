@@ -462,7 +462,9 @@ end
 --- Run until every task has finished and every server being stopped is reaped. Raises what the
 --- task error hook raised (with the default hook, task failures are only reported), and raises
 --- when the tasks left wait for nothing in flight (a weak timer, as the legacy SSE client's
---- background tries wait on once their first `max_reconnects` failed, is not waited for).
+--- background tries wait on once their first `max_reconnects` failed, is not waited for). An
+--- error that escapes a loop callback (out of memory while one is reported) ends the run raised;
+--- the loop stays usable and the next mcp.run() goes on with the tasks left.
 function M.run()
   while true do
     M.run_ready()
@@ -494,7 +496,8 @@ M.loop = {
     return core.timeout()
   end,
   --- Run one step of the loop: wait at most timeout_ms (default 0) for an fd or a timer, then
-  --- resume the tasks that are ready.
+  --- resume the tasks that are ready. An error that escapes a loop callback (out of memory while
+  --- one is reported) is raised from the step, which ends there; the next step goes on.
   ---@param timeout_ms number|nil
   step = function(timeout_ms) return M.step(timeout_ms or 0) end,
   --- Bound the work of one step to ms (default 2; 0: unbounded); returns the previous bound.
