@@ -161,4 +161,44 @@ describe("out of memory making a C callback's arguments", function()
     assert.equal("small", assert(c:call_tool("echo", { message = "small" })).content[1].text)
     c:close()
   end)
+
+  it("a failed request's details too large to make: the call still fails, with the transport's message", function()
+    if not core._alloc_fail_above(nil) then
+      pending("this Lua cannot swap its allocator")
+      return
+    end
+    local json = require("mcp.json")
+    local body = string.rep("z", 40000)
+    local errors = {}
+    local t = {}
+    function t:start(events)
+      self.events = events
+      return true
+    end
+    function t:send(text)
+      local m = json.decode(text)
+      if m.method == "initialize" then
+        self.events.message(json.encode({ jsonrpc = "2.0", id = m.id, result = {
+          protocolVersion = mcp.PROTOCOL_VERSION, capabilities = json.object(), serverInfo = { name = "s", version = "1" } } }))
+      elseif m.method == "tools/call" then
+        self.events.error({ message = "refused by the peer", status_code = 500, response_body = body }, m.id)
+      end
+      return true
+    end
+    function t:close() end
+    local c = assert(mcp.create_client({ client_name = "fail", on_error = function(e) errors[#errors + 1] = e end }, t))
+    local ok, res, err = limited(function() return c:call_tool("echo", { message = "x" }) end)
+    assert.is_true(ok, tostring(res)) -- (the request was dropped: "nothing is in flight (deadlock)")
+    assert.is_nil(res)
+    assert.equal("transport", err.kind)
+    assert.truthy(tostring(err.message):find("refused by the peer", 1, true), tostring(err.message))
+    assert.equal(1, #errors) -- (and on_error is told)
+    assert.truthy(tostring(errors[1].message or errors[1]):find("refused by the peer", 1, true))
+    -- with memory, the same failure keeps its details
+    local res2, err2 = c:call_tool("echo", { message = "x" })
+    assert.is_nil(res2)
+    assert.equal(500, err2.status_code)
+    assert.equal(body, err2.response_body)
+    c:close()
+  end)
 end)

@@ -1027,6 +1027,29 @@ static void sink_closed(void *ctx, const char *reason)
     session_unref(s);
 }
 
+static int fail_plain(lua_State *L)
+{
+    failure_args *a = lua_touserdata(L, 1);
+    mcp_pending *p = a->p;
+    a->p = NULL; /* complete() owns it from here */
+    complete_local_error(L, a->s, p, "transport", a->f->message);
+    return 0;
+}
+
+/* The request of a failure whose details could not be made (out of memory: its body, its
+ * headers) fails with the transport's message alone, and its callback is still called once. */
+static void fail_plainly(lua_State *L, failure_args *a)
+{
+    int top = lua_gettop(L);
+    lua_pushcfunction(L, fail_plain);
+    lua_pushlightuserdata(L, a);
+    if (lua_pcall(L, 1, 0, 0) != 0 && a->p != NULL) {
+        luaL_unref(L, LUA_REGISTRYINDEX, a->p->cb_ref);
+        free(a->p);
+    }
+    lua_settop(L, top);
+}
+
 static void sink_request_failed(void *ctx, int64_t id, const mcp_transport_failure *f)
 {
     mcp_session *s = ctx;
@@ -1051,11 +1074,9 @@ static void sink_request_failed(void *ctx, int64_t id, const mcp_transport_failu
     else
         lua_pushnil(L);
     if (lua_pcall(L, 2, 0, 0) != 0) {
-        if (a.p != NULL) { /* failed before complete() took it */
-            luaL_unref(L, LUA_REGISTRYINDEX, a.p->cb_ref);
-            free(a.p);
-        }
         lua_settop(L, top);
+        if (a.p != NULL) /* failed before complete() took it: it fails without the details */
+            fail_plainly(L, &a);
         report_error(L, s, "transport", f->message);
     }
     lua_settop(L, top);
