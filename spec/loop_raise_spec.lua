@@ -202,3 +202,42 @@ describe("out of memory making a C callback's arguments", function()
     c:close()
   end)
 end)
+
+describe("out of memory making the HTTP request hook's arguments #http", function()
+  local H = require("http_helper")
+  local srv = H.serve("")
+  if not srv then return end
+  local LIMIT = 16 * 1024
+  local UNAUTHORIZED = { status = 401, headers = { ["WWW-Authenticate"] = 'Bearer error="invalid_token"' } }
+
+  it("a 401 whose body is too large to hand to `refused`: reported, the call fails, the hook runs again later", function()
+    if not core._alloc_fail_above(nil) then
+      pending("this Lua cannot swap its allocator")
+      return
+    end
+    local refreshed = 0
+    local c = assert(mcp.create_http_client(srv.url, {
+      request_timeout_ms = helper.ms(20000),
+      oauth = { access_token = "first", refresh_token_fn = function() refreshed = refreshed + 1; return "second", 60 end },
+    }))
+    local big = { status = 401, headers = UNAUTHORIZED.headers, body = string.rep("z", 40000) }
+    H.control(srv, { fail_next = { big } })
+    local text, ok, res, err = stderr_of(function()
+      core._alloc_fail_above(LIMIT)
+      local r = { pcall(c.call_tool, c, "echo", { message = "hi" }) }
+      core._alloc_fail_above(nil)
+      assert(r[1], r[2]) -- (core.step raised "not enough memory")
+      return r[2], r[3]
+    end)
+    assert.is_true(ok, tostring(res))
+    assert.is_nil(res)
+    assert.truthy(err, "an error")
+    assert.truthy(text:find("mcp: HTTP transport request hook failed: not enough memory", 1, true), text)
+    assert.equal(0, refreshed)
+    -- the hook is not left running: the next 401 is refreshed and sent again
+    H.control(srv, { fail_next = { UNAUTHORIZED } })
+    assert.equal("again", assert(c:call_tool("echo", { message = "again" })).content[1].text)
+    assert.equal(1, refreshed)
+    c:close()
+  end)
+end)

@@ -328,6 +328,40 @@ static int hook_headers(void *ctx, const char *method, const char *url, struct c
     return rc;
 }
 
+/* What hook_refused hands to Lua. */
+typedef struct refused_args {
+    int ref;
+    uint64_t hold, sent_ms;
+    const char *method, *url, *headers, *body;
+    size_t headers_len, body_len;
+    long status;
+    int attempt, memo, awaited;
+    int64_t request_id;
+} refused_args;
+
+/* (a) -> refused(...)'s result, in a protected call: making its arguments (out of memory: the
+ * body may be large) fails as the hook would, before it runs. */
+static int call_refused(lua_State *L)
+{
+    const refused_args *a = lua_touserdata(L, 1);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, a->ref);
+    lua_pushnumber(L, (lua_Number)a->hold);
+    lua_pushstring(L, a->method);
+    lua_pushstring(L, a->url);
+    lua_pushinteger(L, (lua_Integer)a->status);
+    lua_pushlstring(L, a->headers, a->headers_len);
+    lua_pushlstring(L, a->body, a->body_len);
+    lua_pushinteger(L, a->attempt);
+    lua_pushinteger(L, a->memo);
+    lua_pushnumber(L, (lua_Number)a->sent_ms);
+    lua_pushboolean(L, a->awaited);
+    if (a->request_id != 0)
+        lua_pushnumber(L, (lua_Number)a->request_id);
+    else
+        lua_pushnil(L);
+    return lua_pcall(L, 11, 1, 0) != 0 ? lua_error(L) : 1;
+}
+
 /* refused(hold, method, url, status, header_lines, body, attempt, memo, sent_ms, awaited,
  * request_id|nil) -> true
  * when the owner takes the refused exchange (it calls t:settle(hold, ...) later, once). */
@@ -338,25 +372,19 @@ static int hook_refused(void *ctx, uint64_t hold, const char *method, const char
     http_box *box = ctx;
     lua_State *L = mcp_loop_lua(box->loop);
     int top, taken = 0;
+    refused_args a;
     if (L == NULL || box->refused_ref == LUA_NOREF)
         return 0;
+    a.ref = box->refused_ref;
+    a.hold = hold, a.sent_ms = sent_ms;
+    a.method = method, a.url = url, a.headers = headers, a.body = body;
+    a.headers_len = headers_len, a.body_len = body_len;
+    a.status = status, a.attempt = attempt, a.memo = memo, a.awaited = awaited;
+    a.request_id = request_id;
     top = lua_gettop(L);
-    lua_rawgeti(L, LUA_REGISTRYINDEX, box->refused_ref);
-    lua_pushnumber(L, (lua_Number)hold);
-    lua_pushstring(L, method);
-    lua_pushstring(L, url);
-    lua_pushinteger(L, (lua_Integer)status);
-    lua_pushlstring(L, headers, headers_len);
-    lua_pushlstring(L, body, body_len);
-    lua_pushinteger(L, attempt);
-    lua_pushinteger(L, memo);
-    lua_pushnumber(L, (lua_Number)sent_ms);
-    lua_pushboolean(L, awaited);
-    if (request_id != 0)
-        lua_pushnumber(L, (lua_Number)request_id);
-    else
-        lua_pushnil(L);
-    if (lua_pcall(L, 11, 1, 0) != 0)
+    lua_pushcfunction(L, call_refused);
+    lua_pushlightuserdata(L, &a);
+    if (lua_pcall(L, 1, 1, 0) != 0)
         mcp_term_report_lua(L, "mcp: HTTP transport request hook failed: ");
     else
         taken = lua_toboolean(L, -1);
