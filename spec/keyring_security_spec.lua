@@ -311,7 +311,9 @@ describe("mcp.auth.keyring_store (security backend, against a recording fake)", 
       local function mode(m) local f = assert(io.open(%q, "w")) f:write(m) f:close() end
       local url = "https://mcp.example/"
       local function show(name, rec, err)
-        print(("%%s=%%s %%s %%s"):format(name, rec and rec.tokens.access_token, err and err.kind, err and err.message))
+        -- (tostring: Lua 5.1's format takes no nil for %%s)
+        print(("%%s=%%s %%s %%s"):format(name, tostring(rec and rec.tokens.access_token), tostring(err and err.kind),
+          tostring(err and err.message)))
       end
       local s = assert(mcp.auth.keyring_store({ service = "lua-mcp-spec" }))
       print("backend=" .. s.backend .. " " .. s.tool)
