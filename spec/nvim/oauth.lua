@@ -98,6 +98,22 @@ T.test("the tokens are in the file store under stdpath('data')", function()
   T.eq(384, mcp_mod.core.file_mode(store:path(url)), "mode 0600")
 end)
 
+T.test(":Mcp opens after a login, the login's message of two lines (the URL on its own) two lines of the log", function()
+  local at
+  for i, l in ipairs(plugin.log) do
+    T.truthy(not l:find("[\r\n]"), "one line per entry: " .. l)
+    if l:find("to authorize, open this URL", 1, true) then at = i end
+  end
+  T.truthy(at, "the login's message in the log")
+  T.truthy(plugin.log[at + 1]:find("^%s+http://127%.0%.0%.1:%d+/authorize%?"), plugin.log[at + 1])
+  vim.cmd("Mcp")
+  local lines = vim.api.nvim_buf_get_lines(vim.fn.bufnr("mcp://servers"), 0, -1, false)
+  local found
+  for _, l in ipairs(lines) do found = found or l == "secure  [ready]" end
+  T.truthy(found, table.concat(lines, "\n"))
+  vim.cmd("close")
+end)
+
 T.test("a restart of the plugin starts logged in: no browser", function()
   plugin.stop()
   plugin.start()

@@ -43,13 +43,18 @@ for k, v in pairs(M.defaults) do M.config[k] = v end
 
 ---@type {source: string, hub: mcp.Hub}[] one hub per config file, the user's first
 M.hubs = {}
---- Recent messages (state changes, errors, server stderr), newest last, at most 200.
+--- Recent messages (state changes, errors, server stderr), newest last, at most 200; one line
+--- each (a message of several lines, such as a login's "open this URL" and the URL, is several).
 M.log = {}
 local started = false
 
 local function log(msg)
-  M.log[#M.log + 1] = os.date("%H:%M:%S ") .. msg
-  if #M.log > 200 then table.remove(M.log, 1) end
+  local stamp = os.date("%H:%M:%S ")
+  for _, line in ipairs(ui.split_lines(msg)) do
+    M.log[#M.log + 1] = stamp .. line
+    stamp = "         " -- (the message's next lines, under its first's text)
+  end
+  while #M.log > 200 do table.remove(M.log, 1) end
 end
 
 local function notify(msg, level)
@@ -405,7 +410,7 @@ end
 
 local function server_lines(lines, lnum, h)
   for _, s in ipairs(h.hub:servers()) do
-    local why = s.error and ("  " .. tostring(s.error)) or ""
+    local why = s.error and ("  " .. tostring(s.error):gsub("[\r\n]+", " ")) or ""
     if s.state == "login_required" then why = "  " .. M.login_hint(s.name) end
     lines[#lines + 1] = ("%s  [%s]%s"):format(s.name, s.state, why)
     lnum[#lines] = { hub = h.hub, name = s.name, h = h }
