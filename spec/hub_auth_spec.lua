@@ -1,5 +1,6 @@
 -- mcp.hub and OAuth: a restart of the hub's own (a server that went away restarted on the
--- timer, a lost session reconnected) is work no one asked for. It may refresh the token, but
+-- timer, a lost session reconnected), or a first start with background_start, is work no one
+-- asked for. It may refresh the token, but
 -- never starts a login (a browser opening with nobody asking); when one is needed the server
 -- waits in "login_required", not restarted again, and the user's restart logs in. Against
 -- spec/fixtures/oauth_server.mjs (its MCP endpoint and its legacy SSE endpoint).
@@ -177,5 +178,45 @@ describe("mcp.hub: the first start #auth", function()
     assert.equal("ready", hub:state("secure"))
     assert.equal(1, p.logins)
     hub:close()
+  end)
+
+  -- background_start: a start no one asked for (an editor's init.lua setting up a chat plugin)
+  it("with background_start, starts no login: the server waits in login_required and hub:restart logs in", function()
+    local p, rec = counting_provider(), recorder()
+    local hub = hub_of({ type = "http", url = srv.url }, p, rec, { background_start = true })
+    assert.equal(0, p.logins) -- (a login, the browser opening, with no one asking: the defect)
+    local state, err = hub:state("secure")
+    assert.equal("login_required", state, tostring(err))
+    assert.equal("login_required", err.oauth_error)
+    assert.truthy(helper.has(err.message, "server 'secure' needs a login"), err.message)
+    assert.is_true(hub:wait())
+    assert_call_waits(hub, p, 0)
+    -- the user's restart logs in
+    hub:restart("secure")
+    assert.equal("ready", hub:state("secure"))
+    assert.equal(1, p.logins)
+    assert.equal("scopes: (none)", assert(hub:call_tool("secure__whoami", {})).content[1].text)
+    helper.drain()
+    assert.same({ "connecting", "login_required", "connecting", "ready" }, rec.states)
+    hub:close()
+  end)
+
+  it("with background_start, refreshes an expired token by itself: ready, no login", function()
+    local p = counting_provider()
+    local hub = hub_of({ type = "http", url = srv.url }, p, recorder())
+    assert.equal(1, p.logins)
+    hub:close()
+    A.control(srv, { expire_access_tokens = true })
+    hub = hub_of({ type = "http", url = srv.url }, p, recorder(), { background_start = true })
+    assert.equal("ready", hub:state("secure"), tostring(select(2, hub:state("secure"))))
+    assert.equal(1, p.logins)
+    assert.same({ "authorization_code", "refresh_token" }, grants(srv))
+    assert(hub:call_tool("secure__whoami", {}))
+    hub:close()
+  end)
+
+  it("background_start must be a boolean", function()
+    assert.has_error(function() mcp.hub({ mcpServers = {} }, { background_start = "yes" }) end,
+      "mcp.hub: option 'background_start' must be a boolean, got string")
   end)
 end)

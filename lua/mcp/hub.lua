@@ -97,7 +97,7 @@ local OPTS = {
   client = "table", restart = "table", connect_timeout_ms = "number", request_timeout_ms = "number",
   separator = "string", max_name_length = "number", wait = "boolean", variables = "table",
   trust = "function", trusted = "boolean", honor_auto_approve = "boolean", trust_dir = "string",
-  sandbox = "table", allow_cmd = "boolean", auth_provider = "function",
+  sandbox = "table", allow_cmd = "boolean", auth_provider = "function", background_start = "boolean",
 }
 
 -- The options config.load takes from the hub's (trust decides what a file may start).
@@ -109,6 +109,9 @@ end
 
 --- Start a hub over every enabled server of a config (a path, a decoded table, or the result of
 --- mcp.config.load). Waits until every server is ready or failed unless opts.wait == false.
+--- The first start is the caller's and may log in; with opts.background_start it is background
+--- work no one asked for (a host's startup): a refresh or a grant without a user, never a login,
+--- and a server that needs one waits in "login_required" (hub:restart(name) logs in).
 ---@param cfg string|table
 ---@param opts table|nil see docs/API.md "Many servers (mcp.hub)"
 ---@return mcp.Hub|nil hub, mcp.Error|nil err
@@ -163,7 +166,7 @@ function M.new(cfg, opts)
       if rec.spec.trust_warning then
         self:_report(hub_error("config", "server '" .. name .. "': " .. rec.spec.trust_warning, { server = name }))
       end
-      self:_start(rec)
+      self:_start(rec, opts.background_start == true)
     end
   end
   if opts.wait ~= false then self:wait() end
@@ -459,15 +462,18 @@ function Hub:_connect(rec, background)
 end
 
 -- First start (or a restart from restart()/enable()): connect in a task; failure -> failed.
-function Hub:_start(rec)
+-- background: the first start of a hub made with background_start (no one asked for it): never
+-- a login, and a server that needs one waits in "login_required" (_needs_login).
+function Hub:_start(rec, background)
   self:_set_state(rec, "connecting")
   local g0 = rec.generation
   sched.spawn_handler(function(e)
     self:_set_state(rec, "failed", { error = hub_error("handler", "server '" .. rec.name .. "': " .. tostring(e)) })
   end, function()
     if rec.generation ~= g0 or self.closed then return end -- stopped before the task ran
-    local ok, err = self:_connect(rec)
+    local ok, err = self:_connect(rec, background)
     if not ok and rec.generation == g0 + 1 and not self.closed then
+      if background and login_required(err) then return self:_needs_login(rec, err) end
       self:_set_state(rec, "failed", { error = err })
     end
   end)
@@ -543,11 +549,12 @@ function Hub:_keep_restarts()
   end
 end
 
--- A restart of the hub's own found that the server needs a login, which it does not start (no
--- one asked): the server waits in "login_required", not restarted again on the timer, until the
--- user restarts it (hub:restart, hub:reconnect, hub:enable after a disable; :McpLogin in Neovim).
+-- A restart of the hub's own (or a first start with background_start) found that the server
+-- needs a login, which it does not start (no one asked): the server waits in "login_required",
+-- not restarted again on the timer, until the user restarts it (hub:restart, hub:reconnect,
+-- hub:enable after a disable; :McpLogin in Neovim).
 function Hub:_needs_login(rec, err)
-  local e = hub_error(err.kind, "server '" .. rec.name .. "' needs a login (a restart no one asked for starts "
+  local e = hub_error(err.kind, "server '" .. rec.name .. "' needs a login (a start no one asked for starts "
     .. "none): restart it to log in (hub:restart)", { server = rec.name, cause = err })
   e.oauth_error = "login_required"
   self:_drop_lists(rec)
@@ -911,7 +918,8 @@ function Hub:client(name)
 end
 
 --- A server's state: "connecting", "ready", "failed", "restarting", "disabled" or "login_required"
---- (a restart of the hub's own needed a login, which it does not start: hub:restart(name) logs in).
+--- (a restart of the hub's own, or a background_start, needed a login, which it does not start:
+--- hub:restart(name) logs in).
 ---@param name string
 ---@return string state, mcp.Error|nil error
 function Hub:state(name)
