@@ -238,6 +238,67 @@ T.test("a restart no one asked for that needs a login opens no browser; :Mcp say
     control({ reset = true })
   end)
 
+-- A start no one asked for: the chat adapters' (called from init.lua, at Neovim's startup) and a
+-- command line's completion. The plugin starts its hubs there as background work: no browser.
+local function fresh_plugin()
+  plugin.stop()
+  control({ reset = true })
+  mcp_mod.auth.file_store({ dir = vim.fn.stdpath("data") .. "/lua-mcp" }):delete(url)
+  plugin = require("mcp.nvim.plugin").setup({ config_file = user_file, request_timeout_ms = 30000 * slow })
+end
+
+T.test("the chat adapters' start (init.lua) opens no browser: login_required, the warning, then :McpLogin", function()
+  fresh_plugin()
+  local n, from = #opened, #notes + 1
+  local cc = require("mcp.nvim.chat").codecompanion()
+  T.eq("login_required", state(), tostring(select(2, plugin.hubs[1].hub:state("secure"))))
+  T.eq(n, #opened, "no browser opened")
+  T.eq(nil, cc.secure__whoami, "no tool of the server waiting for its login")
+  T.eq(0, #cc.groups.mcp.tools)
+  T.truthy(noted("^MCP: secure needs a login: run :McpLogin secure", from), "the warning")
+  T.eq("MCP 0/1 !1", plugin.statusline())
+  vim.cmd("McpLogin secure")
+  T.wait_for(function() return state() == "ready" end, 30000 * slow, "ready after :McpLogin")
+  T.eq(n + 1, #opened, "the browser opened for :McpLogin")
+  T.truthy(require("mcp.nvim.chat").codecompanion().secure__whoami, "its tool, once logged in")
+end)
+
+T.test("the chat adapters' start refreshes an expired token by itself: ready, no browser", function()
+  plugin.stop() -- (the tokens of the test before are stored)
+  control({ expire_access_tokens = true })
+  plugin = require("mcp.nvim.plugin").setup({ config_file = user_file, request_timeout_ms = 30000 * slow })
+  local n = #opened
+  local list = require("mcp.nvim.chat").tools_for("openai")
+  T.eq("ready", state(), tostring(select(2, plugin.hubs[1].hub:state("secure"))))
+  T.eq(n, #opened, "no browser opened")
+  T.eq(1, #list)
+  T.eq("secure__whoami", list[1]["function"].name)
+end)
+
+T.test("completing a command line starts the servers without a login; :McpRestart logs in", function()
+  fresh_plugin()
+  local n, from = #opened, #notes + 1
+  vim.fn.getcompletion("McpCall sec", "cmdline")
+  T.wait_for(function() return state() ~= "connecting" end, 30000 * slow, "settled")
+  T.eq("login_required", state(), tostring(select(2, plugin.hubs[1].hub:state("secure"))))
+  T.eq(n, #opened, "no browser opened")
+  T.truthy(noted("^MCP: secure needs a login: run :McpLogin secure", from), "the warning")
+  vim.cmd("McpRestart secure")
+  T.wait_for(function() return state() == "ready" end, 30000 * slow, "ready after :McpRestart")
+  T.eq(n + 1, #opened, "the browser opened for :McpRestart")
+  T.eq("secure__whoami", vim.fn.getcompletion("McpCall sec", "cmdline")[1])
+end)
+
+T.test("a command the user types is the user's start: it logs in", function()
+  fresh_plugin()
+  local n = #opened
+  vim.cmd("Mcp")
+  T.wait_for(function() return state() == "ready" or state() == "failed" end, 30000 * slow, "settled")
+  T.eq("ready", state(), tostring(select(2, plugin.hubs[1].hub:state("secure"))))
+  T.eq(n + 1, #opened, "the browser opened")
+  vim.cmd("close")
+end)
+
 plugin.stop()
 vim.fn.jobstop(job)
 vim.fn.delete(tmp, "rf")

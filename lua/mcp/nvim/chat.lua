@@ -19,9 +19,12 @@ local function hub_client(hub)
 end
 
 --- Converted tools (mcp.tools) of every server of the plugin's hubs (started and waited for),
---- each with `server`.
+--- each with `server`. Called from init.lua, it starts the hubs with nobody asking: as background
+--- work (plugin.start{background = true}), where a server that needs a login logs in nowhere and
+--- waits in "login_required" (a warning says to run :McpLogin); hubs already started stay as they are.
 ---@return table[]
 function M.tools()
+  plugin.start({ background = true })
   plugin.wait()
   local out = {}
   for _, h in ipairs(plugin.hubs) do

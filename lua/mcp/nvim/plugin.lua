@@ -18,6 +18,11 @@
 --- the tool's pinned definition (mcp.tools.pin_store: pinned at first use, silently; a tool whose
 --- description, schema or title changed since is held until the user allows it again; setup{pins =
 --- false} turns this off).
+---
+--- The commands' first start of the hubs is the user's and may log in (OAuth, in the browser); a
+--- start no one asked for (the chat adapters', completion's: start{background = true}) and the
+--- hubs' own restarts never do: a server that needs a login waits in "login_required" and a
+--- warning says to run :McpLogin.
 local M = {}
 
 local ui = require("mcp.nvim.ui")
@@ -100,17 +105,18 @@ local function pin_hook()
   return M.pins:verify_hook({ ask = ui.pins_ask(), first_use = p.first_use })
 end
 
-local function hub_opts(path, workspace)
+local function hub_opts(path, workspace, background)
   local c = M.config
   local opts = {
     wait = false,
+    background_start = background,
     request_timeout_ms = c.request_timeout_ms,
     variables = { workspaceFolder = vim.fn.getcwd(), userHome = os.getenv("HOME") },
     on_input = c.on_input or require("mcp.config").nvim_input(),
     on_state = function(name, state, info)
       log(name .. ": " .. tostring(state))
       if state == "failed" and M.logins and M.logins:busy(name) then M.logins:failed(name, info.error) end
-      -- a restart no one asked for needed a login, which it did not start: the user's to run
+      -- a start or restart no one asked for needed a login, which it did not start: the user's to run
       if state == "login_required" then notify(M.login_hint(name), vim.log.levels.WARN) end
     end,
     on_error = function(err) log("error: " .. tostring(err)) end,
@@ -136,9 +142,9 @@ local function hub_opts(path, workspace)
   return opts
 end
 
-local function add_hub(path, workspace)
+local function add_hub(path, workspace, background)
   local mcp = require("mcp")
-  local hub, err = mcp.hub(path, hub_opts(path, workspace))
+  local hub, err = mcp.hub(path, hub_opts(path, workspace, background))
   if not hub then
     log(path .. ": " .. tostring(err))
     return fail(path .. ": " .. tostring(err))
@@ -147,16 +153,23 @@ local function add_hub(path, workspace)
 end
 
 --- Start the hubs (once; the commands call it): the user's file, then the workspace files.
+--- The commands' start is the user's: a server that needs a login logs in. With
+--- opts.background (a start no one asked for: the chat adapters', usually from init.lua, and a
+--- command line's completion) the servers connect as background work (mcp.hub's
+--- background_start): a refresh, never a login; one that needs a login waits in "login_required"
+--- with a warning to run :McpLogin. Once started, a later call does nothing either way.
+---@param opts {background?: boolean}|nil
 ---@return table M
-function M.start()
+function M.start(opts)
   if started then return M end
   started = true
+  local background = type(opts) == "table" and opts.background == true or nil
   require("mcp.nvim").setup()
   local oauth = type(M.config.oauth) == "table" and M.config.oauth or {}
   M.logins = require("mcp.nvim.login").new({ store = oauth.store, client_name = oauth.client_name,
     authorization_timeout_ms = oauth.authorization_timeout_ms, log = log })
-  if readable(M.config_path()) then add_hub(M.config_path(), false) end
-  for _, path in ipairs(M.workspace_files()) do add_hub(path, true) end
+  if readable(M.config_path()) then add_hub(M.config_path(), false, background) end
+  for _, path in ipairs(M.workspace_files()) do add_hub(path, true, background) end
   return M
 end
 
@@ -487,8 +500,10 @@ end
 
 -- ---- completion --------------------------------------------------------------------------------
 
+-- Completing a command line starts the servers (so that names come) as background work: a Tab
+-- is not asking for a login (M.start).
 local function names(method, key, lead)
-  M.start()
+  M.start({ background = true })
   local out = {}
   for _, e in ipairs(collect(method)) do
     local v = tostring(e.item[key])
@@ -521,7 +536,7 @@ function M.complete_prompts(lead) return names("list_prompts", "name", lead) end
 ---@param lead string
 ---@return string[]
 function M.complete_servers(lead)
-  M.start()
+  M.start({ background = true })
   local out = {}
   for _, h in ipairs(M.hubs) do
     for _, s in ipairs(h.hub:servers()) do
