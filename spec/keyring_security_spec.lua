@@ -14,7 +14,9 @@ local function account(key) return hex(mcp.core.sha256(key)):sub(1, 32) end
 -- "ffffffc3", as Apple's keychain_find.c does; "ok" prints every password as it is), "locked",
 -- "read-fails" (find-generic-password of an item, not the probe's, exits 36 saying the keychain
 -- cannot ask the user: errSecInteractionNotAllowed's low byte, as security exits with) or
--- "piece-fails" (the same for the pieces of a record kept in pieces only).
+-- "piece-fails" (the same for the pieces of a record kept in pieces only), "delete-fails"
+-- (delete-generic-password exits 36 the same way, deleting nothing) or "head-delete-fails" (the
+-- same for the head of a record only: its pieces are deleted).
 local FAKE = [=[
 local dir = DIR
 local function readall(p) local f = io.open(p, "rb"); if not f then return nil end local s = f:read("*a"); f:close(); return s end
@@ -60,6 +62,10 @@ if cmd == "find-generic-password" then
   elseif o["-w"] then io.write(v, "\n") else io.write("keychain: \"login.keychain-db\"\n") end
 elseif cmd == "delete-generic-password" then
   local o = opts(rest)
+  if mode == "delete-fails" or (mode == "head-delete-fails" and not o["-a"]:find("%-%d+$")) then
+    io.stderr:write("security: SecKeychainItemDelete: User interaction is not allowed.\n")
+    os.exit(36)
+  end
   if not os.remove(item(o)) then io.stderr:write(notfound); os.exit(44) end
 elseif cmd == "-i" then
   for line in input:gmatch("[^\n]+") do
@@ -276,6 +282,36 @@ describe("mcp.auth.keyring_store (security backend, against a recording fake)", 
     assert.equals(before, items())
     helper.write_file(dir .. "/mode", "ok")
     assert.same(rec, assert(mcp.auth.keyring_store({ backend = "security", tool = dir .. "/security" })):load("k"))
+    assert.is_true(s:delete("k"))
+    assert.equals("", items())
+    cleanup(dir)
+  end)
+
+  it("a delete-generic-password that fails is nil, err (kind unavailable); the next load asks the keychain", function()
+    local dir = setup("ok")
+    local s = assert(mcp.auth.keyring_store({ backend = "security", tool = dir .. "/security" }))
+    local function items() return io.popen("ls '" .. dir .. "/items'"):read("*a") end
+    local why = "security: SecKeychainItemDelete: User interaction is not allowed."
+    assert.is_true(s:delete("none")) -- never stored: status 44 is "gone"
+    s:save("k", { tokens = { access_token = "kept" } })
+    helper.write_file(dir .. "/mode", "delete-fails")
+    local ok, err = s:delete("k")
+    assert.is_nil(ok)
+    assert.equals("unavailable", err and err.kind)
+    assert.equals("mcp.auth: mcp.auth.keyring_store(lua-mcp) cannot delete the record: delete-generic-password failed "
+      .. "(the record may still be there): " .. why, err.message)
+    assert.equals("kept", s:load("k").tokens.access_token) -- memory does not say it is gone
+    -- a record in pieces whose head cannot be deleted: its pieces are gone, it reads as not stored
+    helper.write_file(dir .. "/mode", "ok")
+    local rec = { tokens = { access_token = ("z"):rep(5000) } }
+    s:save("k", rec)
+    helper.write_file(dir .. "/mode", "head-delete-fails")
+    ok, err = s:delete("k")
+    assert.is_nil(ok)
+    assert.equals("unavailable", err and err.kind)
+    assert.equals(account("k") .. "\n", items():gsub("lua%-mcp_", ""))
+    helper.write_file(dir .. "/mode", "ok")
+    assert.is_nil(s:load("k"))
     assert.is_true(s:delete("k"))
     assert.equals("", items())
     cleanup(dir)

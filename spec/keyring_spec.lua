@@ -15,7 +15,9 @@ local function have(cmd) return helper.have_command(cmd) end
 -- answers as secret-tool 0.20.5 did against a locked GNOME Keyring whose unlock prompt could not be
 -- shown: lookup exits 1 saying nothing, item or not; search (which never unlocks) still lists a
 -- matching item, on stdout, and says on stderr that it cannot get its secret. With <dir>/nosearch,
--- search is an unknown command (usage on stderr, exit 2).
+-- search is an unknown command (usage on stderr, exit 2). clear exits 1 saying nothing when no item
+-- matches (as secret-tool 0.20.5 does); with <dir>/clearfails it says why on stderr and exits 1,
+-- with <dir>/clearsilent it exits 1 saying nothing; either way it deletes nothing.
 local FAKE = [=[#!/bin/sh
 d=DIR
 v=$1; [ "$5" = lua-mcp-probe ] && v=probe
@@ -30,7 +32,11 @@ search)
   printf '[/1]\nlabel = lua-mcp\n'
   if [ -f "$d/locked" ]; then echo "secret-tool: Cannot get secret of a locked object" >&2; else cat "$d/items/$5"; fi ;;
 store) cat > "$d/items/$6" ;;
-clear) rm -f "$d/items/$5" ;;
+clear)
+  [ -f "$d/clearfails" ] && { echo "secret-tool: Cannot delete: the prompt was dismissed" >&2; exit 1; }
+  [ -f "$d/clearsilent" ] && exit 1
+  [ -f "$d/items/$5" ] || exit 1
+  rm -f "$d/items/$5" ;;
 esac
 ]=]
 
@@ -344,6 +350,45 @@ describe("mcp.auth.keyring_store: \"not stored\" only when the keyring is sure",
     assert.is_nil(s:load(url))
     assert.equals(2, runs(dir, "lookup"))
     assert.equals(0, runs(dir, "search"))
+  end)
+end)
+
+describe("mcp.auth.keyring_store: a delete is true only when the record is gone", function()
+  teardown(helper.remove_tmpdirs)
+  local url = "https://mcp.example/"
+
+  it("a clear that fails is nil, err (kind unavailable); the record stays and the next load reads it", function()
+    local dir, tool = fake()
+    local s = assert(mcp.auth.keyring_store({ tool = tool }))
+    s:save(url, { tokens = { access_token = "kept" } })
+    touch(dir .. "/clearfails")
+    local ok, err = s:delete(url)
+    assert.is_nil(ok)
+    assert.equals("unavailable", err and err.kind)
+    assert.equals("mcp.auth: mcp.auth.keyring_store(lua-mcp) cannot delete the record: secret-tool: Cannot delete: "
+      .. "the prompt was dismissed", err.message)
+    -- memory does not say it is gone: the load asks the keyring, which still holds it
+    assert.equals("kept", s:load(url).tokens.access_token)
+    assert.equals(1, runs(dir, "lookup"))
+    os.remove(dir .. "/clearfails")
+    assert.is_true(s:delete(url))
+    assert.is_nil(s:load(url))
+  end)
+
+  it("a clear that exits 1 saying nothing: gone only when search lists no item", function()
+    local dir, tool = fake()
+    local s = assert(mcp.auth.keyring_store({ tool = tool }))
+    assert.is_true(s:delete(url)) -- never stored: clear says nothing, search finds nothing
+    assert.equals(1, runs(dir, "search"))
+    s:save(url, { tokens = { access_token = "kept" } })
+    touch(dir .. "/clearsilent")
+    local ok, err = s:delete(url)
+    assert.is_nil(ok)
+    assert.equals("unavailable", err and err.kind)
+    assert.truthy(err.message:find("clear exited 1 saying nothing, and the item may still be there", 1, true),
+      err.message)
+    assert.is_nil(err.message:find("kept", 1, true)) -- search's stdout is never quoted
+    assert.equals("kept", s:load(url).tokens.access_token)
   end)
 end)
 

@@ -105,8 +105,8 @@ end
 local function account(key) return hex(core.sha256(key)):sub(1, 32) end
 
 -- Each backend: probe() -> nil | error text; read(key) -> the stored text | nil, true (not
--- stored, for sure) | nil, false, error text; write(key, text) -> nil | error text; remove(key) -> nil |
--- error text.
+-- stored, for sure) | nil, false, error text; write(key, text) -> nil | error text; remove(key) -> nil
+-- (gone: deleted, or not there) | error text (the tool failed: the record may still be there).
 local backends = {}
 
 -- Why a run that exited non-zero failed: its stderr, else its status.
@@ -160,7 +160,17 @@ backends["secret-tool"] = {
     return err
   end,
   remove = function(self, key)
-    self:_run({ "clear", "service", self.service, "key", account(key) })
+    local r, err = self:_run({ "clear", "service", self.service, "key", account(key) })
+    if r == nil then return err end
+    if r.status == 0 then return nil end
+    -- clear exits 1 saying nothing when no item matched (secret-tool 0.20.5): gone for sure only
+    -- when search lists none either (as for a lookup)
+    if r.status == 1 and not r.stderr:find("%S") then
+      local _, none, serr = secret_tool_absent(self, key)
+      if none then return nil end
+      return "clear exited 1 saying nothing, and the item may still be there: " .. tostring(serr)
+    end
+    return failure(self, r)
   end,
 }
 
@@ -188,6 +198,15 @@ local function security_parts(self, key, doing)
       .. tostring(err)
   end
   return head and tonumber(head:match("^parts:(%d+)$")) or 0
+end
+
+-- Delete one item: nil when it is gone (deleted, or not found: status 44); else why not.
+local function security_delete(self, acct)
+  local r, err = self:_run({ "delete-generic-password", "-s", self.service, "-a", acct })
+  if r == nil then return err end
+  if r.status ~= 0 and r.status ~= SECURITY_NOT_FOUND then
+    return "delete-generic-password failed (the record may still be there): " .. failure(self, r)
+  end
 end
 
 -- service (checked in new), account and hex need no quoting in security's command line.
@@ -266,10 +285,12 @@ backends.security = {
     local acct = account(key)
     local n, perr = security_parts(self, key, "deleted")
     if n == nil then return perr end
+    -- the pieces first, the head last: a delete cut short leaves a record that reads as incomplete
     for i = 1, n do
-      self:_run({ "delete-generic-password", "-s", self.service, "-a", acct .. "-" .. i })
+      local err = security_delete(self, acct .. "-" .. i)
+      if err then return err end
     end
-    self:_run({ "delete-generic-password", "-s", self.service, "-a", acct })
+    return security_delete(self, acct)
   end,
 }
 
@@ -356,6 +377,8 @@ local function write(self, key, text)
   return err
 end
 
+-- The memory is forgotten whether or not the delete succeeded: after a failure (the tool failed,
+-- perhaps part-way) only the keyring knows what is left, and the next load asks it.
 local function remove(self, key)
   self._memory[key] = nil
   return self._backend.remove(self, key)
@@ -402,10 +425,12 @@ function Keyring:save(key, rec)
   return true
 end
 
---- Forget the record saved under key (in the keyring and in memory): true; nil, err (kind
---- "busy") as for save; nil, err (kind "unavailable") when the keyring cannot say what to delete
---- (security: the head of a record, which says how many pieces it has, cannot be read; nothing is
---- deleted, the memory is forgotten).
+--- Forget the record saved under key (in the keyring and in memory): true (also when nothing was
+--- stored); nil, err (kind "busy") as for save; nil, err (kind "unavailable") when the keyring
+--- cannot say what to delete (security: the head of a record, which says how many pieces it has,
+--- cannot be read; nothing is deleted) or the delete fails (secret-tool clear, or security
+--- delete-generic-password, fails other than "no such item"): the record may still be there. On
+--- failure the memory is forgotten too, so the next load asks the keyring what is left.
 ---@param key string
 ---@return boolean|nil ok, mcp.Error|nil err
 function Keyring:delete(key)
