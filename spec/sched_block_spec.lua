@@ -267,6 +267,22 @@ describe("the timers that bring a stream back", function()
     assert.equal(5, http.max_reconnects({ start = function() end })) -- another transport
   end)
 
+  it("legacy SSE: the default max_reconnects is the C transport's, and Lua's count is what the transport keeps to", function()
+    local http = require("mcp.transport.http")
+    local url = "http://127.0.0.1:1/sse" -- (never started)
+    -- one owner: the core says the default, the Lua layer reads it
+    assert.equal(5, mcp.core.http_default_max_reconnects)
+    assert.equal(mcp.core.http_default_max_reconnects, http.DEFAULT_MAX_RECONNECTS)
+    -- what the C transport keeps to, as the Lua layer counts it, for values it reads its own way
+    for _, n in ipairs({ false, 0, -2, 3, 2.5, 0.5, "3", true }) do
+      for _, make in ipairs({ mcp.sse_transport, mcp.http_transport }) do
+        local t = make({ url = url, max_reconnects = n or nil })
+        assert.equal(t.handle:max_reconnects(), http.max_reconnects(t), tostring(n))
+      end
+    end
+    assert.equal(5, mcp.sse_transport({ url = url, max_reconnects = "3" }).handle:max_reconnects()) -- (not a number)
+  end)
+
   -- (a wait for a try that would not be made: mcp.run() with a task, or a blocking wait, would
   -- wait until it was due)
   it("legacy SSE: close() ends the wait for the next background try", function()

@@ -598,6 +598,14 @@ static int l_busy(lua_State *L)
     return 1;
 }
 
+/* The max_reconnects this transport keeps to (its config's, else the default). */
+static int l_max_reconnects(lua_State *L)
+{
+    http_box *box = check_box(L);
+    lua_pushinteger(L, mcp_http_max_reconnects(box->base.t));
+    return 1;
+}
+
 static int l_sending(lua_State *L)
 {
     http_box *box = luaL_checkudata(L, 1, HTTP_MT);
@@ -648,6 +656,7 @@ void mcp_http_lua_open(lua_State *L, int box)
         {"set_header", l_set_header},
         {"resumption_token", l_resumption_token},
         {"busy", l_busy},
+        {"max_reconnects", l_max_reconnects},
         {"sending", l_sending},
         {"ready", l_ready},
         {"key", l_key},
@@ -659,4 +668,6 @@ void mcp_http_lua_open(lua_State *L, int box)
     lua_pop(L, 1);
     mcp_set_loop_function(L, box, "http_transport", l_http_transport);
     mcp_set_loop_function(L, box, "sse_transport", l_sse_transport);
+    lua_pushinteger(L, MCP_HTTP_DEFAULT_MAX_RECONNECTS);
+    lua_setfield(L, -2, "http_default_max_reconnects");
 }

@@ -1149,7 +1149,7 @@ mcp_transport *mcp_http_new(mcp_loop *loop, mcp_curl *curl, mcp_http_config *cfg
     if (h->cfg.max_message == 0)
         h->cfg.max_message = (size_t)64 * 1024 * 1024;
     if (h->cfg.max_reconnects <= 0)
-        h->cfg.max_reconnects = 5;
+        h->cfg.max_reconnects = MCP_HTTP_DEFAULT_MAX_RECONNECTS;
     if (h->cfg.max_connections <= 0)
         h->cfg.max_connections = MCP_HTTP_DEFAULT_MAX_CONNECTIONS;
     if (h->cfg.max_reply_connections <= 0)
@@ -1176,6 +1176,8 @@ void mcp_http_set_protocol_version(mcp_transport *t, const char *version)
 }
 
 const char *mcp_http_session_id(mcp_transport *t) { return ((mcp_http *)t)->session_id; }
+
+int mcp_http_max_reconnects(mcp_transport *t) { return ((mcp_http *)t)->cfg.max_reconnects; }
 
 int mcp_http_busy(mcp_transport *t)
 {

@@ -26,7 +26,8 @@ typedef struct mcp_http_config {
     char *initial_session_id; /* owned, may be NULL */
     char *bearer_token;       /* owned, may be NULL: Authorization: Bearer <token> */
     size_t max_message;
-    int max_reconnects;  /* for the inbound GET stream and resumed POST streams */
+    /* for the inbound GET stream and resumed POST streams; 0 (or below): the default */
+    int max_reconnects;
     int max_connections; /* request POSTs running at once (more wait); 0: default (64) */
     /* POSTs of replies and notifications running at once; 0: default (8) */
     int max_reply_connections;
@@ -109,6 +110,11 @@ void mcp_http_set_header(mcp_transport *t, const char *name, const char *value);
 const char *mcp_http_resumption_token(mcp_transport *t, size_t *len);
 /* Exchanges still running (a DELETE on close, say). */
 int mcp_http_busy(mcp_transport *t);
+/* max_reconnects when the config gives none (or not above 0). The one place it is set: the Lua
+ * layer reads it from the core (core.http_default_max_reconnects). */
+#define MCP_HTTP_DEFAULT_MAX_RECONNECTS 5
+/* The max_reconnects the transport keeps to: the config's, else the default. */
+int mcp_http_max_reconnects(mcp_transport *t);
 /* 1 while a POST that carries no request of ours (a notification, an answer to the server) has
  * not ended: queued, running, or held by the request hooks. */
 int mcp_http_sending(mcp_transport *t);

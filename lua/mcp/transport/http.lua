@@ -249,18 +249,18 @@ function M.sse_transport(cfg)
   return make(cfg, true)
 end
 
---- max_reconnects when unset or not above 0 (src/transports/http_transport.c's).
-M.DEFAULT_MAX_RECONNECTS = 5
+--- max_reconnects when unset or not above 0: the C transport's (MCP_HTTP_DEFAULT_MAX_RECONNECTS in
+--- src/transports/http_transport.h), read from the core, never set here.
+M.DEFAULT_MAX_RECONNECTS = core.http_default_max_reconnects
 
---- The max_reconnects of an HTTP or SSE transport (its cfg, as the C transport reads it), and
---- DEFAULT_MAX_RECONNECTS for another transport.
+--- The max_reconnects of an HTTP or SSE transport (as the C transport keeps to it: asked of the
+--- transport), and DEFAULT_MAX_RECONNECTS for another transport.
 ---@param t any the transport object (or its handle)
 ---@return integer
 function M.max_reconnects(t)
-  local st = states[type(t) == "table" and t.handle or t]
-  local n = st and tonumber(st.cfg.max_reconnects)
-  n = n and math.floor(n) or 0
-  return n > 0 and n or M.DEFAULT_MAX_RECONNECTS
+  local box = type(t) == "table" and t.handle or t
+  if states[box] then return box:max_reconnects() end
+  return M.DEFAULT_MAX_RECONNECTS
 end
 
 --- "http" for a streamable HTTP transport, "sse" for a legacy HTTP+SSE one, else nil.
