@@ -49,9 +49,13 @@ local function raise_held(level)
   end
 end
 
+-- The item is made and stored before qtail counts it: out of memory making or storing it raises
+-- here and leaves the queue as it was (advanced first, it would leave a hole that the next
+-- run_ready raises on, once).
 local function push_ready(co, ...)
+  local item = { co = co, args = pack(...) }
+  queue[qtail + 1] = item
   qtail = qtail + 1
-  queue[qtail] = { co = co, args = pack(...) }
 end
 
 -- Tasks waiting for the next budgeted round (M.pace_start), and the round count: a round is one
@@ -157,14 +161,13 @@ local function release_deferred(first_only)
   local n = #deferred
   if n == 0 then return end
   if first_only then n = 1 end
+  -- each stored before qhead counts it, and taken off deferred once queued: out of memory on the
+  -- way leaves no hole in the queue and no task both queued and deferred (resumed twice)
   for i = n, 1, -1 do
+    local item = { co = deferred[i], args = pack() }
+    queue[qhead - 1] = item
     qhead = qhead - 1
-    queue[qhead] = { co = deferred[i], args = pack() }
-  end
-  if first_only then
-    table.remove(deferred, 1)
-  else
-    deferred = {}
+    if first_only then table.remove(deferred, 1) else deferred[i] = nil end
   end
 end
 
@@ -354,8 +357,8 @@ function M.await(start)
     local fired = false
     start(function(...)
       if fired then return end
+      push_ready(co, ...) -- (before fired: a wake-up that could not be queued is not taken as made)
       fired = true
-      push_ready(co, ...)
     end)
     return coroutine.yield()
   end
@@ -401,8 +404,8 @@ local function await_call_in_task(co, start, a1, a2, a3, a4, a5, a6, a7, a8, a9)
   local fired = false
   start(function(...)
     if fired then return end
+    push_ready(co, ...) -- (as in await)
     fired = true
-    push_ready(co, ...)
   end, a1, a2, a3, a4, a5, a6, a7, a8, a9)
   return coroutine.yield()
 end
@@ -432,8 +435,8 @@ function M.await_call(start, a1, a2, a3, a4, a5, a6, a7, a8, a9)
   if qhead <= qtail then M.run_ready() end
   local r1, r2, r3, r4, r5, r6, r7, r8, r9 = w.take()
   -- only a waiter whose completion ran is reused (one left by an error above is dropped)
+  spare[nspare + 1] = w -- (stored before it is counted: no hole that the next call would take)
   nspare = nspare + 1
-  spare[nspare] = w
   return r1, r2, r3, r4, r5, r6, r7, r8, r9
 end
 
