@@ -6,6 +6,7 @@
 local mcp = require("mcp")
 local auth = mcp.auth
 local helper = require("helper")
+local sched = require("mcp.sched")
 local A = require("auth_helper")
 
 -- An interactive provider whose login runs without a browser (follow_authorization), counted.
@@ -251,6 +252,65 @@ describe("OAuth in the background: a new session after the server lost one #auth
     assert.equal("scopes: (none)", res.content[1].text)
     assert.equal(2, p.logins)
     assert.equal(1, renewed)
+    c:close()
+  end)
+end)
+
+describe("OAuth in the background: the client's own work is marked per exchange #auth", function()
+  local srv = A.serve()
+  if not srv then return end
+
+  -- fn() inside the client's own work (Client:_in_background, as a renewal or the hub's restart
+  -- runs) in a task of its own, held open until the returned finish() is called.
+  local function own_work(c, fn)
+    local release, done
+    mcp.spawn(function()
+      c:_in_background(function()
+        sched.await(function(cb) release = cb end)
+        if fn then fn() end
+      end)
+      done = true
+    end)
+    assert.is_true(helper.wait_until(function() return release ~= nil end, helper.ms(5000)))
+    return function()
+      release()
+      assert.is_true(helper.wait_until(function() return done end, helper.ms(20000)))
+    end
+  end
+
+  it("a user's call made while the client's own work is under way logs in", function()
+    A.control(srv, { sessions = true })
+    local p, reports = counting_provider(), {}
+    local c = assert(A.http_client(srv, { auth_provider = p, on_error = function(e) reports[#reports + 1] = e end }))
+    assert.equal(1, p.logins)
+    local finish = own_work(c)
+    A.control(srv, { expire_access_tokens = true, expire_refresh_tokens = true })
+    -- (a time window since the own work began took this call for the background's: login_required)
+    local res, err = c:call_tool("whoami", {})
+    assert.is_nil(err, tostring(err and err.message))
+    assert.equal("scopes: (none)", res.content[1].text)
+    assert.equal(2, p.logins)
+    assert.is_false(has_oauth_error(reports, "login_required"))
+    finish()
+    c:close()
+  end)
+
+  it("a request of the client's own never logs in, also after other own work that began first has ended", function()
+    A.control(srv, { sessions = true })
+    local p = counting_provider()
+    local c = assert(A.http_client(srv, { auth_provider = p }))
+    local first = own_work(c)
+    local res, err
+    local second = own_work(c, function() res, err = c:call_tool("whoami", {}) end)
+    A.control(srv, { expire_access_tokens = true, expire_refresh_tokens = true })
+    first() -- (it closed the one window both shared)
+    second()
+    assert.is_nil(res)
+    assert.is_true(has_oauth_error({ err }, "login_required"), tostring(err and err.message))
+    assert.equal(1, p.logins)
+    -- the user's next call logs in
+    assert(c:call_tool("whoami", {}))
+    assert.equal(2, p.logins)
     c:close()
   end)
 end)

@@ -1134,8 +1134,17 @@ static size_t collect_headers(lua_State *L, int idx, mcp_header *out)
     return n;
 }
 
+/* l_request's background argument at idx: "own" (MCP_SEND_OWN), else true (MCP_SEND_DETACHED). */
+static int background_arg(lua_State *L, int idx)
+{
+    if (lua_type(L, idx) == LUA_TSTRING && strcmp(lua_tostring(L, idx), "own") == 0)
+        return MCP_SEND_OWN;
+    return lua_toboolean(L, idx) ? MCP_SEND_DETACHED : 0;
+}
+
 /* s:request(method, params|nil, timeout_ms, cb [, id [, headers [, background]]]) -> id | nil, err
- * background: no call waits on it, the client's own work (mcp_send_info's background). */
+ * background (mcp_send_info's): the client's own work; true, no call waits on it (detached);
+ * "own", the client's own work waits on it (a reconnection's initialize). */
 static int l_request(lua_State *L)
 {
     mcp_session *s = check_session(L);
@@ -1184,7 +1193,7 @@ static int l_request(lua_State *L)
         info.is_initialize = strcmp(info.method, "initialize") == 0;
         info.headers = headers;
         info.nheaders = nheaders;
-        info.background = lua_toboolean(L, 8);
+        info.background = background_arg(L, 8);
         rc = flush_out(L, s, &info);
     }
     if (rc != 1) {

@@ -345,9 +345,11 @@ local function attach_cancel(self, session, rid, cancel)
 end
 
 -- Sends a request for send_attempt (sched.await_call's start: its state comes as arguments, so a
--- call makes no closure here); cb gets the answer, or the send error at once.
+-- call makes no closure here); cb gets the answer, or the send error at once. A request of the
+-- client's own work (Client:_in_background, in the calling task) carries the mark "own".
 local function start_request(cb, self, session, method, params, timeout, id, headers, dl, cancel)
-  local rid, err = session:request(method, params, timeout, cb, id, headers)
+  local own = self.own_work ~= nil and self:_own_work() and "own" or nil
+  local rid, err = session:request(method, params, timeout, cb, id, headers, own)
   if not rid then
     cb(nil, nil, err, nil, self.closed_reason and "closed" or "transport")
     return
@@ -513,7 +515,7 @@ end
 
 -- Whether the transport declares an optional capability in t.capabilities (docs/API.md,
 -- Transports): what it supports (protocol_discovery, tool_parameter_headers) and which optional
--- methods it offers (protocol_version, inbound, respawn, session_id, authorizing, background). The client
+-- methods it offers (protocol_version, inbound, respawn, session_id, authorizing). The client
 -- calls no optional method a transport does not declare.
 local function capable(t, name)
   local caps = t.capabilities
@@ -546,7 +548,7 @@ function Client:_start_transport()
   end
   -- The transport may wait until it can carry messages (legacy SSE: the endpoint event).
   local ok, err = contract.start(self.transport, events,
-    { timeout_ms = self:_connect_timeout() or self.config.request_timeout_ms })
+    { timeout_ms = self:_connect_timeout() or self.config.request_timeout_ms, own = self:_own_work() })
   if not ok then
     self.state = "closed"
     self.closed_reason = err.message
@@ -695,28 +697,34 @@ end
 
 local STREAM_CLOSED = "the SSE stream closed" -- (the legacy SSE transport's close reason)
 
--- Mark the transport's OAuth layer with when the client's own work began (nil: none under way).
-local function mark_background(self)
-  local t = self.transport
-  if capable(t, "background") then t:set_background(self.background_since) end
-end
+local MAIN = {} -- the key of the code outside any task (a blocking call) in Client.own_work
 
--- fn(...) as the client's own work, which no call asked for (a reconnection, a new session): what
--- it sends, on this transport or on a new one made meanwhile (reconnect), may refresh a token but
--- never starts a login (lua/mcp/auth/transport.lua); the next call does. Returns fn's results.
+-- fn(...) as the client's own work, which no call asked for (a reconnection, a new session): the
+-- requests it sends, in this task, on this transport or on a new one made meanwhile (reconnect),
+-- and the start of that one, carry the mark "own" (session:request's background, the start's
+-- own), so they may refresh a token but never start a login (lua/mcp/auth/transport.lua); the
+-- next call does. The mark is the task's, not a time window: a user's call made meanwhile (in
+-- its own task, also one that waited for this work) is never the client's own, and two of these
+-- at once (or one inside another) each keep theirs. Returns fn's results.
 function Client:_in_background(fn, ...)
-  local outer = self.background_since
-  if outer == nil then
-    self.background_since = core.now_ms()
-    mark_background(self)
+  local key = sched.current() or MAIN
+  local marks = self.own_work
+  if marks == nil then
+    marks = setmetatable({}, { __mode = "k" })
+    self.own_work = marks
   end
+  marks[key] = (marks[key] or 0) + 1
   local ok, a, b = sched.pcall(fn, ...)
-  if outer == nil then
-    self.background_since = nil
-    mark_background(self)
-  end
+  local n = marks[key] - 1
+  marks[key] = n > 0 and n or nil
   if not ok then error(a, 0) end
   return a, b
+end
+
+-- Whether the calling task (or blocking code) runs the client's own work (_in_background).
+function Client:_own_work()
+  local marks = self.own_work
+  return marks ~= nil and marks[sched.current() or MAIN] ~= nil
 end
 
 -- The legacy SSE stream ended (the server restarted, or dropped the connection): the connection
@@ -927,7 +935,6 @@ function Client:reconnect(transport)
   end
   if self.state ~= "new" then self:close() end
   self.transport = transport
-  mark_background(self) -- (a reconnection of the client's own: see _in_background)
   self.state = "new"
   self.session = nil
   self.init_result = nil

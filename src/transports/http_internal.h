@@ -57,6 +57,7 @@ typedef struct mcp_http {
     int in_hook;        /* inside one of the hooks (they are not re-entered) */
     uint64_t last_hold; /* the last hold given to hooks->refused */
     int settle_cause;   /* during mcp_http_settle: its cause, for mcp_http_post_failed */
+    int start_own;      /* the start is the client's own work (mcp_http_start_own) */
 } mcp_http;
 
 /* What a protocol decides over the shared layer. */

@@ -354,16 +354,18 @@ static int call_refused(lua_State *L)
     lua_pushinteger(L, a->attempt);
     lua_pushinteger(L, a->memo);
     lua_pushnumber(L, (lua_Number)a->sent_ms);
-    lua_pushboolean(L, a->awaited);
+    lua_pushboolean(L, a->awaited != 0);
     if (a->request_id != 0)
         lua_pushnumber(L, (lua_Number)a->request_id);
     else
         lua_pushnil(L);
-    return lua_pcall(L, 11, 1, 0) != 0 ? lua_error(L) : 1;
+    lua_pushboolean(L, a->awaited == MCP_HTTP_AWAITED_OWN);
+    return lua_pcall(L, 12, 1, 0) != 0 ? lua_error(L) : 1;
 }
 
 /* refused(hold, method, url, status, header_lines, body, attempt, memo, sent_ms, awaited,
- * request_id|nil) -> true
+ * request_id|nil, own) -> true (awaited: a caller waits on it; own: that caller, or the
+ * exchange, is the client's own work)
  * when the owner takes the refused exchange (it calls t:settle(hold, ...) later, once). */
 static int hook_refused(void *ctx, uint64_t hold, const char *method, const char *url, long status,
                         const char *headers, size_t headers_len, const char *body, size_t body_len,
@@ -484,20 +486,23 @@ static int outcome(lua_State *L, int rc, const char *err)
     return 1;
 }
 
-/* start(): the legacy SSE transport's GET starts here. */
+/* start([own]): the legacy SSE transport's GET starts here. own: the start is the client's own
+ * work (a reconnection no call asked for: mcp_http_start_own). */
 static int l_start(lua_State *L)
 {
     http_box *box = check_box(L);
     char err[512];
     void *prev = enter(box, L);
-    int rc = box->base.t->vt->start(box->base.t, err, sizeof err);
+    int rc;
+    mcp_http_start_own(box->base.t, lua_toboolean(L, 2));
+    rc = box->base.t->vt->start(box->base.t, err, sizeof err);
     leave(box, prev);
     return outcome(L, rc, err);
 }
 
 /* t:set_request_hooks(headers, refused): headers(method, url) -> {Name = value} | nil for each
  * exchange (POST, GET, DELETE), refused(hold, method, url, status, header_lines, body, attempt,
- * memo, sent_ms, awaited, request_id) -> true to hold a refused one until t:settle(hold, ...); nil removes.
+ * memo, sent_ms, awaited, request_id, own) -> true to hold a refused one until t:settle(hold, ...); nil removes.
  * Neither may yield; both run inside the loop. */
 static int l_set_request_hooks(lua_State *L)
 {

@@ -583,6 +583,18 @@ static int follow_redirect(mcp_http *h, mcp_hreq *r, CURLcode rc)
     return take_place(h, r, n);
 }
 
+/* Who waits on r (the request hooks' awaited): MCP_HTTP_AWAITED_CALL, a caller (it carries a
+ * request, resumes a request's stream, or is the legacy stream a start waits for);
+ * MCP_HTTP_AWAITED_OWN, the same for the client's own work (mcp_send_info's MCP_SEND_OWN, a
+ * start of its own); 0, no one (a notification, an answer, the standalone GET stream, the
+ * session DELETE, a detached request). */
+static int awaited(const mcp_hreq *r)
+{
+    if (r->background == MCP_SEND_DETACHED || (r->request_id == 0 && !r->start_waits))
+        return 0;
+    return r->background == MCP_SEND_OWN ? MCP_HTTP_AWAITED_OWN : MCP_HTTP_AWAITED_CALL;
+}
+
 /* An exchange refused (400, 401, 403) before any stream, to the first origin, under request
  * hooks: 1 when the hooks hold it (mcp_http_settle decides; it stays linked meanwhile, so that
  * abandon and close drop it), 0 when it goes on to fail now. */
@@ -596,11 +608,11 @@ static int hold_refused(mcp_http *h, mcp_hreq *r, CURLcode rc)
         return 0;
     r->hold = ++h->last_hold;
     h->in_hook = 1;
-    taken = h->hooks->refused(
-        h->hooks_ctx, r->hold, method_name(r->method), r->hook_url, r->status,
-        r->resp_headers.len ? mcp_buf_head(&r->resp_headers) : "", r->resp_headers.len,
-        r->body.len ? mcp_buf_head(&r->body) : "", r->body.len, r->auth_attempts + 1, r->auth_memo,
-        r->hook_sent_ms, !r->background && (r->request_id != 0 || r->start_waits), r->request_id);
+    taken = h->hooks->refused(h->hooks_ctx, r->hold, method_name(r->method), r->hook_url, r->status,
+                              r->resp_headers.len ? mcp_buf_head(&r->resp_headers) : "",
+                              r->resp_headers.len, r->body.len ? mcp_buf_head(&r->body) : "",
+                              r->body.len, r->auth_attempts + 1, r->auth_memo, r->hook_sent_ms,
+                              awaited(r), r->request_id);
     h->in_hook = 0;
     if (!taken)
         r->hold = 0;
@@ -1196,6 +1208,8 @@ int mcp_http_sending(mcp_transport *t)
             return 1;
     return 0;
 }
+
+void mcp_http_start_own(mcp_transport *t, int own) { ((mcp_http *)t)->start_own = own != 0; }
 
 void mcp_http_set_request_hooks(mcp_transport *t, const mcp_http_request_hooks *hooks, void *ctx)
 {

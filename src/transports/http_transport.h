@@ -59,15 +59,24 @@ typedef void (*mcp_http_event_cb)(void *ctx, const char *kind, const char *value
  * refused: the exchange was answered 400, 401 or 403 before any stream (status, the response's
  * header lines and body; attempt: 1 for the first refusal of what it carries, memo: what the
  * owner gave with the last mcp_http_settle of it, 0 at first; sent_ms: when the message it
- * carries was first sent, mcp_now_ms; awaited: 1 when a caller waits on it (it carries a
- * request, resumes a request's stream, or is the legacy stream a start waits for), 0 for what
- * goes on in the background: a notification, an answer, the standalone GET stream and its
- * reconnections, the session DELETE, a request of the client's own: mcp_send_info's background);
+ * carries was first sent, mcp_now_ms; awaited: MCP_HTTP_AWAITED_CALL when a caller waits on it
+ * (it carries a request, resumes a request's stream, or is the legacy stream a start waits for),
+ * MCP_HTTP_AWAITED_OWN when that caller is the client's own work (mcp_send_info's MCP_SEND_OWN,
+ * a start of its own: mcp_http_start_own), 0 for what goes on in the background: a notification,
+ * an answer, the standalone GET stream and its reconnections, the session DELETE, a detached
+ * request of the client's own: MCP_SEND_DETACHED);
  * request_id: the request of ours it carries or resumes, 0 when none. Returns 1 when the owner takes it:
  * the exchange is held (a request keeps its id, its pending entry and its timeout) until the
  * owner calls mcp_http_settle with hold, once; 0 lets it fail now.
  * With hooks set, the DELETE of close() is sent from the loop's next step (mcp_http_busy is true
  * until then), so that headers are asked for inside a step and never from a finalizer. */
+/* The next start is the client's own work, which no call of the user's asked for (a
+ * reconnection): what it waits for (legacy SSE's stream) is awaited by it (MCP_HTTP_AWAITED_OWN). */
+void mcp_http_start_own(mcp_transport *t, int own);
+
+#define MCP_HTTP_AWAITED_CALL 1
+#define MCP_HTTP_AWAITED_OWN 2
+
 typedef struct mcp_http_request_hooks {
     int (*headers)(void *ctx, const char *method, const char *url, struct curl_slist **out,
                    char *err, size_t errlen);

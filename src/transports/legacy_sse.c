@@ -26,6 +26,8 @@ static int sse_start(mcp_http *h, char *err, size_t errlen)
         return -1;
     }
     h->inbound->start_waits = 1; /* (a refusal of it is the start's, not the background's) */
+    if (h->start_own)
+        h->inbound->background = MCP_SEND_OWN; /* (the client's own start: it never logs in) */
     return 0;
 }
 

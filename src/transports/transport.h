@@ -23,6 +23,10 @@ typedef struct mcp_header {
     size_t value_len;
 } mcp_header;
 
+/* mcp_send_info's background: see there. */
+#define MCP_SEND_DETACHED 1
+#define MCP_SEND_OWN 2
+
 /* What the session knows about an outgoing message: the send options of the contract. */
 typedef struct mcp_send_info {
     int64_t request_id; /* 0 unless the message is a request of ours */
@@ -30,8 +34,11 @@ typedef struct mcp_send_info {
     int is_initialize;
     const mcp_header *headers; /* per-request headers (HTTP), valid during send only */
     size_t nheaders;
-    /* A request of the client's own that no call waits on (a listen opened again on a timer):
-     * background work, as a notification is (the HTTP request hooks' awaited is false). */
+    /* The client's own work, which no call of the user's asked for (HTTP OAuth: it may refresh
+     * a token, never start a login): MCP_SEND_DETACHED, a request nothing waits on (a listen
+     * opened again on a timer: the HTTP request hooks' awaited is false, as for a notification);
+     * MCP_SEND_OWN, a request the client's own work waits on (a reconnection's initialize, a
+     * renewal's resubscribe: awaited, and own); 0 for a user's call. */
     int background;
 } mcp_send_info;
 

@@ -219,12 +219,11 @@ end
 
 -- Whether a refused exchange is the background's, which may refresh but never log in: no caller
 -- waits on it (awaited false: the GET stream reconnecting, a notification, an answer, the session
--- DELETE), or its message was sent while the client worked on its own (set_background: a
--- reconnection or a new session no call asked for; calls made meanwhile wait for that work).
-local function in_background(self, sent_ms, awaited)
-  if awaited == false then return true end
-  local since = self.background_since
-  return since ~= nil and sent_ms ~= nil and sent_ms >= since
+-- DELETE, a listen opened again), or it is the client's own work (own: a request or a start of a
+-- reconnection or a new session no call asked for, marked by Client:_in_background). An exchange
+-- a user's call awaits is never the background's, whatever else runs at the time.
+local function in_background(awaited, own)
+  return awaited == false or own == true
 end
 
 -- Whether a refused exchange stops at the last failed flow (the user denied the login, or it
@@ -344,8 +343,8 @@ end
 
 --- An exchange was refused (err: status_code, response_headers, response_body, sent_ms: when
 --- its message was first sent, core.now_ms(); awaited: false when no caller waits on it, which
---- then never starts a login, nor does what was sent while the client worked on its own
---- (set_background): they may refresh, else fail with login_required): authorize again? true to
+--- then never starts a login, nor does own, the client's own work (Client:_in_background): they
+--- may refresh, else fail with login_required): authorize again? true to
 --- send it again. attempt: 1 for the first refusal of what it carries; memo: what the last call
 --- gave back for it (0 at first), returned updated.
 ---@param err table
@@ -359,7 +358,7 @@ function A:reauthorize(err, attempt, memo)
   local ch = discovery.parse_www_authenticate(hdrs["www-authenticate"]) or {}
   if self.oauth then
     if status ~= 401 or attempt > 1 then return nil, nil, memo end
-    local ok, rerr = static_again(self, in_background(self, err.sent_ms, err.awaited))
+    local ok, rerr = static_again(self, in_background(err.awaited, err.own))
     if not ok then refusal(rerr, status, hdrs) end
     return ok, rerr, memo
   end
@@ -373,7 +372,7 @@ function A:reauthorize(err, attempt, memo)
   end
   -- A nonce challenge is not a bad token (and a 400 is no challenge): no flow.
   if nonce or status == 400 or (status == 403 and ch.error ~= "insufficient_scope") then return nil, nil, memo end
-  local ok, rerr = run_flow(self, status, ch, err.sent_ms, in_background(self, err.sent_ms, err.awaited))
+  local ok, rerr = run_flow(self, status, ch, err.sent_ms, in_background(err.awaited, err.own))
   if not ok then refusal(rerr, status, hdrs) end
   return ok, rerr, memo
 end
@@ -402,7 +401,7 @@ end
 --- The C transport's request hooks (t:set_request_hooks): headers(method, url) for every
 --- exchange (the provider's request_headers; nil when it has none: then the transport asks
 --- nothing), and refused(hold, method, url, status, header_lines, body, attempt, memo, sent_ms,
---- awaited, request_id), which takes a refusal worth authorizing again: the authorization runs in
+--- awaited, request_id, own), which takes a refusal worth authorizing again: the authorization runs in
 --- a task, then settle(hold, again, memo, err) tells the transport to send the exchange again or
 --- to let it fail (a request with err, the OAuth error, when there is one). What no caller waits
 --- on that is a stream (the standalone GET stream, a request of the client's own such as a listen
@@ -419,7 +418,7 @@ function A:request_hooks(settle)
     headers = function(method, url) return self:request_headers(method, url) end
   end
   self.settle = settle
-  local function refused(hold, method, url, status, lines, body, attempt, memo, sent_ms, awaited, request_id)
+  local function refused(hold, method, url, status, lines, body, attempt, memo, sent_ms, awaited, request_id, own)
     local hdrs = parse_header_lines(lines)
     if not takes(self, status, hdrs, attempt) then return false end
     sched.spawn_handler(function(e)
@@ -427,7 +426,7 @@ function A:request_hooks(settle)
       io.stderr:write("mcp: re-authorization failed: ", term.escape(e), "\n")
     end, function()
       local ok, err, m = self:reauthorize({ status_code = status, response_headers = hdrs, response_body = body,
-        url = url, sent_ms = sent_ms, awaited = awaited }, attempt, memo)
+        url = url, sent_ms = sent_ms, awaited = awaited, own = own }, attempt, memo)
       if ok ~= true and awaited == false and (method == "GET" or request_id ~= nil) and waits_for_login(self, err) then
         self.parked[#self.parked + 1] = { hold = hold, memo = m or memo } -- (until authorized())
         return
@@ -444,7 +443,7 @@ end
 --- The OAuth layer over a transport object (composition): its start first installs (or
 --- refreshes) the token; set_protocol_version and everything else are the transport's. The
 --- handle is the transport's too (the session binds to that handle), and so are the
---- capabilities, with `authorizing` and `background` added (Layer:authorizing, Layer:set_background).
+--- capabilities, with `authorizing` added (Layer:authorizing).
 local Layer = {}
 
 function Layer.__index(self, k)
@@ -469,11 +468,6 @@ function Layer.__tostring(self) return tostring(rawget(self, "inner")) end
 ---@return boolean busy, number|nil ended_ms
 function Layer:authorizing() return self.auth:authorizing() end
 
---- The client works on its own from since_ms (core.now_ms(); nil: no longer): what it sends from
---- then on (a reconnection, a new session no call asked for) may refresh but never log in.
----@param since_ms number|nil
-function Layer:set_background(since_ms) self.auth.background_since = since_ms end
-
 --- Start: the token first (a stored one, or the static one refreshed when expired), then the
 --- transport's start.
 function Layer:start(events, start_opts)
@@ -487,7 +481,7 @@ end
 ---@param a mcp.auth.Authenticator
 ---@return table
 function M.layer(t, a)
-  local caps = { authorizing = true, background = true }
+  local caps = { authorizing = true }
   for k, v in pairs(type(t.capabilities) == "table" and t.capabilities or {}) do caps[k] = v end
   return setmetatable({ inner = t, auth = a, handle = t.handle, capabilities = caps }, Layer)
 end

@@ -97,11 +97,12 @@ local Http = native.class({
 function Http:__tostring() return "mcp." .. M.kind(self) .. "_transport" end
 
 --- Start: returns once messages can be sent (legacy SSE: after the endpoint event; a 401/403 on
---- its GET is authorized again inside the transport, and the wait goes on).
+--- its GET is authorized again inside the transport, and the wait goes on). start_opts.own: the
+--- client's own start (a reconnection): a refusal of its GET may refresh, never log in.
 ---@return boolean|nil ok, mcp.Error|nil err
 function Http:start(_, start_opts)
   local st = states[self.handle]
-  local ok, err = self.handle:start()
+  local ok, err = self.handle:start(start_opts ~= nil and start_opts.own == true)
   if not ok then return nil, errors.new(nil, "failed to connect transport: " .. tostring(err), nil, { kind = "transport" }) end
   local timeout = start_opts and start_opts.timeout_ms or st.cfg.timeout_ms or protocol.DEFAULT_REQUEST_TIMEOUT_MS
   return wait_ready(self.handle, timeout)

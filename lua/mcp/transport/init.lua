@@ -142,7 +142,8 @@ end
 --- nil, err (kind "config").
 ---@param t any
 ---@param events table|nil
----@param start_opts table|nil timeout_ms: how long start may wait (the client's connect_timeout_ms or request_timeout_ms)
+---@param start_opts table|nil timeout_ms: how long start may wait (the client's connect_timeout_ms or
+---  request_timeout_ms); own: the start is the client's own work, no call asked for it (HTTP OAuth: never a login)
 ---@return boolean|nil ok, mcp.Error|nil err
 function M.start(t, events, start_opts)
   -- start may wait (legacy SSE: for the endpoint event): a task yields through sched.pcall
