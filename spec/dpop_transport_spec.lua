@@ -169,6 +169,41 @@ describe("DPoP on the GET stream and the session DELETE #auth", function()
     assert.are_not.equal(jtis[1], jtis[2])
   end)
 
+  -- DPoP signs each request with the provider's token (request_headers): after a login made
+  -- elsewhere (here the flow run on the provider itself, as another client sharing its store
+  -- would), a call goes through with no 401, so no flow runs in the transport; the GET stream
+  -- held for want of that login must go again all the same.
+  it("sends the GET stream held for a login again once a call signed with a token got elsewhere is answered",
+    function()
+      local reports = {}
+      control(srv, { sessions = true, get_stream_close = true, get_retry_ms = 100 })
+      local p = dpop_provider(srv)
+      local c = assert(A.http_client(srv, { client_name = "dpop-spec", auth_provider = p, max_reconnects = 1000,
+        transport_on_error = function(e) reports[#reports + 1] = e end }))
+      assert(c:list_tools())
+      state_when(function(s) return #s.records.mcp_get >= 2 end)
+      control(srv, { expire_access_tokens = true, expire_refresh_tokens = true })
+      assert.is_true(helper.wait_until(function()
+        for _, e in ipairs(reports) do
+          if type(e) == "table" and e.oauth_error == "login_required" then return true end
+        end
+        return false
+      end, helper.ms(15000)), "no login_required was reported")
+      local held = #state(srv).records.mcp_get
+      assert.equal("AUTHORIZED", auth.auth(p, { server_url = srv.url }))
+      local token = p:tokens().access_token
+      assert(c:call_tool("whoami", {}))
+      local st = state_when(function(s)
+        local g = s.records.mcp_get[#s.records.mcp_get]
+        return #s.records.mcp_get > held and g.accepted == true
+      end)
+      c:close()
+      local g = st.records.mcp_get[#st.records.mcp_get]
+      assert.is_true(#st.records.mcp_get > held, "the GET stream stayed held")
+      assert.is_true(g.accepted)
+      assert.equals("DPoP " .. token, g.authorization)
+    end)
+
   it("answers a use_dpop_nonce on the GET with one prompt retry carrying the nonce", function()
     local c, p = connected({ method_nonces = { GET = "get-nonce-1" } })
     local st = state_when(function(s)

@@ -398,6 +398,10 @@ local function send_attempt(self, session, method, params, opts, headers, timeou
     e.response_body = rbody
     return nil, e
   end
+  -- (the OAuth layer: the server took the call's authorization; a login waited for is not needed)
+  local t = self.transport
+  local caps = t ~= nil and t.capabilities
+  if type(caps) == "table" and caps.answered == true then t:answered() end
   return res
 end
 
@@ -515,7 +519,7 @@ end
 
 -- Whether the transport declares an optional capability in t.capabilities (docs/API.md,
 -- Transports): what it supports (protocol_discovery, tool_parameter_headers) and which optional
--- methods it offers (protocol_version, inbound, respawn, session_id, authorizing). The client
+-- methods it offers (protocol_version, inbound, respawn, session_id, authorizing, answered). The client
 -- calls no optional method a transport does not declare.
 local function capable(t, name)
   local caps = t.capabilities

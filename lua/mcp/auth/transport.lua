@@ -255,6 +255,16 @@ local function authorized(self)
   for _, p in ipairs(parked) do self.settle(p.hold, true, p.memo) end
 end
 
+--- A call's request was answered (lua/mcp/client.lua, through the layer's answered): the server
+--- took its authorization, so one that was waiting for a login needs none now (a provider that
+--- signs each request, such as DPoP, with tokens another client or process got; a token that
+--- still works after the background's refresh failed). The parked exchanges go again and the
+--- background may authorize again, as after a flow (authorized); nothing to do otherwise.
+function A:answered()
+  if self.login_needed == nil and self.failed == nil and self.parked[1] == nil then return end
+  authorized(self)
+end
+
 local function is_login_required(err)
   return type(err) == "table" and err.oauth_error == oerr.LOGIN_REQUIRED
 end
@@ -443,7 +453,7 @@ end
 --- The OAuth layer over a transport object (composition): its start first installs (or
 --- refreshes) the token; set_protocol_version and everything else are the transport's. The
 --- handle is the transport's too (the session binds to that handle), and so are the
---- capabilities, with `authorizing` added (Layer:authorizing).
+--- capabilities, with `authorizing` and `answered` added (Layer:authorizing, Layer:answered).
 local Layer = {}
 
 function Layer.__index(self, k)
@@ -468,6 +478,9 @@ function Layer.__tostring(self) return tostring(rawget(self, "inner")) end
 ---@return boolean busy, number|nil ended_ms
 function Layer:authorizing() return self.auth:authorizing() end
 
+--- A call's request was answered (A:answered): what waits for a login goes again.
+function Layer:answered() self.auth:answered() end
+
 --- Start: the token first (a stored one, or the static one refreshed when expired), then the
 --- transport's start.
 function Layer:start(events, start_opts)
@@ -481,7 +494,7 @@ end
 ---@param a mcp.auth.Authenticator
 ---@return table
 function M.layer(t, a)
-  local caps = { authorizing = true }
+  local caps = { authorizing = true, answered = true }
   for k, v in pairs(type(t.capabilities) == "table" and t.capabilities or {}) do caps[k] = v end
   return setmetatable({ inner = t, auth = a, handle = t.handle, capabilities = caps }, Layer)
 end
