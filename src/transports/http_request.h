@@ -47,7 +47,7 @@ struct mcp_hreq {
     void *owner;
     int method;
     int64_t request_id;  /* the JSON-RPC request a POST carries, 0 if none */
-    int background;      /* the client's own work (mcp_send_info's: MCP_SEND_DETACHED, MCP_SEND_OWN) */
+    int background;      /* the client's own work (mcp_send_info's) */
     int for_request;     /* a GET resuming the stream of request_id */
     int is_initialize;   /* carries initialize (no session headers) */
     char *last_event_id; /* the Last-Event-ID it was sent with, owned, may be NULL */
