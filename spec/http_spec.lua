@@ -478,6 +478,35 @@ describe("streamable HTTP #http", function()
     c:close()
   end)
 
+  -- An event id names an event of one session: a new session the server gives the client without
+  -- refusing the old one first (initialize again on the same transport) must not be asked for the
+  -- old session's events by the GET stream's reconnection.
+  it("reconnects the GET stream on a session adopted without an expiry with no Last-Event-ID of the old one",
+    function()
+      H.control(srv, { get_stream = "close_every_ms:100", retry_ms = 10 })
+      local c = assert(new_client(srv, { max_reconnects = 1000 }))
+      local function gets() return H.state(srv).get_connects end
+      assert.is_true(helper.wait_until(function()
+        local g = gets()
+        return #g >= 2 and type(g[#g].last_event_id) == "string"
+      end, helper.ms(20000)), "the GET stream did not reconnect with a Last-Event-ID")
+      local old = gets()[#gets()].session_id
+      assert(c:request("initialize", { protocolVersion = c:protocol_version(), capabilities = {},
+        clientInfo = { name = "again", version = "1" } }))
+      local first
+      assert.is_true(helper.wait_until(function()
+        for _, g in ipairs(gets()) do
+          if g.session_id ~= old and g.session_id ~= mcp.null then
+            first = g
+            return true
+          end
+        end
+        return false
+      end, helper.ms(20000)), "no GET on the new session")
+      c:close()
+      assert.equal(mcp.null, first.last_event_id) -- (the old session's event id: the defect)
+    end)
+
   it("takes a 405 on the GET stream silently", function()
     H.control(srv, { get_stream = "405" })
     local errs = {}

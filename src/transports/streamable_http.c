@@ -50,6 +50,8 @@ static int is_modern(const mcp_http *h)
     return h->protocol_version != NULL && strcmp(h->protocol_version, "2026-07-28") >= 0;
 }
 
+/* The session id r's response named, when it is another than the current one (a first one, or a
+ * new one the server gave without refusing the old first: initialize again): a new session. */
 static void adopt_session_id(mcp_http *h, mcp_hreq *r)
 {
     if (r->session_id == NULL || is_modern(h))
@@ -58,6 +60,8 @@ static void adopt_session_id(mcp_http *h, mcp_hreq *r)
         return;
     mcp_http_set_str(&h->session_id, r->session_id, strlen(r->session_id));
     h->session_gen++;
+    free(S(h)->inbound_last_id); /* an event id of one session means nothing to another */
+    S(h)->inbound_last_id = NULL;
     mcp_http_headers_changed(h);
     mcp_http_emit(h, "session_id", h->session_id);
 }
@@ -183,7 +187,7 @@ static void stream_done(mcp_http *h, mcp_hreq *r, CURLcode rc, const char *what)
         /* The inbound stream ended, broke, or could not connect: reconnect from the last event
          * id after the server's retry delay, else 1 s x 1.5 up to 30 s; a server that answered
          * resets the count, so only consecutive failures run out. */
-        if (id[0])
+        if (id[0] && r->sent_session == h->session_gen) /* (not an id of a session gone since) */
             mcp_http_set_str(&S(h)->inbound_last_id, id, strlen(id));
         if (r->retry_ms)
             S(h)->inbound_retry_ms = r->retry_ms;
