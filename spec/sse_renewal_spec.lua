@@ -40,3 +40,38 @@ describe("legacy SSE: a call during the background reconnection #auth", function
     c:close()
   end)
 end)
+
+-- The background try's reconnection is the client's own work, through its ping; a call that waited
+-- for it and goes out while that ping is still out is the user's all the same (the client's own
+-- work is marked per exchange, not by a time window from the try's start to its end): a 403
+-- insufficient_scope on it steps up with a login, as any call's does.
+describe("legacy SSE: a call held behind the background reconnection #auth", function()
+  local srv = A.serve({ curl = true })
+  if not srv then return end
+
+  it("is the user's: its step-up logs in", function()
+    local p
+    p = auth.interactive_provider({ store = auth.memory_store(), server_url = srv.base .. "/sse",
+      headless = function(u)
+        p.logins = p.logins + 1
+        return auth.follow_authorization(u)
+      end })
+    p.logins = 0
+    local reconnected = 0
+    local c = assert(A.sse_client(srv, { auth_provider = p,
+      on_reconnect = function() reconnected = reconnected + 1 end }))
+    assert.equal(1, p.logins)
+    local posts = token_posts(srv)
+    -- the stream ends with the token expired: the try's connect refreshes it, 1 s at the token
+    -- endpoint, and its ping is answered 2 s late; tools/call needs a scope the token has not
+    A.control(srv, { call_scope = "mcp:tools", expire_access_tokens = true, token_delay_ms = 1000,
+      ping_delay_ms = 2000, end_sse_streams = true })
+    assert.is_true(helper.wait_until(function() return token_posts(srv) > posts end, helper.ms(10000)))
+    local res, err = c:call_tool("whoami", {})
+    assert.is_nil(err, tostring(err and err.message))
+    assert.truthy(res.content[1].text:find("mcp:tools", 1, true), res.content[1].text)
+    assert.equal(2, p.logins) -- (login_required, with no login: the defect)
+    assert.equal(1, reconnected)
+    c:close()
+  end)
+end)
