@@ -256,12 +256,14 @@ local function authorized(self)
 end
 
 --- A call's request was answered (lua/mcp/client.lua, through the layer's answered): the server
---- took its authorization, so one that was waiting for a login needs none now (a provider that
---- signs each request, such as DPoP, with tokens another client or process got; a token that
---- still works after the background's refresh failed). The parked exchanges go again and the
---- background may authorize again, as after a flow (authorized); nothing to do otherwise.
+--- took its authorization, so what waits for a login needs none now (a provider that signs each
+--- request, such as DPoP, with tokens another client or process got; a token that still works
+--- after the background's refresh failed). When something waits (login_needed, parked
+--- exchanges), they go again and the background may authorize again, as after a flow
+--- (authorized). Otherwise nothing: a failed login alone stays the answer for the refusals of
+--- its burst (a step-up the user denied is not undone by another call that needed no scope).
 function A:answered()
-  if self.login_needed == nil and self.failed == nil and self.parked[1] == nil then return end
+  if self.login_needed == nil and self.parked[1] == nil then return end
   authorized(self)
 end
 
