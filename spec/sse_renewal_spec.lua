@@ -75,3 +75,92 @@ describe("legacy SSE: a call held behind the background reconnection #auth", fun
     c:close()
   end)
 end)
+
+-- close() while a background try (renew_connection) is under way ends the tries: before, the
+-- try's reconnect had closed the client itself, so its era could not tell the user's close from
+-- that one; the try, failing, marked the closed client lost again, and the tries went on (and a
+-- later one could connect the closed client again).
+describe("legacy SSE: close() during a background try", function()
+  local H = require("http_helper")
+  local core = require("mcp.core")
+  local errors = require("mcp.errors")
+  local sched = require("mcp.sched")
+
+  -- No task left, and nothing keeps the loop alive.
+  local function settled()
+    return sched.live() == 0 and not core.alive()
+  end
+
+  it("a try whose connect fails after close() is the last: no later try, its failure not reported", function()
+    if not H.have_node() or not H.have_curl() then pending("needs node and curl"); return end
+    local srv = H.start("")
+    local c
+    finally(function()
+      if c then c:close() end
+      H.stop(srv)
+    end)
+    -- the tries' transports: the first one's start waits until it is closed, then fails (as the
+    -- SSE transport's does); a later one's start waits for good
+    local made, reports, starting = 0, {}, nil
+    local function factory()
+      made = made + 1
+      local n, wake = made, nil
+      return {
+        capabilities = { session_id = true }, -- as the SSE transport: a stream it can lose
+        start = function()
+          if n == 1 then starting = true end
+          return sched.await(function(cb) wake = cb end)
+        end,
+        send = function() return true end,
+        close = function()
+          if n == 1 and wake then wake(nil, errors.new(nil, "closed while starting", nil, { kind = "transport" })) end
+        end,
+        session_id = function() return nil end,
+      }
+    end
+    c = assert(mcp.create_sse_client(srv.base .. "/sse", { request_timeout_ms = helper.ms(20000),
+      transport_factory = factory, on_error = function(e) reports[#reports + 1] = e end }))
+    H.control(srv, { close_idle_connections = true }) -- the SSE stream ends; the server stays up
+    assert.is_true(helper.wait_until(function() return starting end, helper.ms(10000)))
+    local reported = #reports
+    c:close()
+    -- the try ends (its start fails); before, the next try waited on a timer that kept the loop
+    -- alive, then started
+    assert.is_true(helper.wait_until(settled, helper.ms(5000)), "a try or its wait goes on after close()")
+    assert.equal(1, made)
+    assert.equal(reported, #reports, reported < #reports and tostring(reports[#reports].message) or nil)
+    local res, perr = c:ping()
+    assert.is_nil(res)
+    assert.equal("closed", perr.kind)
+    assert.equal(1, made)
+  end)
+
+  it("after a try whose initialize failed, ends the wait for the next try at once", function()
+    if not H.have_node() or not H.have_curl() then pending("needs node and curl"); return end
+    local srv = H.start("")
+    local c
+    finally(function()
+      if c then c:close() end
+      H.stop(srv)
+    end)
+    local url, made, failed = srv.base .. "/sse", 0, 0
+    c = assert(mcp.create_sse_client(url, { request_timeout_ms = helper.ms(20000),
+      on_error = function(e) if helper.has(tostring(e.message), "a new connection failed") then failed = failed + 1 end end,
+      transport_factory = function()
+        made = made + 1 -- a try
+        return mcp.sse_transport({ url = url })
+      end }))
+    -- the try's stream opens; its initialize gets a 500 (the connect fails after it began)
+    H.control(srv, { fault_methods = { "initialize" }, fail_next = { 500 } })
+    H.control(srv, { close_idle_connections = true }) -- the SSE stream ends; the server stays up
+    assert.is_true(helper.wait_until(function() return failed >= 1 end, helper.ms(10000)))
+    assert.equal(1, made)
+    c:close()
+    helper.drain()
+    -- (before, the wait for the next try kept the loop alive until it fired: the failed connect had
+    -- closed the client itself, and close() found nothing more to close)
+    assert.is_false(core.alive())
+    assert.is_true(helper.wait_until(settled, helper.ms(5000)))
+    assert.equal(1, made)
+  end)
+end)

@@ -610,6 +610,20 @@ function Client:_connect_settings()
   return o
 end
 
+-- End the connection (idempotent): the era ends, the session and the transport close. Both the
+-- user's close() and the client's own ends of a connection (a connect that failed, reconnect
+-- starting over: a lost legacy SSE stream's new connection, renew_connection, is one) come here;
+-- only close() marks the client closed by its user.
+local function end_connection(self)
+  self.stream_lost_again = nil -- (a lost SSE connection is not tried again after a close)
+  if self.state == "closed" and self.transport_closed then return end
+  self.state = "closed"
+  self.transport_closed = true
+  self.era:close()
+  if self.session then self.session:close("the client was closed") end
+  contract.close(self.transport)
+end
+
 --- Start the transport and decide the protocol era: the server/discover probe (stdio and
 --- streamable HTTP, unless protocol_version_discovery is false or a legacy protocol_version was
 --- asked for), then either the stateless 2026-07-28 lifecycle or the initialize handshake.
@@ -632,13 +646,13 @@ function Client:connect()
   if not ok then return nil, err end
   local era, init = eras.decide(self, o)
   if era == nil then
-    self:close()
+    end_connection(self)
     return nil, init
   end
   self.era, self.init_result, self.state = era, init, "connected"
   ok, err = era:start(init, o.reattach ~= nil)
   if not ok then
-    self:close()
+    end_connection(self)
     return nil, err
   end
   self.connected_once = true
@@ -759,9 +773,16 @@ end
 
 -- The new connection made after the legacy SSE stream ended failed (the server is still down):
 -- the client is lost, not closed for good, so that the next call tries again (close() ends that);
--- subs (uri -> true) are the subscriptions to make on the connection that works.
+-- subs (uri -> true) are the subscriptions to make on the connection that works. Unless its user
+-- closed the client while the new connection was being made (it failed for that): then it stays
+-- closed, and no call or background try connects it again. Whether the client is lost (false:
+-- closed by its user).
+---@param subs table
+---@return boolean
 function Client:_reconnect_failed(subs)
+  if self.closed_by_user then return false end
   self.stream_lost_again = subs
+  return true
 end
 
 -- The subscriptions a failed reconnection left to make (see _reconnect_failed), or nil.
@@ -904,13 +925,13 @@ end
 --- whose exit may take the step's CPU for a while: eight closes are spread over eight steps).
 ---@return boolean
 function Client:close()
-  self.stream_lost_again = nil -- (a lost SSE connection is not tried again after a close)
-  if self.state == "closed" and self.transport_closed then return true end
-  self.state = "closed"
-  self.transport_closed = true
-  self.era:close()
-  if self.session then self.session:close("the client was closed") end
-  contract.close(self.transport)
+  -- (read by _reconnect_failed: a new connection of the client's own under way fails now, and
+  -- the client stays closed; a reconnect() of the user's clears it)
+  self.closed_by_user = true
+  -- a connection the client ended itself (a background try's connect that failed) left its era
+  -- open: it ends now (the tries' wait for the next one with it)
+  if self.state == "closed" and self.transport_closed then self.era:close() end
+  end_connection(self)
   return true
 end
 Client.__close = Client.close
@@ -937,7 +958,8 @@ function Client:reconnect(transport)
   elseif type(transport) ~= "userdata" and type(transport) ~= "table" then
     error("mcp.reconnect: transport expected", 2)
   end
-  if self.state ~= "new" then self:close() end
+  if self.state ~= "new" then end_connection(self) end
+  self.closed_by_user = nil
   self.transport = transport
   self.state = "new"
   self.session = nil

@@ -145,7 +145,9 @@ function Era:renew_connection()
   if reconnecting[client] == self then reconnecting[client] = nil end
   end_renewal(self)
   if not ok then
-    client:_reconnect_failed(subs) -- the next call tries again
+    -- the next call tries again; unless the client's user closed it meanwhile (which failed the
+    -- connect): it stays closed, and the calls waiting fail as closed, with nothing to report
+    if not client:_reconnect_failed(subs) then return false end
     local e = errors.new(nil, "the SSE stream closed and a new connection failed: " .. tostring(err and err.message),
       nil, { kind = err and err.kind or "transport", cause = err })
     client:_report(e)
@@ -431,7 +433,10 @@ function Era:clear_cache() end
 
 --- The client was closed (by its user: not by a new connection of its own, renew_connection's
 --- reconnect): its background tries stop, and the wait for the next one ends now (a timer that
---- keeps the loop alive would hold mcp.run() or a blocking wait until it fired, for nothing).
+--- keeps the loop alive would hold mcp.run() or a blocking wait until it fired, for nothing). A
+--- close of the user's during a renewal, which this cannot tell from the reconnect's, fails the
+--- try's new connection, and the client, which knows its user closed it, stays closed
+--- (client:_reconnect_failed): no call or try finds it lost, so none follows.
 function Era:close()
   local client = self.client
   local token = tries[client]
