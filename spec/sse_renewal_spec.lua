@@ -79,7 +79,8 @@ end)
 -- close() while a background try (renew_connection) is under way ends the tries: before, the
 -- try's reconnect had closed the client itself, so its era could not tell the user's close from
 -- that one; the try, failing, marked the closed client lost again, and the tries went on (and a
--- later one could connect the closed client again).
+-- later one could connect the closed client again). The SSE transport closed while it waited for
+-- its endpoint event also kept that wait's timer (the connect timeout, 20 s here) alive.
 describe("legacy SSE: close() during a background try", function()
   local H = require("http_helper")
   local core = require("mcp.core")
@@ -90,6 +91,50 @@ describe("legacy SSE: close() during a background try", function()
   local function settled()
     return sched.live() == 0 and not core.alive()
   end
+
+  -- the GETs of /sse the fixture server srv saw
+  local function sse_gets(srv)
+    local n = 0
+    for _, g in ipairs(H.state(srv).get_connects) do
+      if g.path == "/sse" then n = n + 1 end
+    end
+    return n
+  end
+
+  it("stops the try's connect at once, and no try follows: nothing reconnects, nothing keeps the loop alive",
+    function()
+      if not H.have_node() or not H.have_curl() then pending("needs node and curl"); return end
+      local srv = H.start("")
+      local c
+      finally(function()
+        if c then c:close() end
+        H.stop(srv)
+      end)
+      local url, made = srv.base .. "/sse", 0
+      c = assert(mcp.create_sse_client(url, { request_timeout_ms = helper.ms(20000),
+        transport_factory = function()
+          made = made + 1 -- a try
+          return mcp.sse_transport({ url = url })
+        end }))
+      assert.equal(1, sse_gets(srv))
+      H.control(srv, { slow_ms = 600000 }) -- the next GETs of /sse get their endpoint event late
+      H.control(srv, { close_idle_connections = true }) -- the SSE stream ends; the server stays up
+      -- the first try's GET reached the server: its connect waits for the endpoint event
+      assert.is_true(helper.wait_until(function() return sse_gets(srv) >= 2 end, helper.ms(10000)))
+      assert.equal(1, made)
+      c:close()
+      H.control(srv, { slow_ms = 0 }) -- a try from now on would connect
+      -- the try ends: its endpoint wait ended with its transport (before, 20 s later); and no next
+      -- try waits on a timer
+      assert.is_true(helper.wait_until(settled, helper.ms(5000)), "a try or its wait goes on after close()")
+      assert.equal(1, made)
+      assert.equal(2, sse_gets(srv))
+      local res, err = c:ping() -- a call fails as closed; it makes no new connection
+      assert.is_nil(res)
+      assert.equal("closed", err.kind)
+      assert.equal(1, made)
+      assert.is_false(c:is_connected())
+    end)
 
   it("a try whose connect fails after close() is the last: no later try, its failure not reported", function()
     if not H.have_node() or not H.have_curl() then pending("needs node and curl"); return end
@@ -143,9 +188,12 @@ describe("legacy SSE: close() during a background try", function()
       if c then c:close() end
       H.stop(srv)
     end)
-    local url, made, failed = srv.base .. "/sse", 0, 0
+    local url, made, failed, seen = srv.base .. "/sse", 0, 0, {}
     c = assert(mcp.create_sse_client(url, { request_timeout_ms = helper.ms(20000),
-      on_error = function(e) if helper.has(tostring(e.message), "a new connection failed") then failed = failed + 1 end end,
+      on_error = function(e)
+        seen[#seen + 1] = tostring(e.message)
+        if helper.has(tostring(e.message), "a new connection failed") then failed = failed + 1 end
+      end,
       transport_factory = function()
         made = made + 1 -- a try
         return mcp.sse_transport({ url = url })
@@ -153,7 +201,8 @@ describe("legacy SSE: close() during a background try", function()
     -- the try's stream opens; its initialize gets a 500 (the connect fails after it began)
     H.control(srv, { fault_methods = { "initialize" }, fail_next = { 500 } })
     H.control(srv, { close_idle_connections = true }) -- the SSE stream ends; the server stays up
-    assert.is_true(helper.wait_until(function() return failed >= 1 end, helper.ms(10000)))
+    assert.is_true(helper.wait_until(function() return failed >= 1 end, helper.ms(10000)),
+      "tries " .. made .. ", reported: " .. table.concat(seen, " | "))
     assert.equal(1, made)
     c:close()
     helper.drain()

@@ -113,6 +113,14 @@ end
 function Http:close(wait_ms)
   local h = self.handle
   h:close()
+  -- a start still waiting for the endpoint event (legacy SSE) ends now, and its timer with it
+  local st = states[h]
+  if st and not st.closed then
+    st.closed = true
+    local waiters = st.waiters
+    st.waiters = {}
+    for _, w in ipairs(waiters) do w() end
+  end
   if (wait_ms == nil or wait_ms > 0) and not sched.in_host_loop() then
     sched.wait_until(function() return not h:busy() end, wait_ms or 3000)
   end
@@ -283,10 +291,19 @@ local function stream_failed(st)
   return e
 end
 
--- Legacy SSE: wait (bounded) for the endpoint event after start. Returns true or nil, err.
+-- A start that ended because the transport was closed meanwhile (Http:close).
+local function closed_while_starting()
+  return nil, errors.new(nil, "MCP SSE Transport Error: the transport was closed before the endpoint event", nil,
+    { kind = "closed" })
+end
+
+-- Legacy SSE: wait (bounded) for the endpoint event after start, or until the transport is
+-- closed (Http:close wakes the wait: its timer must not outlive the transport). Returns true or
+-- nil, err.
 wait_ready = function(box, timeout_ms)
   local st = states[box]
   if not st or box:ready() == 1 then return true end
+  if st.closed then return closed_while_starting() end
   if box:ready() == -1 then return nil, stream_failed(st) end
   local ok = sched.await(function(cb)
     local timer = core.timer(timeout_ms, function() cb(false) end)
@@ -295,6 +312,7 @@ wait_ready = function(box, timeout_ms)
       cb(true)
     end
   end)
+  if st.closed then return closed_while_starting() end
   if box:ready() == 1 then return true end
   if not ok then
     return nil, errors.new(nil, "MCP SSE Transport Error: no endpoint event within " .. timeout_ms .. " ms", nil,
