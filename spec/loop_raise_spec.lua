@@ -125,7 +125,7 @@ describe("out of memory making a C callback's arguments", function()
     end
     local got = {}
     -- a 40000-byte line, then "after"; then it waits for its stdin to close
-    local script = [[io.stderr:write(string.rep("x", 40000), "\nafter\n"); io.stderr:flush(); io.read("a")]]
+    local script = [[io.stderr:write(string.rep("x", 40000), "\nafter\n"); io.stderr:flush(); io.read("*a")]]
     local h = core.stdio_transport({
       command = helper.lua_cmd(), args = { "-e", script }, env = { "PATH=" .. (os.getenv("PATH") or "") },
       stderr = function(line) got[#got + 1] = line end,
