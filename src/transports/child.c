@@ -499,8 +499,13 @@ static void start_done(mcp_child *c)
     if (e == 0) {
         setpgid(pid, pid); /* as in the child, to close the race */
         watch_pid(c, pid);
-        if (c->stage != MCP_CHILD_RUNNING && !mcp_child_poll(c))
-            arm_stage_timer(c);
+        if (c->stage != MCP_CHILD_RUNNING) { /* a stop asked for while it started */
+            int orphan = c->owner == NULL;
+            if (!mcp_child_poll(c))
+                arm_stage_timer(c);
+            else if (orphan)
+                return; /* reaped, and with no owner freed: no one to tell */
+        }
         if (c->owner != NULL && c->on_started != NULL)
             c->on_started(c, c->owner, NULL);
         return;
