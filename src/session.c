@@ -1187,7 +1187,7 @@ static int l_request(lua_State *L)
     p->session = s;
     p->cb_ref = LUA_NOREF;
     {
-        mcp_send_info info;
+        mcp_send_info info = {0, NULL, 0, NULL, 0, 0};
         info.request_id = id;
         info.method = lua_tostring(L, 2);
         info.is_initialize = strcmp(info.method, "initialize") == 0;
@@ -1233,10 +1233,8 @@ static int l_notify(lua_State *L)
     }
     mcp_buf_append(&s->out, "}", 1);
     {
-        mcp_send_info info;
-        info.request_id = 0;
+        mcp_send_info info = {0, NULL, 0, NULL, 0, 0}; /* (a notification: no one's work waits) */
         info.method = lua_tostring(L, 2);
-        info.is_initialize = 0;
         info.headers = headers;
         info.nheaders = nheaders;
         return flush_out(L, s, &info);
