@@ -189,7 +189,10 @@ describe("bin/mcp-lua", function()
       assert.equals(0, code, err)
       assert.truthy(helper.has(out, "authorized after 1 rounds"), out .. err)
       assert.falsy(helper.has(err, "Open it in your browser"), err)
-      assert.is_true(helper.wait_until(function() return helper.file_exists(log) end, helper.ms(5000)))
+      -- (the opener runs detached: its file exists from the shell's >> before printf has written it)
+      assert.is_true(helper.wait_until(function()
+        return helper.file_exists(log) and (helper.read_file(log) or ""):find("\n", 1, true) ~= nil
+      end, helper.ms(5000)))
       -- only the yes opened, and exactly the URL shown
       assert.equals("https://auth.example.com/authorize?id=cli-3\n", helper.read_file(log))
     end)
