@@ -66,6 +66,20 @@ function A.provider(srv, extra)
   return mcp.auth.headless_provider(o)
 end
 
+--- An interactive provider whose login runs without a browser (follow_authorization), counted in
+--- p.logins; extra options over a memory store's.
+function A.counting_provider(extra)
+  local p
+  local o = { store = mcp.auth.memory_store(), headless = function(u)
+    p.logins = p.logins + 1
+    return mcp.auth.follow_authorization(u)
+  end }
+  for k, v in pairs(extra or {}) do o[k] = v end
+  p = mcp.auth.interactive_provider(o)
+  p.logins = 0
+  return p
+end
+
 -- The options of a test client: a 20 s request timeout (scaled under sanitizers), client_name
 -- "auth-spec", then each table given (nil skipped), later over earlier.
 local function client_options(...)

@@ -9,18 +9,7 @@ local auth = mcp.auth
 local helper = require("helper")
 local A = require("auth_helper")
 
--- An interactive provider whose login runs without a browser (follow_authorization), counted.
-local function counting_provider(extra)
-  local p
-  local o = { store = auth.memory_store(), headless = function(u)
-    p.logins = p.logins + 1
-    return auth.follow_authorization(u)
-  end }
-  for k, v in pairs(extra or {}) do o[k] = v end
-  p = auth.interactive_provider(o)
-  p.logins = 0
-  return p
-end
+local counting_provider = A.counting_provider
 
 local function grants(srv)
   local out = {}

@@ -50,13 +50,7 @@ describe("legacy SSE: a call held behind the background reconnection #auth", fun
   if not srv then return end
 
   it("is the user's: its step-up logs in", function()
-    local p
-    p = auth.interactive_provider({ store = auth.memory_store(), server_url = srv.base .. "/sse",
-      headless = function(u)
-        p.logins = p.logins + 1
-        return auth.follow_authorization(u)
-      end })
-    p.logins = 0
+    local p = A.counting_provider({ server_url = srv.base .. "/sse" })
     local reconnected = 0
     local c = assert(A.sse_client(srv, { auth_provider = p,
       on_reconnect = function() reconnected = reconnected + 1 end }))
