@@ -93,6 +93,19 @@ function M.is_error(v)
   return mt == Error or (type(mt) == "table" and rawget(mt, "__mcp_error") == true)
 end
 
+--- Whether err, or an error its cause chain holds (at most 8 deep), satisfies pred.
+---@param err any
+---@param pred fun(e: table): boolean
+---@return boolean
+function M.in_cause_chain(err, pred)
+  for _ = 1, 8 do
+    if type(err) ~= "table" then return false end
+    if pred(err) then return true end
+    err = err.cause
+  end
+  return false
+end
+
 local LEGACY_SSE_STATUS = { [400] = true, [404] = true, [405] = true }
 
 --- True when a streamable HTTP connect failed as a legacy HTTP+SSE (2024-11-05) server answers

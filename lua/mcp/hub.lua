@@ -395,12 +395,7 @@ end
 
 -- Whether err (or what caused it) says that a login is needed and was not started (login_required).
 local function login_required(err)
-  for _ = 1, 8 do
-    if type(err) ~= "table" then return false end
-    if err.oauth_error == "login_required" then return true end
-    err = err.cause
-  end
-  return false
+  return errors.in_cause_chain(err, function(e) return e.oauth_error == "login_required" end)
 end
 
 -- Connect client: as the user's (a login may run), or, background, as the hub's own work, which

@@ -182,12 +182,7 @@ local tries = setmetatable({}, { __mode = "k" })
 
 -- Whether err (or what caused it) is an OAuth failure: a login denied, timed out or refused.
 local function login_failed(err)
-  for _ = 1, 8 do
-    if type(err) ~= "table" then return false end
-    if err.kind == "oauth" then return true end
-    err = err.cause
-  end
-  return false
+  return errors.in_cause_chain(err, function(e) return e.kind == "oauth" end)
 end
 
 local function renew_in_background(client, delay, token)
