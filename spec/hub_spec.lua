@@ -233,6 +233,7 @@ describe("mcp.hub", function()
 
   it("hub:wait() waits for a pending restart, blocking and in a task", function()
     local hub = assert(mcp.hub({ mcpServers = { a = server() } }, { restart = { base_ms = 200 } }))
+    finally(function() hub:close() end)
     hub:call_tool("a__die", {})
     assert.truthy(helper.wait_until(function() return hub:state("a") == "restarting" end, helper.ms(5000)))
     assert.is_true(hub:wait())

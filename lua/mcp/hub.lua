@@ -510,9 +510,9 @@ function Hub:_schedule_restart(rec, err)
   -- weak: a pending restart is background work, which keeps no mcp.run() (nor a blocking call)
   -- waiting for it; it runs whenever the loop runs (a host's, a call's). hub:wait() waits for it
   -- (_keep_restarts).
-  rec.restart_due = core.now_ms() + delay
   rec.timer = core.timer(delay, function()
     rec.timer = nil
+    drop_keeper(rec) -- (the task spawned below, or the state a user's action set, is waited for now)
     if self.closed or rec.generation ~= gen or rec.state ~= "restarting" then return end
     sched.spawn_handler(function(e)
       self:_set_state(rec, "failed", { error = hub_error("handler", "server '" .. rec.name .. "': " .. tostring(e)) })
@@ -524,11 +524,16 @@ function Hub:_schedule_restart(rec, err)
       self:_schedule_restart(rec, cerr)
     end)
   end, true)
+  -- read after the timer is armed, so never before its deadline: a keeper due before the restart
+  -- (the clock moved between the two reads) left the wait with nothing in flight in between
+  rec.restart_due = core.now_ms() + delay
   self:_keep_restarts()
 end
 
 -- While someone waits for the hub (hub:wait), each weak restart timer has a strong one due with
--- it (rec.keeper, which does nothing), so that the wait is for something in flight.
+-- it (rec.keeper, which does nothing), so that the wait is for something in flight. The keeper is
+-- due at or after the restart (an equal deadline runs after it: timers fire in the order armed),
+-- and the restart drops it.
 function Hub:_keep_restarts()
   if #self.waiters == 0 then return end
   for _, name in ipairs(self.order) do
