@@ -262,7 +262,6 @@ describe("the timers that bring a stream back", function()
     local http = require("mcp.transport.http")
     local url = "http://127.0.0.1:1/sse" -- (never started)
     assert.equal(5, http.max_reconnects(mcp.sse_transport({ url = url })))
-    assert.equal(5, http.max_reconnects(mcp.sse_transport({ url = url, max_reconnects = 0 }))) -- (as the C default)
     assert.equal(3, http.max_reconnects(mcp.sse_transport({ url = url, max_reconnects = 3 })))
     assert.equal(5, http.max_reconnects({ start = function() end })) -- another transport
   end)
@@ -273,14 +272,48 @@ describe("the timers that bring a stream back", function()
     -- one owner: the core says the default, the Lua layer reads it
     assert.equal(5, mcp.core.http_default_max_reconnects)
     assert.equal(mcp.core.http_default_max_reconnects, http.DEFAULT_MAX_RECONNECTS)
-    -- what the C transport keeps to, as the Lua layer counts it, for values it reads its own way
-    for _, n in ipairs({ false, 0, -2, 3, 2.5, 0.5, "3", true }) do
+    -- what the C transport keeps to, as the Lua layer counts it
+    for _, n in ipairs({ 1, 3, 1000000 }) do
       for _, make in ipairs({ mcp.sse_transport, mcp.http_transport }) do
-        local t = make({ url = url, max_reconnects = n or nil })
-        assert.equal(t.handle:max_reconnects(), http.max_reconnects(t), tostring(n))
+        local t = make({ url = url, max_reconnects = n })
+        assert.equal(n, t.handle:max_reconnects())
+        assert.equal(n, http.max_reconnects(t))
       end
     end
-    assert.equal(5, mcp.sse_transport({ url = url, max_reconnects = "3" }).handle:max_reconnects()) -- (not a number)
+    -- a value the transport cannot keep to raises (before, it kept to 5 without a word: "3" too)
+    for _, n in ipairs({ false, 0, -2, 2.5, 0.5, "3", true, 1e6 + 1, 0 / 0, math.huge }) do
+      for _, make in ipairs({ mcp.sse_transport, mcp.http_transport }) do
+        local ok, err = pcall(make, { url = url, max_reconnects = n })
+        assert.is_false(ok, tostring(n))
+        assert.truthy(helper.has(tostring(err), "max_reconnects must be an integer from 1 to 1000000"), tostring(err))
+      end
+    end
+  end)
+
+  it("HTTP and SSE transports: a timeout or max_message_size the transport cannot keep to raises", function()
+    local url = "http://127.0.0.1:1/mcp" -- (never started)
+    for _, make in ipairs({ mcp.sse_transport, mcp.http_transport }) do
+      for _, f in ipairs({ "timeout_ms", "connect_timeout_ms", "idle_timeout_ms" }) do
+        assert.truthy(make({ url = url, [f] = 0 }))
+        assert.truthy(make({ url = url, [f] = 2147483647 }))
+        for _, v in ipairs({ -1, 2147483648, 1e300, math.huge, 0 / 0, "100", true }) do
+          local ok, err = pcall(make, { url = url, [f] = v })
+          assert.is_false(ok, f .. " " .. tostring(v))
+          assert.truthy(helper.has(tostring(err), f .. " must be a number of milliseconds from 0 to 2147483647"),
+            tostring(err))
+        end
+      end
+      assert.truthy(make({ url = url, max_message_size = 1 }))
+      for _, v in ipairs({ 0, -1, 1e18, math.huge, 0 / 0, "4096" }) do
+        local ok, err = pcall(make, { url = url, max_message_size = v })
+        assert.is_false(ok, tostring(v))
+        assert.truthy(helper.has(tostring(err), "max_message_size must be a positive number of bytes"), tostring(err))
+      end
+    end
+    -- the client's options pass them on as they are
+    local ok, err = pcall(mcp.create_http_client, url, { max_reconnects = 0 })
+    assert.is_false(ok)
+    assert.truthy(helper.has(tostring(err), "max_reconnects must be an integer from 1 to 1000000"), tostring(err))
   end)
 
   -- (a wait for a try that would not be made: mcp.run() with a task, or a blocking wait, would

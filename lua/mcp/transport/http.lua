@@ -84,6 +84,9 @@ M.CONFIG_FIELDS = {
 
 local wait_ready
 
+-- The largest timeout the transport takes, in ms (a C int: about 24.8 days).
+local MAX_MS = 2147483647
+
 --- The HTTP transport object (mcp.transport.native): the C handle's start and close under the
 --- contract, its capabilities, and the host's methods passed on to the handle.
 ---@class mcp.HttpTransport
@@ -156,6 +159,28 @@ function Http:set_protocol_version(v)
   self.handle:set_protocol_version(v)
 end
 
+-- The config's numeric fields, checked (raises at the caller of make's caller).
+local function check_numbers(cfg)
+  for _, f in ipairs({ "max_connections", "max_reply_connections", "max_queued_replies" }) do
+    local n = cfg[f]
+    check(n == nil or (type(n) == "number" and n >= 1 and n <= 65536 and n % 1 == 0),
+      f .. " must be an integer from 1 to 65536", 3)
+  end
+  -- (the C transport casts these to integers: a value past them would be undefined behaviour, and
+  -- another type or a fraction was taken as the default without a word)
+  for _, f in ipairs({ "timeout_ms", "connect_timeout_ms", "idle_timeout_ms" }) do
+    local n = cfg[f]
+    check(n == nil or (type(n) == "number" and n >= 0 and n <= MAX_MS),
+      f .. " must be a number of milliseconds from 0 to 2147483647", 3)
+  end
+  local size = cfg.max_message_size
+  check(size == nil or (type(size) == "number" and size >= 1 and size < 1e18),
+    "max_message_size must be a positive number of bytes", 3)
+  local tries = cfg.max_reconnects
+  check(tries == nil or (type(tries) == "number" and tries >= 1 and tries <= 1000000 and tries % 1 == 0),
+    "max_reconnects must be an integer from 1 to 1000000", 3)
+end
+
 local function make(cfg, legacy)
   check(type(cfg) == "table", "transport config table expected", 2)
   options.check(cfg, M.CONFIG_FIELDS, legacy and "mcp.sse_transport: config" or "mcp.http_transport: config", 3)
@@ -180,11 +205,7 @@ local function make(cfg, legacy)
   if cfg.auth_provider ~= nil then
     check(type(cfg.auth_provider) == "table", "auth_provider must be a provider table (mcp.auth)", 2)
   end
-  for _, f in ipairs({ "max_connections", "max_reply_connections", "max_queued_replies" }) do
-    local n = cfg[f]
-    check(n == nil or (type(n) == "number" and n >= 1 and n <= 65536 and n % 1 == 0),
-      f .. " must be an integer from 1 to 65536", 2)
-  end
+  check_numbers(cfg)
   local timeout = cfg.timeout_ms
   local box = (legacy and core.sse_transport or core.http_transport)({
     url = cfg.url,
