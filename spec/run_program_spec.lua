@@ -115,3 +115,29 @@ describe("core.run_program_async when its helper thread cannot start", function(
     os.remove(marker)
   end)
 end)
+
+describe("the argument vector of core.run_program, run_program_async and spawn_detached", function()
+  -- exec takes a string up to its first NUL: "a\0b" would run with the argument "a", another than
+  -- the one given (a keyring key, a URL for the browser)
+  it("raises for an argument with a NUL byte, and runs nothing", function()
+    local marker = os.tmpname()
+    os.remove(marker)
+    local argv = { "sh", "-c", "touch '" .. marker .. "'\0; echo never" }
+    local children = core.children()
+    for _, run in ipairs({
+      function() return core.run_program(argv, nil, 5000) end,
+      function() return core.run_program_async(argv, nil, 5000, function() end) end,
+      function() return core.spawn_detached(argv) end,
+    }) do
+      local ok, err = pcall(run)
+      assert.is_false(ok)
+      assert.truthy(tostring(err):find("arguments must not contain NUL bytes", 1, true), tostring(err))
+    end
+    for _ = 1, 3 do core.step(10) end
+    assert.equal(children, core.children())
+    assert.is_nil(io.open(marker)) -- no program ran
+    -- the same argument without the NUL runs
+    local res = assert(core.run_program({ "sh", "-c", "printf '%s' \"$1\"", "sh", "a b" }, nil, 5000))
+    assert.equal("a b", res.stdout)
+  end)
+end)
