@@ -146,6 +146,11 @@ ASAN_BUILDDIR := build/asan-$(ABI)$(OWN_SUFFIX)
 MEMCHECK_BUILDDIR := build/memcheck-5.4
 # valgrind's busted processes at once (scripts/shards.sh splits the spec files; CI runs 2)
 MEMCHECK_SHARDS ?= 1
+# Each spec file's time under valgrind, as the last memcheck measured it (spec/guard.lua writes
+# it), and the times shards.sh deals the files by (make memcheck-weights copies the first to the
+# second, committed: measured on one machine, they still say which files cost most).
+MEMCHECK_TIMES := $(MEMCHECK_BUILDDIR)/spec_times.txt
+MEMCHECK_WEIGHTS ?= scripts/memcheck_weights.txt
 ASAN_SANFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 ASAN_LIBS = $(shell $(CC) -print-file-name=libasan.so) $(shell $(CC) -print-file-name=libubsan.so)
 # These variables reach every child the specs start (node, lua5.4 test servers, sh)
@@ -172,7 +177,7 @@ ROCK_FLAGS ?= --tree=$(ROCKS_TREE)
 LUA_FILES = $(shell find lua plugin spec examples bench interop oidc -name '*.lua' 2>/dev/null | sort) $(ROCKSPEC) bin/mcp-lua
 C_FORMAT_FILES = $(sort $(wildcard src/*.c src/*.h src/abi/*.h src/transports/*.c src/transports/*.h src/testing/*.c spec/c/*.c fuzz/*.c fuzz/*.h))
 
-.PHONY: all build deps doc check-doc docs check-docs run dist dist-check test check soak test-c test-all lint-luacheck hostile demo asan asan-build memcheck fuzz fuzz-build fuzz-smoke nvim nvim-install own-abi-ok check-abi test-nvim \
+.PHONY: all build deps doc check-doc docs check-docs run dist dist-check test check soak test-c test-all lint-luacheck hostile demo asan asan-build memcheck memcheck-weights fuzz fuzz-build fuzz-smoke nvim nvim-install own-abi-ok check-abi test-nvim \
         conformance schema-suite interop oidc clean distclean lint \
         format-check check-rockspec rock rock-build rock-install clean-rock-artifacts help lint-lua lint-c lint-abi lint-structure
 
@@ -338,8 +343,17 @@ asan: deps
 # hostile` runs it under ASan.
 memcheck: deps
 	@$(MAKE) --no-print-directory build LUA=5.4 BUILDDIR=$(MEMCHECK_BUILDDIR)
-	MCP_TEST_SANITIZER=valgrind bash scripts/shards.sh $(MEMCHECK_SHARDS) '$(SPEC)' -- $(VALGRIND) $(VALGRIND_FLAGS) \
+	@rm -f $(MEMCHECK_TIMES)
+	MCP_TEST_SANITIZER=valgrind MCP_SPEC_TIMES=$(CURDIR)/$(MEMCHECK_TIMES) SHARD_WEIGHTS=$(MEMCHECK_WEIGHTS) \
+	  bash scripts/shards.sh $(MEMCHECK_SHARDS) '$(SPEC)' -- $(VALGRIND) $(VALGRIND_FLAGS) \
 	  lua5.4 $(BUSTED) --lpath='$(BUSTED_LPATH)' --cpath='./$(MEMCHECK_BUILDDIR)/?.so' --exclude-pattern='^hostile_' $(BUSTED_FLAGS)
+
+# The times the last `make memcheck` (of the whole suite) measured become the shards' weights.
+memcheck-weights:
+	@test -s $(MEMCHECK_TIMES) || { echo "memcheck-weights: no $(MEMCHECK_TIMES): run make memcheck first" >&2; exit 1; }
+	@{ echo "# ms path: each spec file's time under valgrind (make memcheck, then make memcheck-weights)"; \
+	  sort -k1,1nr -k2 $(MEMCHECK_TIMES); } > $(MEMCHECK_WEIGHTS)
+	@echo "memcheck-weights: $$(grep -vc '^#' $(MEMCHECK_WEIGHTS)) files in $(MEMCHECK_WEIGHTS)"
 
 # libFuzzer targets (fuzz/<name>_fuzz.c), built with clang and its libFuzzer runtime (Debian 12:
 # clang-14 and libclang-rt-14-dev, which clang-14 only recommends; scripts/deps.sh installs both,
@@ -630,6 +644,7 @@ help:
 	@echo "  soak             the soak and fault suite (soak/README.md): plateaus of memory and fds, churn, crash storms, floods; SOAK_SCALE=1 (CI) .. 10"
 	@echo "  asan             ASan+UBSan build in $(ASAN_BUILDDIR), busted with gcc's runtimes preloaded"
 	@echo "  memcheck         busted under valgrind (lua5.4)"
+	@echo "  memcheck-weights the last memcheck's spec times as the shards' weights (scripts/memcheck_weights.txt)"
 	@echo "  fuzz             build and run one fuzzer (FUZZ_TARGET=$(FUZZ_TARGET) of $(FUZZ_TARGETS); clang libFuzzer) for FUZZ_SECONDS=$(FUZZ_SECONDS)"
 	@echo "  fuzz-smoke       every fuzzer for FUZZ_SMOKE_SECONDS=$(FUZZ_SMOKE_SECONDS) each (CI)"
 	@echo "  conformance      the official MCP conformance suite ($(CONFORMANCE_VERSION), $(CONFORMANCE_STABLE_VERSION)) vs conformance/expected-failures*.yml"

@@ -84,10 +84,29 @@ function guard.settle(c, before, ms)
 end
 
 local at_start = setmetatable({}, { __mode = "k" })
+local started_ms = setmetatable({}, { __mode = "k" })
+
+-- MCP_SPEC_TIMES=path: each file's wall time appended there as "<ms> <file>" (make memcheck
+-- records them; scripts/shards.sh deals files to shards by them: make memcheck-weights).
+local TIMES = os.getenv("MCP_SPEC_TIMES")
+if TIMES == "" then TIMES = nil end
+
+local function record_time(file, c)
+  local t0 = started_ms[file]
+  started_ms[file] = nil
+  if TIMES == nil or t0 == nil or not c then return end
+  local fh = io.open(TIMES, "a")
+  if fh == nil then return end
+  fh:write(("%d %s\n"):format(c.now_ms() - t0, file.name))
+  fh:close()
+end
 
 busted.subscribe({ "file", "start" }, function(file)
   local c = get_core()
-  if c then at_start[file] = c.children() end
+  if c then
+    at_start[file] = c.children()
+    started_ms[file] = c.now_ms()
+  end
   return nil, true
 end)
 
@@ -95,6 +114,7 @@ busted.subscribe({ "file", "end" }, function(file)
   local before = at_start[file]
   at_start[file] = nil
   local c = get_core()
+  record_time(file, c)
   if before == nil or not c then return nil, true end
   local left = guard.settle(c, before, LINGER_MS)
   if left > before then

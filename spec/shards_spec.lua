@@ -8,9 +8,9 @@ local function sh_quote(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
 
 -- shards.sh n spec -- (a command that prints the files it was given); returns rc, output. Without
 -- the sanitizer's LD_PRELOAD (make asan): it would report bash's own leaks and fail the script.
-local function shards(n, spec)
-  local cmd = ("cd %s && env -u LD_PRELOAD bash scripts/shards.sh %d %s -- sh -c 'echo \"RUN:[$*]\"' sh 2>&1; echo \"rc=$?\"")
-    :format(sh_quote(helper.root), n, sh_quote(spec))
+local function shards(n, spec, weights)
+  local cmd = ("cd %s && env -u LD_PRELOAD SHARD_WEIGHTS=%s bash scripts/shards.sh %d %s -- sh -c 'echo \"RUN:[$*]\"' sh 2>&1;"
+    .. " echo \"rc=$?\""):format(sh_quote(helper.root), sh_quote(weights or ""), n, sh_quote(spec))
   local p = io.popen(cmd)
   local out = p:read("*a")
   p:close()
@@ -50,6 +50,22 @@ describe("scripts/shards.sh", function()
     assert.is_true(rc ~= 0, out)
     assert.matches("no_such_spec.lua", out, 1, true)
     assert.same({}, runs(out))
+  end)
+
+  it("deals the files by their measured times (SHARD_WEIGHTS), not by their size, when they are known", function()
+    -- by size, client_spec (the largest) goes alone; the times say json_spec costs most
+    local spec = "spec/client_spec.lua spec/options_spec.lua spec/json_spec.lua"
+    local path = os.tmpname()
+    finally(function() os.remove(path) end)
+    local fh = assert(io.open(path, "w"))
+    fh:write("# ms path\n90000 spec/json_spec.lua\n1000 spec/client_spec.lua\n500 spec/options_spec.lua\n")
+    fh:close()
+    local rc, out = shards(2, spec, path)
+    assert.equal(0, rc, out)
+    assert.same({ "spec/json_spec.lua", "spec/client_spec.lua spec/options_spec.lua" }, runs(out))
+    rc, out = shards(2, spec) -- (no weights: by size)
+    assert.equal(0, rc, out)
+    assert.same({ "spec/client_spec.lua", "spec/json_spec.lua spec/options_spec.lua" }, runs(out))
   end)
 
   it("with N 1 passes SPEC to the command unchanged", function()
