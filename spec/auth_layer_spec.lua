@@ -350,8 +350,10 @@ describe("the auth layer of the HTTP transport: a GET held for want of a login #
   if not srv then return end
 
   -- The background's refresh failed, but the token still works: a call goes through with no 401
-  -- (so no flow runs), and the GET stream must not stay held for the transport's life.
-  it("goes again once a call's request was answered with the token", function()
+  -- (so no flow runs), and the GET stream must not stay held for the transport's life. A JSON-RPC
+  -- error is an answer too: the server took the token (before, only a result counted).
+  for _, case in ipairs({ { "a result", "echo" }, { "a JSON-RPC error", "no_such_tool" } }) do
+  it("goes again once a call's request was answered with the token: " .. case[1], function()
     H.control(srv, { get_stream = "close_every_ms:100", retry_ms = 10 })
     local reports = {}
     local c = assert(mcp.create_http_client(srv.url, { request_timeout_ms = helper.ms(20000), max_reconnects = 1000,
@@ -369,12 +371,19 @@ describe("the auth layer of the HTTP transport: a GET held for want of a login #
     local n = #gets()
     assert.equal(401, gets()[n].outcome)
     -- the call goes through with the same token, no 401: the held GET goes again with it
-    assert(c:call_tool("echo", { message = "a" }))
+    local res, cerr = c:call_tool(case[2], { message = "a" })
+    if case[2] == "echo" then
+      assert(res, tostring(cerr))
+    else
+      assert.is_nil(res)
+      assert.equal(-32602, cerr.code, tostring(cerr))
+    end
     assert.is_true(helper.wait_until(function() return #gets() > n end, helper.ms(20000)), "the GET stayed held")
     local again = gets()[n + 1]
     c:close()
     assert.are_not.equal(401, again.outcome)
   end)
+  end
 end)
 
 describe("the auth layer of the HTTP transport: a GET held across a new session #auth", function()

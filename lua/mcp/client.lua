@@ -358,6 +358,12 @@ local function start_request(cb, self, session, method, params, timeout, id, hea
   if cancel then attach_cancel(self, session, rid, cancel) end
 end
 
+-- Tell the transport (its OAuth layer, which declares the capability) that a call was answered.
+local function answered(t)
+  local caps = t ~= nil and t.capabilities
+  if type(caps) == "table" and caps.answered == true then t:answered() end
+end
+
 -- One attempt of one round trip: send the request and wait for its answer.
 local function send_attempt(self, session, method, params, opts, headers, timeout)
   local cancel = opts.cancel
@@ -388,6 +394,9 @@ local function send_attempt(self, session, method, params, opts, headers, timeou
   end
   if cancel then cancel:_attach(nil) end
   if dl then kind, message = dl:finish(kind, message) end
+  -- (the OAuth layer: the server took the call's authorization, answering with a result or with a
+  -- JSON-RPC error in a response that was not refused; a login waited for is not needed)
+  if kind == nil or (code ~= nil and cause == nil and (status == nil or status < 400)) then answered(self.transport) end
   if kind ~= nil then
     if cause ~= nil then return nil, cause end -- the transport's own error for it (its auth layer's)
     if kind == "closed" and self.closed_reason and not message:find(self.closed_reason, 1, true) then
@@ -398,10 +407,6 @@ local function send_attempt(self, session, method, params, opts, headers, timeou
     e.response_body = rbody
     return nil, e
   end
-  -- (the OAuth layer: the server took the call's authorization; a login waited for is not needed)
-  local t = self.transport
-  local caps = t ~= nil and t.capabilities
-  if type(caps) == "table" and caps.answered == true then t:answered() end
   return res
 end
 
