@@ -148,6 +148,9 @@ local function ask_input(ctx, server, field, id)
     fail(ctx, server, field, "${input:" .. id .. "} needs a value: pass opts.inputs or an opts.on_input handler "
       .. "(mcp.config.tty_input() or mcp.config.nvim_input())")
   end
+  if ctx.opts.ask == false then
+    fail(ctx, server, field, "${input:" .. id .. "} was not asked (a load that asks nothing)", "unasked")
+  end
   local request = { id = id }
   if decl then
     for k, v in pairs(decl) do request[k] = v end
@@ -469,6 +472,10 @@ local function check_trust(ctx, name, entry, s, command, url)
     fail(ctx, name, nil, "not started: the file is not in your own configuration and nothing was asked (pass a "
       .. "trust hook, or trusted = true for a file you trust)", "untrusted")
   end
+  if ctx.opts.ask == false then
+    fail(ctx, name, nil, "not started: the file is not in your own configuration and the trust question was not "
+      .. "asked (a load that asks nothing)", "unasked")
+  end
   local ok, answer = pcall(hook, trust_entry(name, entry, s, command, url), file)
   if not ok then fail(ctx, name, nil, "not started: the trust hook raised: " .. tostring(answer), "untrusted") end
   if answer ~= true and answer ~= "always" and answer ~= "once" then
@@ -660,6 +667,10 @@ local function check_trust_opts(opts)
   if opts.trusted ~= nil and type(opts.trusted) ~= "boolean" then
     error("mcp.config.load: opts.trusted must be a boolean", 3)
   end
+  if opts.ask ~= nil and type(opts.ask) ~= "boolean" then error("mcp.config.load: opts.ask must be a boolean", 3) end
+  if opts.sha256 ~= nil and (type(opts.sha256) ~= "string" or not opts.sha256:match("^%x+$") or #opts.sha256 ~= 64) then
+    error("mcp.config.load: opts.sha256 must be a hex SHA-256", 3)
+  end
 end
 
 --- Load a server configuration from a file path or an already decoded table.
@@ -678,7 +689,13 @@ end
 --- yes (true is remembered for this file's content, under `trust_dir`, default the token store's
 --- directory), or the host's `trusted = true`; without either it fails with kind "untrusted".
 --- In such a file `${env:...}` expands only mcp.config.trust.ENV_ALLOWLIST and autoApprove is
---- ignored unless `honor_auto_approve = true`. A table source is trusted unless `trusted = false`.
+--- ignored unless `honor_auto_approve = true`. A table source is trusted unless `trusted = false`;
+--- a table read from a file may name it (`file`) and the SHA-256 of the content it came from
+--- (`sha256`, the `sha256` of a load of that file), so that answers remembered for that content
+--- count and a yes is remembered. `ask = false` asks nothing (a load no one asked for, such as a
+--- host's startup): where the trust hook or `on_input` would be called (not for a remembered yes
+--- nor a value in `inputs`), that server fails with kind "unasked" instead. The result has
+--- `trusted`, and `sha256` for a file.
 ---@param source string|table
 ---@param opts table|nil
 ---@return table|nil config, mcp.Error|nil err
@@ -715,6 +732,7 @@ function M.load(source, opts)
   else
     doc = source
     ctx.file = opts.file
+    ctx.hash = opts.file and opts.sha256 and opts.sha256:lower() or nil
     ctx.trusted = opts.trusted ~= false -- a table comes from the host itself
   end
   local ok, res = pcall(parse_doc, ctx, doc)
@@ -722,7 +740,7 @@ function M.load(source, opts)
     if getmetatable(res) == Fail then return nil, res.err end
     error(res, 0)
   end
-  res.trusted = ctx.trusted
+  res.trusted, res.sha256 = ctx.trusted, ctx.hash
   return res
 end
 

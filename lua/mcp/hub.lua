@@ -24,7 +24,7 @@ local Hub = {}
 Hub.__index = Hub
 M.Hub = Hub
 
-local STATES = { "connecting", "ready", "failed", "restarting", "disabled", "login_required" }
+local STATES = { "connecting", "ready", "failed", "restarting", "disabled", "login_required", "answer_required" }
 M.STATES = STATES
 
 local function hub_error(kind, msg, opts)
@@ -111,7 +111,9 @@ end
 --- mcp.config.load). Waits until every server is ready or failed unless opts.wait == false.
 --- The first start is the caller's and may log in; with opts.background_start it is background
 --- work no one asked for (a host's startup): a refresh or a grant without a user, never a login,
---- and a server that needs one waits in "login_required" (hub:restart(name) logs in).
+--- and a server that needs one waits in "login_required" (hub:restart(name) logs in); nor is
+--- anything asked when the config is read (no trust hook, no on_input): a server whose entry
+--- needs that waits in "answer_required" (hub:restart(name) asks).
 ---@param cfg string|table
 ---@param opts table|nil see docs/API.md "Many servers (mcp.hub)"
 ---@return mcp.Hub|nil hub, mcp.Error|nil err
@@ -125,6 +127,8 @@ function M.new(cfg, opts)
   end
   local lopts = load_opts(opts)
   lopts.keep_going = true
+  -- a start no one asked for asks no one either: no trust question, no ${input:...} (_needs_answer)
+  if opts.background_start then lopts.ask = false end
   local loaded, err = config.load(cfg, lopts)
   if not loaded then return nil, err end
   local restart = opts.restart or {}
@@ -156,7 +160,9 @@ function M.new(cfg, opts)
   self:_rebuild()
   for _, name in ipairs(loaded.order) do
     local rec = self.recs[name]
-    if rec.spec.error then
+    if rec.spec.error and rec.spec.error.kind == "unasked" then
+      self:_needs_answer(rec, rec.spec.error)
+    elseif rec.spec.error then
       -- Its entry could not be read (an unset variable, say): that server fails, the others start.
       self:_set_state(rec, "failed", { error = rec.spec.error })
       self:_report(rec.spec.error)
@@ -182,7 +188,7 @@ function Hub:_report(err)
   end
 end
 
-local SETTLED = { ready = true, failed = true, disabled = true, login_required = true }
+local SETTLED = { ready = true, failed = true, disabled = true, login_required = true, answer_required = true }
 
 function Hub:_settled()
   for _, name in ipairs(self.order) do
@@ -208,7 +214,9 @@ end
 function Hub:_set_state(rec, state, info)
   rec.state = state
   rec.info = info
-  if state ~= "failed" and state ~= "restarting" and state ~= "login_required" then rec.error = nil end
+  if state ~= "failed" and state ~= "restarting" and state ~= "login_required" and state ~= "answer_required" then
+    rec.error = nil
+  end
   if info and info.error then rec.error = info.error end
   local cb = self.opts.on_state
   if cb and not self.closed then
@@ -562,6 +570,18 @@ function Hub:_needs_login(rec, err)
   self:_set_state(rec, "login_required", { error = e })
 end
 
+-- A first start with background_start read a server's entry without asking (config.load's ask =
+-- false), and the entry needs an answer of the user's: the trust question of a file outside their
+-- own configuration, or an ${input:...}. No one asked for that start, so nothing was asked and the
+-- server did not start: it waits in "answer_required" until the user's restart (hub:restart,
+-- hub:reconnect, hub:enable), which reads its entry again (_reload) and asks.
+function Hub:_needs_answer(rec, err)
+  local e = hub_error("unasked", "server '" .. rec.name .. "' waits for your answer (a start no one asked for "
+    .. "asks nothing: " .. tostring(err.message) .. "): restart it to be asked (hub:restart)",
+    { server = rec.name, cause = err })
+  self:_set_state(rec, "answer_required", { error = e })
+end
+
 -- An HTTP session the server no longer knows: 404, or a 400 whose message names the session.
 local function session_lost(err)
   if err == nil then return false end
@@ -609,8 +629,9 @@ function Hub:_route(rec, method, fn)
   if rec.state ~= "ready" or rec.client == nil then
     local why = rec.state == "disabled" and "is disabled"
       or ("is not ready (" .. rec.state .. (rec.error and ("; " .. tostring(rec.error.message)) or "") .. ")")
+    local waits = rec.state == "login_required" or rec.state == "answer_required"
     local e = hub_error("unavailable", "server '" .. rec.name .. "' " .. why, { server = rec.name, method = method,
-      cause = rec.state == "login_required" and rec.error or nil })
+      cause = waits and rec.error or nil })
     -- a call does not log in: the user's restart does (see _needs_login)
     if rec.state == "login_required" then e.oauth_error = "login_required" end
     return nil, e
@@ -783,8 +804,8 @@ end
 
 -- A namespaced name that no ready server lists, whose prefix is a server's that is on its way
 -- (connecting, restarting): "unavailable" from that server, not "not_found", so a caller that
--- retries on unavailable waits out a restart; also one that waits for a login (login_required:
--- the error says so). (A failed or disabled server's stays not_found.)
+-- retries on unavailable waits out a restart; also one that waits for the user (login_required,
+-- answer_required: the error says so). (A failed or disabled server's stays not_found.)
 function Hub:_unavailable_owner(name, method)
   local at = name:find(self.sep, 1, true)
   if at == nil then return nil end
@@ -792,7 +813,7 @@ function Hub:_unavailable_owner(name, method)
   for _, sname in ipairs(self.order) do
     local rec = self.recs[sname]
     if rec.prefix == prefix and (rec.state == "restarting" or rec.state == "connecting"
-        or rec.state == "login_required") then
+        or rec.state == "login_required" or rec.state == "answer_required") then
       return self:_route(rec, method, function() end)
     end
   end
@@ -917,9 +938,10 @@ function Hub:client(name)
   return rec.state == "ready" and rec.client or nil
 end
 
---- A server's state: "connecting", "ready", "failed", "restarting", "disabled" or "login_required"
+--- A server's state: "connecting", "ready", "failed", "restarting", "disabled", "login_required"
 --- (a restart of the hub's own, or a background_start, needed a login, which it does not start:
---- hub:restart(name) logs in).
+--- hub:restart(name) logs in) or "answer_required" (a background_start did not ask the trust
+--- question or an ${input:...} its entry needs: hub:restart(name) asks).
 ---@param name string
 ---@return string state, mcp.Error|nil error
 function Hub:state(name)
@@ -1030,9 +1052,10 @@ function Hub:_reload(rec)
   table.sort(decls, function(a, b) return a.id < b.id end)
   local doc = { mcpServers = { [rec.name] = raw } }
   if #decls > 0 then doc.inputs = decls end
-  -- Read with the trust the file had: a server of an untrusted file is asked about again.
+  -- Read with the trust the file had: a server of an untrusted file is asked about again (a yes
+  -- remembered for the content the entry came from counts, and a yes is remembered for it).
   local lopts = load_opts(self.opts)
-  lopts.file, lopts.trusted = self.config.file, self.config.trusted ~= false
+  lopts.file, lopts.trusted, lopts.sha256 = self.config.file, self.config.trusted ~= false, self.config.sha256
   local loaded, err = config.load(doc, lopts)
   if not loaded then
     self:_set_state(rec, "failed", { error = err })
@@ -1052,12 +1075,13 @@ function Hub:disable(name)
   self:_set_state(rec, "disabled")
 end
 
---- Start a disabled server (a server disabled in the config is interpolated now).
+--- Start a disabled server (a server disabled in the config is interpolated now), or one waiting
+--- in "answer_required" (its entry is read again, and asks).
 ---@param name string
 ---@param wait boolean|nil
 function Hub:enable(name, wait)
   local rec = self:_server_or_raise(name, "enable")
-  if rec.state ~= "disabled" or self.closed then return end
+  if (rec.state ~= "disabled" and rec.state ~= "answer_required") or self.closed then return end
   if (rec.spec.disabled or rec.spec.error) and not self:_reload(rec) then return end
   rec.attempts = 0
   self:_start(rec)
