@@ -278,7 +278,7 @@ run:
 # Lua files: add this checkout to 'runtimepath' (or let a plugin manager do it, build = "make nvim").
 NVIM ?= nvim
 NVIM_ABI ?= luajit
-NVIM_SPECS ?= spec/nvim/adapter.lua spec/nvim/keyring.lua spec/nvim/plugin.lua spec/nvim/oauth.lua spec/nvim/health.lua
+NVIM_SPECS ?= spec/nvim/adapter.lua spec/nvim/keyring.lua spec/nvim/plugin.lua spec/nvim/oauth.lua spec/nvim/background.lua spec/nvim/health.lua
 NVIM_TIMEOUT ?= 300
 
 # `make nvim` needs only a C compiler, make and libc's headers: the Lua, libcurl and OpenSSL

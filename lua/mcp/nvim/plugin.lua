@@ -22,7 +22,9 @@
 --- The commands' first start of the hubs is the user's and may log in (OAuth, in the browser); a
 --- start no one asked for (the chat adapters', completion's: start{background = true}) and the
 --- hubs' own restarts never do: a server that needs a login waits in "login_required" and a
---- warning says to run :McpLogin.
+--- warning says to run :McpLogin. Nor does such a start ask anything (the trust question of a
+--- workspace file, an ${input:...}): such a server waits in "answer_required" and a warning says
+--- to run :McpRestart, which asks.
 local M = {}
 
 local ui = require("mcp.nvim.ui")
@@ -116,8 +118,9 @@ local function hub_opts(path, workspace, background)
     on_state = function(name, state, info)
       log(name .. ": " .. tostring(state))
       if state == "failed" and M.logins and M.logins:busy(name) then M.logins:failed(name, info.error) end
-      -- a start or restart no one asked for needed a login, which it did not start: the user's to run
-      if state == "login_required" then notify(M.login_hint(name), vim.log.levels.WARN) end
+      -- a start or restart no one asked for needed a login or an answer, which it did not ask: the user's
+      local hint = M.hint(name, state)
+      if hint then notify(hint, vim.log.levels.WARN) end
     end,
     on_error = function(err) log("error: " .. tostring(err)) end,
     on_stderr = function(name, line) log(name .. " stderr: " .. tostring(line)) end,
@@ -234,12 +237,13 @@ local function parse_args(args, usage)
   return name, arguments
 end
 
--- The server waiting for a login (login_required) whose prefix a namespaced name has, if any.
-local function waits_for_login(name)
+-- What to run for the server waiting for the user (M.hint) whose prefix a namespaced name has, if any.
+local function waits_for_user(name)
   for _, h in ipairs(M.hubs) do
     for _, s in ipairs(h.hub:servers()) do
       local p = s.prefix .. h.hub.sep
-      if s.state == "login_required" and name:sub(1, #p) == p then return s.name end
+      local hint = M.hint(s.name, s.state)
+      if hint and name:sub(1, #p) == p then return hint end
     end
   end
 end
@@ -251,8 +255,8 @@ local function named_command(args, usage, method, what, run)
   if not name then return fail(arguments) end
   M.wait()
   local hub = find(method, "name", name)
-  local waiting = not hub and waits_for_login(name)
-  if waiting then return fail(M.login_hint(waiting)) end
+  local waiting = not hub and waits_for_user(name)
+  if waiting then return fail(waiting) end
   if not hub then return fail("no " .. what .. " named \"" .. name .. "\"") end
   task(function() run(hub, name, arguments) end)
 end
@@ -331,10 +335,12 @@ end
 local function change(h, name, what, after)
   task(function()
     local hub = h.hub
-    if what == "restart" and hub:state(name) == "disabled" then what = "enable" end
+    local was = hub:state(name)
+    if what == "restart" and was == "disabled" then what = "enable" end
     if what == "enable" then
       hub:enable(name)
-      save(h, name, true)
+      -- (a server waiting for an answer is enabled in its file already)
+      if was == "disabled" then save(h, name, true) end
     elseif what == "disable" then
       hub:disable(name)
       save(h, name, false)
@@ -373,6 +379,11 @@ end
 --- reconnect the server with the new token.
 ---@param name string
 function M.cmd_login(name)
+  M.start()
+  local _, s, owner = find_server(vim.trim(name or ""))
+  -- its entry was not read (no trust question, no ${input:...} at a start no one asked for): the
+  -- restart asks, then logs in where the server needs it
+  if s and s.state == "answer_required" then return change(owner, s.name, "restart") end
   local h, spec
   h, name, spec = http_server(name)
   if not h then return end
@@ -421,10 +432,31 @@ function M.login_hint(name)
   return name .. " needs a login: run :McpLogin " .. name
 end
 
+--- What to do about a server in state "answer_required" (a start no one asked for did not ask the
+--- trust question of its workspace file or an ${input:...} of its entry, and did not start it).
+---@param name string
+---@return string
+function M.answer_hint(name)
+  return name .. " waits for your answer (trust, or an ${input:...}): run :McpRestart " .. name
+end
+
+--- What the user runs for a server that waits for them (M.login_hint, M.answer_hint), or nil for
+--- a server in any other state: the warning, its line in :Mcp, a call of its tool and the
+--- statusline's "!" all go by it.
+---@param name string
+---@param state string
+---@return string|nil
+function M.hint(name, state)
+  if state == "login_required" then return M.login_hint(name) end
+  if state == "answer_required" then return M.answer_hint(name) end
+  return nil
+end
+
 local function server_lines(lines, lnum, h)
   for _, s in ipairs(h.hub:servers()) do
     local why = s.error and ("  " .. tostring(s.error):gsub("[\r\n]+", " ")) or ""
-    if s.state == "login_required" then why = "  " .. M.login_hint(s.name) end
+    local hint = M.hint(s.name, s.state)
+    if hint then why = "  " .. hint end
     lines[#lines + 1] = ("%s  [%s]%s"):format(s.name, s.state, why)
     lnum[#lines] = { hub = h.hub, name = s.name, h = h }
     for _, e in ipairs(collect("list_tools")) do
@@ -479,8 +511,8 @@ function M.cmd_servers()
 end
 
 --- A statusline component (lualine: `sections = { lualine_x = { require("mcp.nvim.plugin").statusline } }`):
---- "MCP ready/total", with "!" and the count of servers failed or waiting for a login (:McpLogin)
---- when there are any; "" before any command ran.
+--- "MCP ready/total", with "!" and the count of servers failed or waiting for the user (a login:
+--- :McpLogin; an answer: :McpRestart) when there are any; "" before any command ran.
 ---@return string
 function M.statusline()
   local ready, total, failed = 0, 0, 0
@@ -489,7 +521,7 @@ function M.statusline()
       if s.state ~= "disabled" then total = total + 1 end
       if s.state == "ready" then
         ready = ready + 1
-      elseif s.state == "failed" or s.state == "login_required" then
+      elseif s.state == "failed" or M.hint(s.name, s.state) then
         failed = failed + 1
       end
     end
