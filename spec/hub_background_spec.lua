@@ -123,11 +123,19 @@ describe("mcp.hub background_start asks no one", function()
       assert.truthy(helper.has(err.message, "trust question"), err.message)
       assert.equals(0, rec.count(name .. ":connecting"))
     end
+    local function entry(name)
+      for _, s in ipairs(hub:servers()) do if s.name == name then return s end end
+    end
+    assert.is_nil(entry("ws").spec.command) -- (its entry was not read)
     hub:restart("ws")
     assert.equals(1, #hook.calls)
     assert.equals("ws", hook.calls[1].name)
     assert.equals("ready", hub:state("ws"))
     assert.equals("answer_required", hub:state("evil"))
+    -- hub:servers() gives the entry the restart read (the plugin's :McpLogin reads it: with the
+    -- first read's, an HTTP server was "not an HTTP server")
+    assert.equals(LUA, entry("ws").spec.command)
+    assert.equals("stdio", entry("ws").type)
     hub:close()
     mcp.sleep(100)
     assert.is_false(helper.file_exists(marker))

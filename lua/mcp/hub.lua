@@ -923,8 +923,9 @@ function Hub:servers()
   local out = {}
   for _, name in ipairs(self.order) do
     local rec = self.recs[name]
+    -- (spec: the entry as last read; a restart that read it again, and asked, gives the new one)
     out[#out + 1] = { name = name, state = rec.state, type = rec.legacy_sse and "sse" or rec.spec.type,
-      error = rec.error, client = rec.client,
+      error = rec.error, client = rec.client, spec = rec.spec,
       attempts = rec.attempts, prefix = rec.prefix }
   end
   return out

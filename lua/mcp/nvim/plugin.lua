@@ -367,9 +367,11 @@ end
 local function http_server(name)
   name = vim.trim(name or "")
   M.start()
-  local _, _, h = find_server(name)
+  local _, s, h = find_server(name)
   if not h then return fail("no server named \"" .. name .. "\"") end
-  local spec = h.hub.config.servers[name]
+  -- (the entry as last read: the hub's config keeps the first read, an error for a server that
+  -- waited for an answer until a restart asked)
+  local spec = s.spec
   if spec.type == "stdio" or not spec.url then return fail(name .. " is not an HTTP server: it has no login") end
   if M.config.oauth == false then return fail("OAuth is off (setup{oauth = false})") end
   return h, name, spec
