@@ -7,7 +7,7 @@ local M = {}
 ---@field code integer|nil JSON-RPC error code (nil for local failures)
 ---@field message string
 ---@field data any
----@field kind string "rpc"|"timeout"|"cancelled"|"closed"|"transport"|"protocol"|"config"|"handler"|"validation"|"verification"|"declined"
+---@field kind string "rpc"|"timeout"|"cancelled"|"closed"|"transport"|"protocol"|"config"|"handler"|"validation"|"verification"|"declined"|"oauth"|"sandbox"|"untrusted"|"unasked"|"busy"|"unavailable"|"denied"|"not_found"
 ---@field method string|nil the request that failed
 ---@field status_code integer|nil HTTP status for transport failures
 ---@field cause any
