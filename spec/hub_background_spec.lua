@@ -163,6 +163,29 @@ describe("mcp.hub background_start asks no one", function()
     assert.is_false(helper.file_exists(marker))
   end)
 
+  -- (the file changed on disk after the hub read it: :McpDisable of another server rewrote it, and
+  -- its remembered yes followed the file to its new content. The restart's yes is for content no
+  -- longer on disk: remembered for it, it replaced the file's record, and the other server's yes
+  -- for the file as it is now was lost)
+  it("a restart after the file changed on disk asks and keeps the yes remembered for the file as it is now", function()
+    local T2 = { mcpServers = { ws = server("--name=ws"), kept = server("--name=kept") } }
+    helper.write_file(file, mcp.json.encode(T2))
+    local trust = mcp.config.trust
+    assert(trust.remember(store, file, trust.hash(helper.read_file(file)), "kept"))
+    local hook = counting(true)
+    local hub = assert(mcp.hub(file, { background_start = true, trust = hook.fn, trust_dir = store }))
+    finally(function() hub:close() end)
+    assert.equals("ready", hub:state("kept"))
+    assert.equals("answer_required", hub:state("ws"))
+    helper.write_file(file, mcp.json.encode(T2) .. "\n") -- (rewritten: another content)
+    local now = trust.hash(helper.read_file(file))
+    assert(trust.remember(store, file, now, "kept"))
+    hub:restart("ws")
+    assert.equals(1, #hook.calls)
+    assert.equals("ready", hub:state("ws"))
+    assert.is_true(trust.remembered(store, file, now, "kept"))
+  end)
+
   it("hub:enable and hub:reconnect of a server waiting for an answer ask and start it; disable then enable too", function()
     local input = counting("asked")
     local hub = assert(mcp.hub(with_input({ keyed2 = server("--name=${input:name}-2") }),

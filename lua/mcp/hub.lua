@@ -13,6 +13,7 @@
 local config = require("mcp.config")
 local core = require("mcp.core")
 local errors = require("mcp.errors")
+local files = require("mcp.util.file")
 local json = require("mcp.json")
 local sched = require("mcp.sched")
 local term = require("mcp.util.term")
@@ -1054,9 +1055,16 @@ function Hub:_reload(rec)
   local doc = { mcpServers = { [rec.name] = raw } }
   if #decls > 0 then doc.inputs = decls end
   -- Read with the trust the file had: a server of an untrusted file is asked about again (a yes
-  -- remembered for the content the entry came from counts, and a yes is remembered for it).
+  -- remembered for the content the entry came from counts, and a yes is remembered for it, while
+  -- the file still has that content: a yes for content no longer on disk would replace the file's
+  -- record, and the answers remembered for it as it is now would be lost).
   local lopts = load_opts(self.opts)
-  lopts.file, lopts.trusted, lopts.sha256 = self.config.file, self.config.trusted ~= false, self.config.sha256
+  lopts.file, lopts.trusted = self.config.file, self.config.trusted ~= false
+  local sha = self.config.sha256
+  if sha and lopts.file then
+    local text = files.read(lopts.file)
+    if text and config.trust.hash(text) == sha then lopts.sha256 = sha end
+  end
   local loaded, err = config.load(doc, lopts)
   if not loaded then
     self:_set_state(rec, "failed", { error = err })
