@@ -141,3 +141,18 @@ describe("the argument vector of core.run_program, run_program_async and spawn_d
     assert.equal("a b", res.stdout)
   end)
 end)
+
+describe("mcp.stdio_transport's command and cwd", function()
+  -- (as an argument: exec and chdir take a string up to its first NUL, so "sh\0 x" ran sh, a
+  -- program other than the one given, e.g. the one a trust question showed)
+  it("raise with a NUL byte; its args and env did already", function()
+    for _, cfg in ipairs({ { command = "sh\0 -c evil" }, { command = "sh", cwd = "/tmp\0/nowhere" },
+      { command = "sh", working_dir = "/\0x" } }) do
+      local ok, err = pcall(mcp.stdio_transport, cfg)
+      assert.is_false(ok)
+      assert.truthy(tostring(err):find("must not contain NUL bytes", 1, true), tostring(err))
+    end
+    assert.is_false(pcall(mcp.stdio_transport, { command = "sh", args = { "a\0b" } }))
+    assert.truthy(mcp.stdio_transport({ command = "sh", cwd = "/tmp" }))
+  end)
+end)

@@ -157,8 +157,8 @@ local function wrap(ccfg)
   return t
 end
 
---- Create a stdio transport (NewStdioTransport). cfg: command, args, env, cwd (or working_dir),
---- stderr ("inherit" | "discard" | function(line); with a sandbox, "inherit" is the host's
+--- Create a stdio transport (NewStdioTransport). cfg: command, args, env, cwd (or working_dir)
+--- (strings without NUL bytes, else it raises), stderr ("inherit" | "discard" | function(line); with a sandbox, "inherit" is the host's
 --- stderr through a pipe, each line escaped: a confined server gets no terminal),
 --- max_message_size, max_write_queue, max_stderr_lines, sandbox (mcp.sandbox: a preset name or
 --- {read, write, net, mode}).
@@ -169,6 +169,13 @@ function M.transport(cfg)
   options.check(cfg, M.CONFIG_FIELDS, "mcp.stdio_transport: config", 2)
   if type(cfg.command) ~= "string" or cfg.command == "" then
     error("mcp.stdio_transport: command must be a non-empty string", 2)
+  end
+  -- (exec and chdir take a string up to its first NUL: another program, or directory, than the one given)
+  local cwd = cfg.cwd or cfg.working_dir
+  for _, v in ipairs({ { "command", cfg.command }, { "cwd", cwd } }) do
+    if type(v[2]) == "string" and v[2]:find("\0", 1, true) then
+      error("mcp.stdio_transport: " .. v[1] .. " must not contain NUL bytes", 2)
+    end
   end
   local args = cfg.args or {}
   if type(args) ~= "table" then error("mcp.stdio_transport: args must be an array of strings", 2) end
@@ -190,7 +197,7 @@ function M.transport(cfg)
     command = cfg.command,
     args = args,
     env = M.environment(cfg.env),
-    cwd = cfg.cwd or cfg.working_dir,
+    cwd = cwd,
     stderr = stderr,
     max_message_size = cfg.max_message_size,
     max_write_queue = cfg.max_write_queue,
