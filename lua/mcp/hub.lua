@@ -377,6 +377,7 @@ function Hub:_refresh(rec, client, kind)
     local list, err = client:list_all_tools()
     if rec.client ~= client then return end
     if list then rec.tools = list else self:_report(err) end
+    return err
   elseif kind == "resources" then
     rec.resources, rec.templates = {}, {}
     if caps.resources == nil then return end
@@ -386,12 +387,14 @@ function Hub:_refresh(rec, client, kind)
     local tl, terr = client:list_all_resource_templates()
     if rec.client ~= client then return end
     if tl then rec.templates = tl elseif terr.code ~= errors.ERROR_CODES.METHOD_NOT_FOUND then self:_report(terr) end
+    return err or terr
   elseif kind == "prompts" then
     rec.prompts = {}
     if caps.prompts == nil then return end
     local list, err = client:list_all_prompts()
     if rec.client ~= client then return end
     if list then rec.prompts = list else self:_report(err) end
+    return err
   end
 end
 
@@ -413,6 +416,17 @@ end
 local function connect_client(client, background)
   if background then return client:_in_background(client.connect, client) end
   return client:connect()
+end
+
+-- The three lists of a client just connected; the first listing's error that says a login is
+-- needed, if any.
+function Hub:_refresh_lists(rec, client)
+  local need
+  for _, kind in ipairs({ "tools", "resources", "prompts" }) do
+    local err = self:_refresh(rec, client, kind)
+    if need == nil and login_required(err) then need = err end
+  end
+  return need
 end
 
 -- Connect rec with a fresh client, in the calling task (or blocking). Returns ok, err. background:
@@ -453,11 +467,22 @@ function Hub:_connect(rec, background)
       .. stderr_hint(rec), { server = rec.name, cause = err })
     return nil, e
   end
-  self:_refresh(rec, client, "tools")
-  self:_refresh(rec, client, "resources")
-  self:_refresh(rec, client, "prompts")
+  -- (the listing is background work too: a server that wants another scope for tools/list, say,
+  -- gets no login from it either)
+  local need
+  if background then
+    need = client:_in_background(self._refresh_lists, self, rec, client)
+  else
+    need = self:_refresh_lists(rec, client)
+  end
   if rec.client ~= client then
     return nil, hub_error("closed", "server '" .. rec.name .. "' went away while listing", { server = rec.name })
+  end
+  if need and background then
+    rec.client = nil
+    client:close()
+    return nil, hub_error(need.kind, "server '" .. rec.name .. "' could not list what it offers: "
+      .. tostring(need.message), { server = rec.name, cause = need })
   end
   rec.ready_since = core.now_ms()
   self:_changed("all", rec)
