@@ -95,6 +95,35 @@ describe("mcp.hub: a restart on the timer after a legacy SSE stream ended #auth"
     end)
 end)
 
+describe("mcp.hub: a list_changed followed #auth", function()
+  local srv = A.serve({ curl = true })
+  if not srv then return end
+
+  -- (no one asked for the new list: a server that wanted another scope for it got a login, the
+  -- browser opening whenever the server said its tools changed)
+  it("lists as background work: where the listing needs a login it starts none and the server waits in login_required",
+    function()
+      local p, rec = counting_provider({ server_url = srv.base .. "/sse" }), recorder()
+      local hub = hub_of({ type = "sse", url = srv.base .. "/sse" }, p, rec)
+      finally(function() hub:close() end)
+      assert.equal("ready", hub:state("secure"))
+      assert.equal(1, p.logins)
+      assert.equal(1, #hub:list_tools())
+      A.control(srv, { list_scope = "mcp:list", tools_list_changed = true })
+      assert.is_true(helper.wait_until(function()
+        return hub:state("secure") == "login_required" or p.logins > 1
+      end, helper.ms(10000)), table.concat(rec.states, ","))
+      assert.equal(1, p.logins)
+      assert.equal("login_required", select(2, hub:state("secure")).oauth_error)
+      assert.same({}, hub:list_tools())
+      -- the user's restart logs in (with the scope)
+      hub:restart("secure")
+      assert.equal("ready", hub:state("secure"))
+      assert.equal(2, p.logins)
+      assert.equal(1, #hub:list_tools())
+    end)
+end)
+
 describe("mcp.hub: a lost session reconnected #auth", function()
   local srv = A.serve()
   if not srv then return end

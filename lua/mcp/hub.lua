@@ -321,6 +321,11 @@ function Hub:_sandbox(spec)
   return c
 end
 
+-- Whether err (or what caused it) says that a login is needed and was not started (login_required).
+local function login_required(err)
+  return errors.in_cause_chain(err, function(e) return e.oauth_error == "login_required" end)
+end
+
 function Hub:_new_client(rec)
   local ccfg = {}
   for k, v in pairs(self.opts.client or {}) do
@@ -355,11 +360,15 @@ function Hub:_new_client(rec)
   end
   client = require("mcp.client").new(factory(), ccfg)
   -- Follow list_changed: refresh that list and tell on_change.
+  -- (no one asked for the new list: background work, which never logs in; where it needs a login
+  -- the server waits for the user's restart, as after a restart of the hub's own)
   local function follow(kind)
     return function()
       if rec.client ~= client or rec.state ~= "ready" then return end
-      self:_refresh(rec, client, kind)
-      if rec.client == client then self:_changed(kind, rec) end
+      local err = client:_in_background(self._refresh, self, rec, client, kind)
+      if rec.client ~= client then return end
+      if login_required(err) and rec.state == "ready" then return self:_needs_login(rec, err) end
+      self:_changed(kind, rec)
     end
   end
   client:on_tools_list_changed(follow("tools"))
@@ -403,11 +412,6 @@ local function stderr_hint(rec)
   if #tail == 0 then return "" end
   local from = math.max(1, #tail - 4)
   return " (stderr: " .. table.concat(tail, " | ", from) .. ")"
-end
-
--- Whether err (or what caused it) says that a login is needed and was not started (login_required).
-local function login_required(err)
-  return errors.in_cause_chain(err, function(e) return e.oauth_error == "login_required" end)
 end
 
 -- Connect client: as the user's (a login may run), or, background, as the hub's own work, which
