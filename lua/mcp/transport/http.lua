@@ -279,7 +279,7 @@ function M.sse_transport(cfg)
   return make(cfg, true)
 end
 
---- max_reconnects when unset or not above 0: the C transport's (MCP_HTTP_DEFAULT_MAX_RECONNECTS in
+--- max_reconnects when unset: the C transport's (MCP_HTTP_DEFAULT_MAX_RECONNECTS in
 --- src/transports/http_transport.h), read from the core, never set here.
 M.DEFAULT_MAX_RECONNECTS = core.http_default_max_reconnects
 
