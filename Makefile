@@ -348,11 +348,14 @@ memcheck: deps
 	  bash scripts/shards.sh $(MEMCHECK_SHARDS) '$(SPEC)' -- $(VALGRIND) $(VALGRIND_FLAGS) \
 	  lua5.4 $(BUSTED) --lpath='$(BUSTED_LPATH)' --cpath='./$(MEMCHECK_BUILDDIR)/?.so' --exclude-pattern='^hostile_' $(BUSTED_FLAGS)
 
-# The times the last `make memcheck` (of the whole suite) measured become the shards' weights.
+# The times the last `make memcheck` measured become the shards' weights; a file it did not run
+# (a memcheck of some SPEC only) keeps its weight.
 memcheck-weights:
 	@test -s $(MEMCHECK_TIMES) || { echo "memcheck-weights: no $(MEMCHECK_TIMES): run make memcheck first" >&2; exit 1; }
 	@{ echo "# ms path: each spec file's time under valgrind (make memcheck, then make memcheck-weights)"; \
-	  sort -k1,1nr -k2 $(MEMCHECK_TIMES); } > $(MEMCHECK_WEIGHTS)
+	  awk '/^[0-9]+ / { w[$$2] = $$1 } END { for (f in w) print w[f], f }' $$(test -r $(MEMCHECK_WEIGHTS) && echo $(MEMCHECK_WEIGHTS)) $(MEMCHECK_TIMES) /dev/null \
+	    | sort -k1,1nr -k2; } > $(MEMCHECK_WEIGHTS).new
+	@mv $(MEMCHECK_WEIGHTS).new $(MEMCHECK_WEIGHTS)
 	@echo "memcheck-weights: $$(grep -vc '^#' $(MEMCHECK_WEIGHTS)) files in $(MEMCHECK_WEIGHTS)"
 
 # libFuzzer targets (fuzz/<name>_fuzz.c), built with clang and its libFuzzer runtime (Debian 12:
