@@ -113,6 +113,9 @@ static int l_stdio_transport(lua_State *L)
     command = lua_tolstring(L, -1, &len);
     if (command == NULL || len == 0)
         return luaL_error(L, "mcp.stdio_transport: 'command' must be a non-empty string");
+    /* (exec takes it up to its first NUL: another program than the one given) */
+    if (memchr(command, '\0', len) != NULL)
+        return luaL_error(L, "mcp.stdio_transport: 'command' must not contain NUL bytes");
     lua_getfield(L, 1, "stderr");
     if (lua_isnil(L, -1) || (lua_isstring(L, -1) && strcmp(lua_tostring(L, -1), "inherit") == 0))
         cfg.stderr_mode = MCP_STDERR_INHERIT;
@@ -129,16 +132,19 @@ static int l_stdio_transport(lua_State *L)
     lua_getfield(L, 1, "cwd");
     if (!lua_isnil(L, -1) && !lua_isstring(L, -1))
         return luaL_error(L, "mcp.stdio_transport: 'cwd' must be a string");
+    if (lua_isstring(L, -1)) { /* (chdir takes it up to its first NUL: another directory) */
+        size_t clen;
+        const char *cwd = lua_tolstring(L, -1, &clen);
+        if (memchr(cwd, '\0', clen) != NULL)
+            return luaL_error(L, "mcp.stdio_transport: 'cwd' must not contain NUL bytes");
+    }
     mcp_strv_check(L, 1, "args", "args", 0);
     mcp_strv_check(L, 1, "env", "env", 0);
     mcp_sandbox_check_lua(L, 1);
     /* Nothing below raises before mcp_stdio_new owns the copies. */
     cfg.command = strdup(command);
-    if (lua_isstring(L, -1)) {
-        size_t clen;
-        const char *cwd = lua_tolstring(L, -1, &clen);
-        cfg.cwd = strdup(cwd);
-    }
+    if (lua_isstring(L, -1))
+        cfg.cwd = strdup(lua_tostring(L, -1));
     lua_pop(L, 2);
     cfg.argv = mcp_strv_copy(L, 1, "args", command);
     cfg.envp = mcp_strv_copy(L, 1, "env", NULL);

@@ -170,13 +170,6 @@ function M.transport(cfg)
   if type(cfg.command) ~= "string" or cfg.command == "" then
     error("mcp.stdio_transport: command must be a non-empty string", 2)
   end
-  -- (exec and chdir take a string up to its first NUL: another program, or directory, than the one given)
-  local cwd = cfg.cwd or cfg.working_dir
-  for _, v in ipairs({ { "command", cfg.command }, { "cwd", cwd } }) do
-    if type(v[2]) == "string" and v[2]:find("\0", 1, true) then
-      error("mcp.stdio_transport: " .. v[1] .. " must not contain NUL bytes", 2)
-    end
-  end
   local args = cfg.args or {}
   if type(args) ~= "table" then error("mcp.stdio_transport: args must be an array of strings", 2) end
   for i = 1, #args do
@@ -197,7 +190,7 @@ function M.transport(cfg)
     command = cfg.command,
     args = args,
     env = M.environment(cfg.env),
-    cwd = cwd,
+    cwd = cfg.cwd or cfg.working_dir,
     stderr = stderr,
     max_message_size = cfg.max_message_size,
     max_write_queue = cfg.max_write_queue,
