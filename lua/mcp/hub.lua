@@ -190,6 +190,9 @@ function Hub:_report(err)
 end
 
 local SETTLED = { ready = true, failed = true, disabled = true, login_required = true, answer_required = true }
+-- The states that wait for the user's action (a login, an answer): a call gets "unavailable" with
+-- the reason as its cause, and the state keeps its error, as failed and restarting do.
+local WAITS_FOR_USER = { login_required = true, answer_required = true }
 
 function Hub:_settled()
   for _, name in ipairs(self.order) do
@@ -215,9 +218,7 @@ end
 function Hub:_set_state(rec, state, info)
   rec.state = state
   rec.info = info
-  if state ~= "failed" and state ~= "restarting" and state ~= "login_required" and state ~= "answer_required" then
-    rec.error = nil
-  end
+  if state ~= "failed" and state ~= "restarting" and not WAITS_FOR_USER[state] then rec.error = nil end
   if info and info.error then rec.error = info.error end
   local cb = self.opts.on_state
   if cb and not self.closed then
@@ -659,9 +660,8 @@ function Hub:_route(rec, method, fn)
   if rec.state ~= "ready" or rec.client == nil then
     local why = rec.state == "disabled" and "is disabled"
       or ("is not ready (" .. rec.state .. (rec.error and ("; " .. tostring(rec.error.message)) or "") .. ")")
-    local waits = rec.state == "login_required" or rec.state == "answer_required"
     local e = hub_error("unavailable", "server '" .. rec.name .. "' " .. why, { server = rec.name, method = method,
-      cause = waits and rec.error or nil })
+      cause = WAITS_FOR_USER[rec.state] and rec.error or nil })
     -- a call does not log in: the user's restart does (see _needs_login)
     if rec.state == "login_required" then e.oauth_error = "login_required" end
     return nil, e
@@ -842,8 +842,7 @@ function Hub:_unavailable_owner(name, method)
   local prefix = name:sub(1, at - 1)
   for _, sname in ipairs(self.order) do
     local rec = self.recs[sname]
-    if rec.prefix == prefix and (rec.state == "restarting" or rec.state == "connecting"
-        or rec.state == "login_required" or rec.state == "answer_required") then
+    if rec.prefix == prefix and (rec.state == "restarting" or rec.state == "connecting" or WAITS_FOR_USER[rec.state]) then
       return self:_route(rec, method, function() end)
     end
   end
