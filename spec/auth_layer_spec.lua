@@ -362,12 +362,8 @@ describe("the auth layer of the HTTP transport: a GET held for want of a login #
     local function gets() return H.state(srv).get_connects end
     assert.is_true(helper.wait_until(function() return #gets() >= 2 end, helper.ms(20000)))
     H.control(srv, { fault_methods = { "(get)" }, fail_next = { UNAUTHORIZED } })
-    assert.is_true(helper.wait_until(function()
-      for _, e in ipairs(reports) do
-        if type(e) == "table" and e.oauth_error == "login_required" then return true end
-      end
-      return false
-    end, helper.ms(20000)), "no login_required was reported")
+    assert.is_true(helper.wait_until(function() return helper.login_required_reported(reports) end,
+      helper.ms(20000)), "no login_required was reported")
     local n = #gets()
     assert.equal(401, gets()[n].outcome)
     -- the call goes through with the same token, no 401: the held GET goes again with it
@@ -407,12 +403,8 @@ describe("the auth layer of the HTTP transport: a GET held across a new session 
     end, helper.ms(20000)), "the GET stream did not reconnect with a Last-Event-ID")
     -- a reconnect refused: the refresh fails, and the GET stream waits (held) for a call's
     H.control(srv, { fault_methods = { "(get)" }, fail_next = { UNAUTHORIZED } })
-    assert.is_true(helper.wait_until(function()
-      for _, e in ipairs(reports) do
-        if type(e) == "table" and e.oauth_error == "login_required" then return true end
-      end
-      return false
-    end, helper.ms(20000)), "no login_required was reported")
+    assert.is_true(helper.wait_until(function() return helper.login_required_reported(reports) end,
+      helper.ms(20000)), "no login_required was reported")
     local n = #gets()
     local held = gets()[n]
     assert.equal(401, held.outcome)

@@ -183,12 +183,8 @@ describe("DPoP on the GET stream and the session DELETE #auth", function()
       assert(c:list_tools())
       state_when(function(s) return #s.records.mcp_get >= 2 end)
       control(srv, { expire_access_tokens = true, expire_refresh_tokens = true })
-      assert.is_true(helper.wait_until(function()
-        for _, e in ipairs(reports) do
-          if type(e) == "table" and e.oauth_error == "login_required" then return true end
-        end
-        return false
-      end, helper.ms(15000)), "no login_required was reported")
+      assert.is_true(helper.wait_until(function() return helper.login_required_reported(reports) end,
+        helper.ms(15000)), "no login_required was reported")
       local held = #state(srv).records.mcp_get
       assert.equal("AUTHORIZED", auth.auth(p, { server_url = srv.url }))
       local token = p:tokens().access_token

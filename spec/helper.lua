@@ -301,4 +301,12 @@ function helper.has(s, sub)
   return type(s) == "string" and s:find(sub, 1, true) ~= nil
 end
 
+--- Whether the errors reported (an on_error list) hold the OAuth layer's "login_required".
+function helper.login_required_reported(reports)
+  for _, e in ipairs(reports) do
+    if type(e) == "table" and e.oauth_error == "login_required" then return true end
+  end
+  return false
+end
+
 return helper

@@ -289,12 +289,7 @@ describe("2026-07-28 over streamable HTTP: a listen opened again is background w
     end
     for _ = 1, 3 do H.get_json(srv, "/refuse?method=subscriptions/listen") end
     assert.are.equal(1, H.get_json(srv, "/cut-listens").cut)
-    local function login_required()
-      for _, e in ipairs(reports) do
-        if type(e) == "table" and e.oauth_error == "login_required" then return true end
-      end
-      return false
-    end
+    local function login_required() return helper.login_required_reported(reports) end
     assert.is_true(helper.wait_until(function() return refreshes >= 1 and (login_required() or #reports > 0) end,
       helper.ms(5000)), "the listen opened again was not refused")
     assert.are.equal(1, refreshes)
